@@ -1,0 +1,311 @@
+#define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE
+#include <Python.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge.h"
+#include "_cgo_export.h"
+
+static PyThreadState *main_tstate;  /* the interpreter's thread, GIL dropped */
+static struct sigaction go_sigint;  /* Go's SIGINT handler, kept in place */
+
+static char *dup_utf8(PyObject *str, size_t *len) {
+    PyObject *bytes = PyUnicode_AsEncodedString(str, "utf-8", "backslashreplace");
+    if (bytes == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_ssize_t n = PyBytes_GET_SIZE(bytes);
+    char *out = malloc((size_t)n + 1);
+    if (out != NULL) {
+        memcpy(out, PyBytes_AS_STRING(bytes), (size_t)n);
+        out[n] = '\0';
+        if (len != NULL) *len = (size_t)n;
+    }
+    Py_DECREF(bytes);
+    return out;
+}
+
+static char *dup_str_of(PyObject *obj) {
+    if (obj == NULL) return NULL;
+    PyObject *s = PyObject_Str(obj);
+    if (s == NULL) {
+        PyErr_Clear();
+        return strdup("<unprintable>");
+    }
+    char *out = dup_utf8(s, NULL);
+    Py_DECREF(s);
+    return out;
+}
+
+void pyb_error_free(pyb_error *err) {
+    free(err->type);
+    free(err->message);
+    free(err->traceback);
+    err->type = err->message = err->traceback = NULL;
+}
+
+static void set_error_text(pyb_error *err, const char *type, const char *msg) {
+    err->type = strdup(type);
+    err->message = strdup(msg);
+    err->traceback = NULL;
+}
+
+/* Moves the pending Python exception into *err and clears it. */
+static void fetch_error(pyb_error *err) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (type == NULL) {
+        set_error_text(err, "SystemError", "error return without exception set");
+        return;
+    }
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL && value != NULL) PyException_SetTraceback(value, tb);
+
+    PyObject *qualname = PyObject_GetAttrString(type, "__qualname__");
+    err->type = qualname ? dup_str_of(qualname) : strdup("Exception");
+    Py_XDECREF(qualname);
+    PyErr_Clear();
+    err->message = value ? dup_str_of(value) : strdup("");
+    err->traceback = NULL;
+
+    PyObject *tbmod = PyImport_ImportModule("traceback");
+    if (tbmod != NULL) {
+        PyObject *lines = PyObject_CallMethod(tbmod, "format_exception", "OOO",
+                                              type, value ? value : Py_None,
+                                              tb ? tb : Py_None);
+        if (lines != NULL) {
+            PyObject *empty = PyUnicode_FromString("");
+            PyObject *joined = empty ? PyUnicode_Join(empty, lines) : NULL;
+            if (joined != NULL) err->traceback = dup_utf8(joined, NULL);
+            Py_XDECREF(joined);
+            Py_XDECREF(empty);
+            Py_DECREF(lines);
+        }
+        Py_DECREF(tbmod);
+    }
+    PyErr_Clear();
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+static void status_error(PyStatus status, pyb_error *err) {
+    const char *msg = status.err_msg ? status.err_msg : "unknown error";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s%s%s", status.func ? status.func : "",
+             status.func ? ": " : "", msg);
+    set_error_text(err, "InitError", buf);
+}
+
+/* ---- line input through Go ------------------------------------------- */
+
+enum { LINE_OK = 0, LINE_EOF = 1, LINE_INTERRUPTED = 2 };
+
+/* PyOS_ReadlineFunctionPointer: input() on a terminal lands here, with the
+ * GIL released. The result must come from PyMem_RawMalloc. */
+static char *readline_hook(FILE *in, FILE *out, const char *prompt) {
+    (void)in;
+    (void)out;
+    size_t len = 0;
+    int status = LINE_OK;
+    char *line = pybReadLine((char *)prompt, 1, &len, &status);
+    if (status == LINE_INTERRUPTED) {
+        free(line);
+        return NULL; /* input() then runs PyErr_CheckSignals */
+    }
+    char *res = PyMem_RawMalloc(len + 1);
+    if (res == NULL) {
+        free(line);
+        return NULL;
+    }
+    if (status == LINE_OK && line != NULL) memcpy(res, line, len);
+    else len = 0;
+    res[len] = '\0';
+    free(line);
+    return res;
+}
+
+/* _pyaichat.readline(): sys.stdin.readline() for user code. */
+static PyObject *mod_readline(PyObject *self, PyObject *args) {
+    (void)self;
+    (void)args;
+    size_t len = 0;
+    int status = LINE_OK;
+    char *line;
+    Py_BEGIN_ALLOW_THREADS
+    line = pybReadLine(NULL, 0, &len, &status);
+    Py_END_ALLOW_THREADS
+    if (status == LINE_INTERRUPTED) {
+        free(line);
+        if (PyErr_CheckSignals() == 0 && !PyErr_Occurred())
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+        return NULL;
+    }
+    PyObject *res = PyUnicode_DecodeUTF8(line ? line : "", line ? (Py_ssize_t)len : 0,
+                                         "surrogateescape");
+    free(line);
+    return res;
+}
+
+static PyMethodDef mod_methods[] = {
+    {"readline", mod_readline, METH_NOARGS, "Read one line through pyaichat."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef mod_def = {
+    PyModuleDef_HEAD_INIT, "_pyaichat", "pyaichat's bridge to Go.", -1, mod_methods,
+};
+
+static PyObject *mod_init(void) { return PyModule_Create(&mod_def); }
+
+/* Call with the GIL held. */
+static int load_module(const char *name, const char *source, pyb_error *err) {
+    char filename[256];
+    snprintf(filename, sizeof filename, "<pyaichat %s>", name);
+    PyObject *code = Py_CompileString(source, filename, Py_file_input);
+    if (code == NULL) {
+        fetch_error(err);
+        return -1;
+    }
+    PyObject *mod = PyImport_ExecCodeModule(name, code);
+    Py_DECREF(code);
+    if (mod == NULL) {
+        fetch_error(err);
+        return -1;
+    }
+    Py_DECREF(mod); /* sys.modules keeps it */
+    return 0;
+}
+
+int pyb_load_module(const char *name, const char *source, pyb_error *err) {
+    PyEval_RestoreThread(main_tstate);
+    int rc = load_module(name, source, err);
+    main_tstate = PyEval_SaveThread();
+    return rc;
+}
+
+/* ---- life cycle ------------------------------------------------------- */
+
+int pyb_init(const char *executable, int argc, char **argv,
+             const char *helper_src, pyb_error *err) {
+    PyStatus status;
+    PyConfig config;
+
+    if (PyImport_AppendInittab("_pyaichat", mod_init) < 0) {
+        set_error_text(err, "InitError", "cannot register module _pyaichat");
+        return -1;
+    }
+
+    PyConfig_InitPythonConfig(&config);
+    config.install_signal_handlers = 0; /* Go owns signals */
+    config.parse_argv = 0;              /* our flags are not Python's */
+    status = PyConfig_SetBytesArgv(&config, argc, argv);
+    if (PyStatus_Exception(status)) goto fail;
+    if (executable != NULL && executable[0] != '\0') {
+        status = PyConfig_SetBytesString(&config, &config.executable, executable);
+        if (PyStatus_Exception(status)) goto fail;
+        status = PyConfig_SetBytesString(&config, &config.program_name, executable);
+        if (PyStatus_Exception(status)) goto fail;
+    }
+    status = Py_InitializeFromConfig(&config);
+    if (PyStatus_Exception(status)) goto fail;
+    PyConfig_Clear(&config);
+
+    /* Python's SIGINT handler must be default_int_handler so that a tripped
+     * SIGINT raises KeyboardInterrupt, but the OS-level handler stays Go's. */
+    sigaction(SIGINT, NULL, &go_sigint);
+    if (PyRun_SimpleString("import signal as _s\n"
+                           "_s.signal(_s.SIGINT, _s.default_int_handler)\n"
+                           "del _s\n") != 0) {
+        set_error_text(err, "InitError", "cannot set the SIGINT handler");
+        return -1;
+    }
+    sigaction(SIGINT, &go_sigint, NULL);
+
+    PyOS_ReadlineFunctionPointer = readline_hook;
+
+    if (load_module("_pyaichat_repl", helper_src, err) != 0) return -1;
+    main_tstate = PyEval_SaveThread();
+    return 0;
+
+fail:
+    status_error(status, err);
+    PyConfig_Clear(&config);
+    return -1;
+}
+
+/* User code may have called signal.signal(SIGINT, ...), which replaces Go's
+ * OS-level handler. Python keeps the user's handler in its own table, so
+ * putting Go's back loses nothing and keeps Ctrl-C working. */
+static void keep_go_sigint(void) {
+    struct sigaction now;
+    if (sigaction(SIGINT, NULL, &now) != 0) return;
+    if (now.sa_sigaction != go_sigint.sa_sigaction || now.sa_flags != go_sigint.sa_flags)
+        sigaction(SIGINT, &go_sigint, NULL);
+}
+
+char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
+               size_t *out_len, int user_code, pyb_error *err) {
+    char *out = NULL;
+    PyEval_RestoreThread(main_tstate);
+
+    PyObject *fn = NULL, *py_arg = NULL, *res = NULL;
+    PyObject *mod = PyImport_ImportModule(module);
+    if (mod == NULL) goto error;
+    fn = PyObject_GetAttrString(mod, func);
+    Py_DECREF(mod);
+    if (fn == NULL) goto error;
+    py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)arg_len, "surrogateescape");
+    if (py_arg == NULL) goto error;
+    res = PyObject_CallOneArg(fn, py_arg);
+    if (res == NULL) goto error;
+    if (!PyUnicode_Check(res)) {
+        PyErr_Format(PyExc_TypeError, "%s returned %.100s, not str", func,
+                     Py_TYPE(res)->tp_name);
+        goto error;
+    }
+    out = dup_utf8(res, out_len);
+    if (out == NULL) set_error_text(err, "MemoryError", "cannot copy the result");
+    goto done;
+
+error:
+    fetch_error(err);
+done:
+    Py_XDECREF(res);
+    Py_XDECREF(py_arg);
+    Py_XDECREF(fn);
+    /* A SIGINT that arrived after the code finished is stale: drop it so it
+     * does not surface in the next statement. */
+    if (user_code) {
+        if (PyErr_CheckSignals() < 0) PyErr_Clear();
+        keep_go_sigint();
+    }
+    main_tstate = PyEval_SaveThread();
+    return out;
+}
+
+void pyb_kick(void) {
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyGILState_Release(st);
+}
+
+void pyb_set_interrupt(void) { PyErr_SetInterrupt(); }
+
+int pyb_finalize(void) {
+    PyEval_RestoreThread(main_tstate);
+    return Py_FinalizeEx();
+}
+
+const char *pyb_libpython_path(void) {
+    Dl_info info;
+    if (dladdr((void *)&Py_InitializeFromConfig, &info) == 0) return NULL;
+    return info.dli_fname;
+}
+
+int pyb_version_major(void) { return PY_MAJOR_VERSION; }
+int pyb_version_minor(void) { return PY_MINOR_VERSION; }
+const char *pyb_version_string(void) { return Py_GetVersion(); }

@@ -1,0 +1,51 @@
+/* C half of pybridge: each function here does one whole operation on the
+ * interpreter, so that Go crosses cgo once per job. */
+#ifndef PYAICHAT_BRIDGE_H
+#define PYAICHAT_BRIDGE_H
+
+#include <stddef.h>
+
+/* A Python exception, rendered at the point it was caught. All fields are
+ * malloc'd UTF-8 (or NULL) and freed by pyb_error_free. */
+typedef struct {
+    char *type;      /* qualified type name, e.g. "ZeroDivisionError" */
+    char *message;   /* str(exception) */
+    char *traceback; /* the formatted traceback, as Python prints it */
+} pyb_error;
+
+void pyb_error_free(pyb_error *err);
+
+/* Initialises the interpreter on the calling OS thread, loads the helper
+ * module from source and releases the GIL. Returns 0 or -1 with *err set. */
+int pyb_init(const char *executable, int argc, char **argv,
+             const char *helper_src, pyb_error *err);
+
+/* Compiles source and registers it as module name in sys.modules. */
+int pyb_load_module(const char *name, const char *source, pyb_error *err);
+
+/* Calls <module>.<func>(arg) (module imported already) with the GIL held and
+ * returns its str result as malloc'd UTF-8 (length in *out_len), or NULL
+ * with *err set. user_code says the call may run user code, after which a
+ * SIGINT handler installed by that code is moved out of Go's way. */
+char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
+               size_t *out_len, int user_code, pyb_error *err);
+
+/* From any thread: take and drop the GIL once. A GIL request sets the eval
+ * breaker of the running thread, which is what makes it look at the signal
+ * that PyErr_SetInterrupt tripped (CPython issue 95820). */
+void pyb_kick(void);
+
+/* Trips Python's SIGINT flag; async-signal-safe, no GIL needed. */
+void pyb_set_interrupt(void);
+
+/* Finalizes the interpreter (joins non-daemon threads, runs atexit). */
+int pyb_finalize(void);
+
+/* Path of the loaded libpython, for finding the real interpreter. */
+const char *pyb_libpython_path(void);
+
+int pyb_version_major(void);
+int pyb_version_minor(void);
+const char *pyb_version_string(void);
+
+#endif

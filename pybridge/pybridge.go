@@ -1,0 +1,318 @@
+// Package pybridge embeds CPython in the Go process. It is pyaichat's only
+// cgo package.
+//
+// CPython ties its thread state to an OS thread and runs signal handlers only
+// on the thread that initialised it, so one locked goroutine owns the
+// interpreter for the life of the process and runs every Python job; other
+// goroutines hand it closures. The GIL is released between jobs so the
+// user's background threads keep running while Go waits for a line or for
+// the LLM. Python exceptions cross the boundary as *Error values.
+package pybridge
+
+/*
+#cgo pkg-config: python3-embed
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pyaichat/pyaichat/python"
+)
+
+// Error is a Python exception that reached Go.
+type Error struct {
+	Type      string // exception type name, e.g. "NameError"
+	Message   string // str(exception)
+	Traceback string // formatted as Python prints it
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Type
+	}
+	return e.Type + ": " + e.Message
+}
+
+// ErrClosed is returned for jobs submitted after Close.
+var ErrClosed = errors.New("pybridge: interpreter is closed")
+
+// LineReader supplies lines to user code that reads stdin (input(),
+// sys.stdin). prompt is shown first when showPrompt is set. It returns the
+// line with its newline, io.EOF at end of input, or ErrInterrupted when the
+// user pressed Ctrl-C while it waited.
+type LineReader func(prompt string, showPrompt bool) (string, error)
+
+// ErrInterrupted is returned by a LineReader cut short by Ctrl-C.
+var ErrInterrupted = errors.New("interrupted")
+
+// Config says how to start the interpreter.
+type Config struct {
+	// Argv becomes sys.argv. Empty means [""] as in the interactive REPL.
+	Argv []string
+	// Executable becomes sys.executable; a virtualenv's bin/python makes
+	// that venv active. Empty means RealExecutable().
+	Executable string
+	// ReadLine serves input() and sys.stdin. Nil means end of input.
+	ReadLine LineReader
+}
+
+// Interp is the embedded interpreter. Only one can exist per process.
+type Interp struct {
+	jobs     chan func()
+	tid      int           // OS thread that owns the interpreter
+	busy     atomic.Bool   // Python is running user code
+	kicking  atomic.Bool   // a pyb_kick is in flight
+	closed   chan struct{} // closed by Close
+	closeMu  sync.Mutex
+	isClosed bool
+}
+
+var started atomic.Bool
+
+// current is the interpreter whose ReadLine serves pybReadLine.
+var current struct {
+	sync.Mutex
+	readLine LineReader
+}
+
+// Start initialises CPython on a new locked OS thread and returns once the
+// interpreter is ready.
+func Start(cfg Config) (*Interp, error) {
+	if !started.CompareAndSwap(false, true) {
+		return nil, errors.New("pybridge: the interpreter was already started in this process")
+	}
+	if cfg.Executable == "" {
+		cfg.Executable = RealExecutable()
+	}
+	if len(cfg.Argv) == 0 {
+		cfg.Argv = []string{""}
+	}
+	current.Lock()
+	current.readLine = cfg.ReadLine
+	current.Unlock()
+
+	in := &Interp{jobs: make(chan func()), closed: make(chan struct{})}
+	ready := make(chan error, 1)
+	go in.serve(cfg, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *Interp) serve(cfg Config, ready chan<- error) {
+	// Never unlocked: this thread is Python's main thread for good.
+	runtime.LockOSThread()
+	in.tid = unix.Gettid()
+
+	cexe := C.CString(cfg.Executable)
+	defer C.free(unsafe.Pointer(cexe))
+	argv := make([]*C.char, len(cfg.Argv))
+	for i, a := range cfg.Argv {
+		argv[i] = C.CString(a)
+		defer C.free(unsafe.Pointer(argv[i]))
+	}
+	csrc := C.CString(python.REPL)
+	defer C.free(unsafe.Pointer(csrc))
+
+	var cerr C.pyb_error
+	if C.pyb_init(cexe, C.int(len(argv)), &argv[0], csrc, &cerr) != 0 {
+		ready <- fmt.Errorf("starting Python: %w", takeError(&cerr))
+		return
+	}
+	ready <- nil
+	for job := range in.jobs {
+		job()
+	}
+}
+
+// Do runs fn on the interpreter's thread and waits for it. Python jobs must
+// run only through Do.
+func (in *Interp) Do(fn func()) error {
+	done := make(chan struct{})
+	select {
+	case in.jobs <- func() { defer close(done); fn() }:
+	case <-in.closed:
+		return ErrClosed
+	}
+	<-done
+	return nil
+}
+
+// LoadModule compiles a helper module's source and registers it in
+// sys.modules under name, without touching the user's namespace.
+func (in *Interp) LoadModule(name, source string) error {
+	var err error
+	derr := in.Do(func() {
+		cname, csrc := C.CString(name), C.CString(source)
+		defer C.free(unsafe.Pointer(cname))
+		defer C.free(unsafe.Pointer(csrc))
+		var cerr C.pyb_error
+		if C.pyb_load_module(cname, csrc, &cerr) != 0 {
+			err = fmt.Errorf("loading %s: %w", name, takeError(&cerr))
+		}
+	})
+	if derr != nil {
+		return derr
+	}
+	return err
+}
+
+// Call calls module.fn(arg), a helper function taking and returning str, and
+// returns its result. module must be imported already (a helper loaded by
+// LoadModule, or _pyaichat_repl). Set userCode when the call may run the
+// user's code: Ctrl-C then reaches it as KeyboardInterrupt.
+func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
+	var out string
+	var err error
+	if derr := in.Do(func() { out, err = in.call(module, fn, arg, userCode) }); derr != nil {
+		return "", derr
+	}
+	return out, err
+}
+
+// call runs on the interpreter's thread.
+func (in *Interp) call(module, fn, arg string, userCode bool) (string, error) {
+	cmod, cfn := C.CString(module), C.CString(fn)
+	defer C.free(unsafe.Pointer(cmod))
+	defer C.free(unsafe.Pointer(cfn))
+	// Passed with its length: arg may hold NUL bytes.
+	carg := (*C.char)(C.CBytes([]byte(arg + "\x00")))
+	defer C.free(unsafe.Pointer(carg))
+	var n C.size_t
+	var cerr C.pyb_error
+	flag := C.int(0)
+	if userCode {
+		flag = 1
+		in.busy.Store(true)
+		defer in.busy.Store(false)
+	}
+	res := C.pyb_call(cmod, cfn, carg, C.size_t(len(arg)), &n, flag, &cerr)
+	if res == nil {
+		return "", takeError(&cerr)
+	}
+	defer C.free(unsafe.Pointer(res))
+	return C.GoStringN(res, C.int(n)), nil
+}
+
+func takeError(cerr *C.pyb_error) *Error {
+	defer C.pyb_error_free(cerr)
+	e := &Error{Type: "Error"}
+	if cerr._type != nil {
+		e.Type = C.GoString(cerr._type)
+	}
+	if cerr.message != nil {
+		e.Message = C.GoString(cerr.message)
+	}
+	if cerr.traceback != nil {
+		e.Traceback = C.GoString(cerr.traceback)
+	}
+	return e
+}
+
+// Busy reports whether user code is running.
+func (in *Interp) Busy() bool { return in.busy.Load() }
+
+// Interrupt raises KeyboardInterrupt in running user code, as Ctrl-C does in
+// python3. It is safe from any goroutine and does nothing when Python is
+// idle. Code stuck inside a C loop cannot be interrupted in-process; the
+// caller decides what to offer then.
+func (in *Interp) Interrupt() {
+	if !in.busy.Load() {
+		return
+	}
+	// 1. Trip Python's SIGINT flag (it runs default_int_handler, or the
+	//    user's handler, at the next check).
+	C.pyb_set_interrupt()
+	// 2. Make a blocking syscall on the Python thread return EINTR so that
+	//    time.sleep or select notice; Go's runtime tolerates SIGURG.
+	_ = unix.Tgkill(os.Getpid(), in.tid, syscall.SIGURG)
+	// 3. A GIL request sets the eval breaker so pure-Python loops look at the
+	//    flag. If Python is stuck in C code holding the GIL this blocks, so
+	//    keep at most one such goroutine.
+	if in.kicking.CompareAndSwap(false, true) {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			C.pyb_kick()
+			in.kicking.Store(false)
+		}()
+	}
+}
+
+// Close finalizes the interpreter (non-daemon threads are joined and atexit
+// handlers run) but gives up after timeout, so that exit never hangs on a
+// thread that never ends. It reports whether finalization completed.
+func (in *Interp) Close(timeout time.Duration) bool {
+	in.closeMu.Lock()
+	if in.isClosed {
+		in.closeMu.Unlock()
+		return true
+	}
+	in.isClosed = true
+	in.closeMu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		in.jobs <- func() {
+			C.pyb_finalize()
+			close(done)
+		}
+	}()
+	select {
+	case <-done:
+		close(in.closed)
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// Version is the linked CPython's version, e.g. "3.11.2 (main, ...)".
+func Version() string { return C.GoString(C.pyb_version_string()) }
+
+// MajorMinor is the linked CPython's major and minor version.
+func MajorMinor() (int, int) { return int(C.pyb_version_major()), int(C.pyb_version_minor()) }
+
+// RealExecutable finds the python executable that belongs to the linked
+// libpython, so that sys.executable (and subprocess or pip through it) runs
+// the same interpreter rather than the first python3 on PATH.
+func RealExecutable() string {
+	major, minor := MajorMinor()
+	name := "python" + strconv.Itoa(major) + "." + strconv.Itoa(minor)
+	lib := C.pyb_libpython_path()
+	if lib == nil {
+		return ""
+	}
+	// libpython lives in PREFIX/lib or PREFIX/lib/<multiarch>; the
+	// interpreter is PREFIX/bin/pythonX.Y.
+	dir := C.GoString(lib)
+	for range 4 {
+		i := strings.LastIndexByte(dir, '/')
+		if i <= 0 {
+			break
+		}
+		dir = dir[:i]
+		cand := dir + "/bin/" + name
+		if st, err := os.Stat(cand); err == nil && !st.IsDir() {
+			return cand
+		}
+	}
+	return ""
+}

@@ -1,0 +1,70 @@
+package pybridge
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The REPL's operations, each one call into python/repl.py.
+
+// Outcome is what running py> input led to.
+type Outcome struct {
+	More   bool // the statement is incomplete: show the continuation prompt
+	Exit   bool // the code raised SystemExit
+	Status int  // the exit status CPython would use, when Exit
+}
+
+const replModule = "_pyaichat_repl"
+
+func parseOutcome(res string, err error) (Outcome, error) {
+	if err != nil {
+		return Outcome{}, err
+	}
+	switch {
+	case res == "ok":
+		return Outcome{}, nil
+	case res == "more":
+		return Outcome{More: true}, nil
+	case strings.HasPrefix(res, "exit:"):
+		n, err := strconv.Atoi(res[len("exit:"):])
+		if err != nil {
+			return Outcome{}, fmt.Errorf("pybridge: bad exit status %q", res)
+		}
+		return Outcome{Exit: true, Status: n}, nil
+	}
+	return Outcome{}, fmt.Errorf("pybridge: unexpected helper result %q", res)
+}
+
+// Push feeds one line typed at the prompt, as CPython's interactive loop
+// does: output and tracebacks go to the process's stdout and stderr.
+func (in *Interp) Push(line string) (Outcome, error) {
+	return parseOutcome(in.Call(replModule, "push", line, true))
+}
+
+// ResetBlock discards a pending incomplete statement.
+func (in *Interp) ResetBlock() error {
+	_, err := in.Call(replModule, "reset", "", false)
+	return err
+}
+
+// RunBlock runs pasted text: parsed whole, top-level statements in order.
+func (in *Interp) RunBlock(source string) (Outcome, error) {
+	return parseOutcome(in.Call(replModule, "run_block", source, true))
+}
+
+// RunFile runs a script in __main__, like python3 -i FILE.
+func (in *Interp) RunFile(path string) (Outcome, error) {
+	return parseOutcome(in.Call(replModule, "run_file", path, true))
+}
+
+// RunCommand runs -c code in __main__.
+func (in *Interp) RunCommand(source string) (Outcome, error) {
+	return parseOutcome(in.Call(replModule, "run_command", source, true))
+}
+
+// RouteStdin makes user code's sys.stdin read through Config.ReadLine.
+func (in *Interp) RouteStdin() error {
+	_, err := in.Call(replModule, "install_stdin", "", false)
+	return err
+}

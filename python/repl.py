@@ -1,0 +1,247 @@
+"""pyaichat's py> execution, built on the stdlib's own interactive machinery.
+
+Loaded by pybridge as the module ``_pyaichat_repl``; never imported by user
+code.  Every entry point takes and returns plain strings so that one cgo
+crossing does one whole operation.
+"""
+
+import ast
+import code
+import io
+import sys
+
+import _pyaichat  # the C module pybridge registers: line input through Go
+
+
+class _Console(code.InteractiveConsole):
+    """InteractiveConsole with CPython's REPL conventions.
+
+    code.InteractiveConsole already compiles with codeop in "single" mode
+    (so expression values go through sys.displayhook and bind ``_``), prints
+    tracebacks without its own frame and sets sys.last_*.  We only add the
+    exit protocol: SystemExit escapes to the caller.
+    """
+
+    def runcode(self, code_obj):
+        try:
+            exec(code_obj, self.locals)
+        except SystemExit:
+            raise
+        except BaseException:  # KeyboardInterrupt too, as CPython prints it
+            self.showtraceback()
+            return False
+        return True
+
+
+_main = sys.modules["__main__"]
+_console = _Console(_main.__dict__, filename="<stdin>")
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def _exit_status(exc):
+    """The process status CPython would exit with for SystemExit(exc.code)."""
+    status = exc.code
+    if status is None:
+        return 0
+    if isinstance(status, int):
+        return status & 0xFF
+    try:
+        sys.stderr.write(str(status) + "\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _undecodable(source):
+    """Report input that was not valid UTF-8 as CPython's tokenizer does."""
+    try:
+        source.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeDecodeError as err:
+        sys.stderr.write(
+            '  File "<stdin>", line 1\nSyntaxError: (unicode error) %s\n' % err
+        )
+        return True
+    return False
+
+
+def push(line):
+    """Feed one line typed at the prompt. Returns "more", "ok" or "exit:N"."""
+    try:
+        if _undecodable(line):
+            _console.resetbuffer()
+            return "ok"
+        more = _console.push(line)
+    except SystemExit as exc:
+        _console.resetbuffer()
+        status = _exit_status(exc)
+        _flush()
+        return "exit:%d" % status
+    finally:
+        _flush()
+    return "more" if more else "ok"
+
+
+def reset(_=""):
+    """Discard a pending block (Ctrl-C at a continuation prompt)."""
+    _console.resetbuffer()
+    return "ok"
+
+
+def run_block(source):
+    """Run pasted text the way Python 3.13's REPL and IPython run a paste.
+
+    The whole block is parsed at once, so blank lines inside an indented block
+    do not end it; its top-level statements then run in order, each compiled
+    as the interactive interpreter would ("single" mode, so values display),
+    stopping at the first exception.
+    """
+    try:
+        if _undecodable(source):
+            return "ok"
+        try:
+            tree = compile(source, "<stdin>", "exec", ast.PyCF_ONLY_AST)
+        except (SyntaxError, ValueError, OverflowError):
+            _console.showsyntaxerror("<stdin>")
+            return "ok"
+        for stmt in tree.body:
+            unit = ast.Interactive(body=[stmt])
+            try:
+                code_obj = compile(unit, "<stdin>", "single")
+            except (SyntaxError, ValueError):
+                _console.showsyntaxerror("<stdin>")
+                return "ok"
+            if not _console.runcode(code_obj):
+                break
+    except SystemExit as exc:
+        return "exit:%d" % _exit_status(exc)
+    finally:
+        _flush()
+    return "ok"
+
+
+def run_file(path):
+    """Run a file as __main__ (like ``python3 -i FILE``)."""
+    import runpy  # only when a file is given: keeps start-up lean
+
+    try:
+        try:
+            # runpy would make a fresh module; -i keeps the file's globals in
+            # the interactive namespace, so execute in __main__ itself.
+            with io.open_code(path) as f:
+                source = f.read()
+            code_obj = compile(source, path, "exec")
+            _main.__dict__["__file__"] = path
+            exec(code_obj, _main.__dict__)
+        except SystemExit:
+            raise
+        except BaseException:
+            _console.showtraceback()
+    except SystemExit as exc:
+        return "exit:%d" % _exit_status(exc)
+    finally:
+        _flush()
+    del runpy
+    return "ok"
+
+
+def run_command(source):
+    """Run ``-c CODE`` in __main__ (like ``python3 -i -c CODE``)."""
+    try:
+        try:
+            exec(compile(source, "<string>", "exec"), _main.__dict__)
+        except SystemExit:
+            raise
+        except BaseException:
+            _console.showtraceback()
+    except SystemExit as exc:
+        return "exit:%d" % _exit_status(exc)
+    finally:
+        _flush()
+    return "ok"
+
+
+class _Stdin(io.TextIOBase):
+    """sys.stdin for user code: lines come through pyaichat's terminal layer.
+
+    The line editor owns the terminal between statements; routing reads
+    through Go means keystrokes are never stolen and Ctrl-C interrupts a
+    blocked read.  fileno() and isatty() still describe the real descriptor,
+    so ``input()`` on a terminal takes CPython's PyOS_Readline path, which
+    pybridge also points at Go.
+    """
+
+    def __init__(self, real):
+        self._real = real
+        self._eof = False
+
+    @property
+    def encoding(self):
+        return getattr(self._real, "encoding", "utf-8")
+
+    @property
+    def errors(self):
+        return getattr(self._real, "errors", "strict")
+
+    @property
+    def buffer(self):
+        return self._real.buffer
+
+    name = "<stdin>"
+
+    def readable(self):
+        return True
+
+    def fileno(self):
+        return self._real.fileno()
+
+    def isatty(self):
+        return self._real.isatty()
+
+    def readline(self, size=-1):
+        if self.closed:
+            raise ValueError("I/O operation on closed file.")
+        line = _pyaichat.readline()
+        if size is not None and size >= 0 and len(line) > size:
+            # Rare: keep it simple and do not lose data we cannot push back.
+            return line
+        return line
+
+    def read(self, size=-1):
+        parts = []
+        total = 0
+        while size is None or size < 0 or total < size:
+            line = self.readline()
+            if not line:
+                break
+            parts.append(line)
+            total += len(line)
+        return "".join(parts)
+
+    def readlines(self, hint=-1):
+        return list(iter(self.readline, ""))
+
+    def __iter__(self):
+        return iter(self.readline, "")
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def close(self):
+        # site's exit()/quit() close sys.stdin before raising SystemExit; the
+        # REPL must keep working for the status to reach Go, so only mark it.
+        pass
+
+
+def install_stdin(_=""):
+    sys.stdin = _Stdin(sys.__stdin__)
+    return "ok"
