@@ -74,13 +74,14 @@ type Config struct {
 
 // Interp is the embedded interpreter. Only one can exist per process.
 type Interp struct {
-	jobs     chan func()
-	tid      int           // OS thread that owns the interpreter
-	busy     atomic.Bool   // Python is running user code
-	kicking  atomic.Bool   // a pyb_kick is in flight
-	closed   chan struct{} // closed by Close
-	closeMu  sync.Mutex
-	isClosed bool
+	jobs      chan func()
+	tid       int           // OS thread that owns the interpreter
+	busy      atomic.Bool   // Python is running user code
+	kicking   atomic.Bool   // a pyb_kick is in flight
+	kickSince atomic.Int64  // when it started, unix nanos
+	closed    chan struct{} // closed by Close
+	closeMu   sync.Mutex
+	isClosed  bool
 }
 
 var started atomic.Bool
@@ -247,6 +248,7 @@ func (in *Interp) Interrupt() {
 	//    flag. If Python is stuck in C code holding the GIL this blocks, so
 	//    keep at most one such goroutine.
 	if in.kicking.CompareAndSwap(false, true) {
+		in.kickSince.Store(time.Now().UnixNano())
 		go func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
@@ -315,4 +317,11 @@ func RealExecutable() string {
 		}
 	}
 	return ""
+}
+
+// Stuck reports whether an Interrupt has waited longer than grace for the
+// GIL: Python is inside C code that does not check for signals.
+func (in *Interp) Stuck(grace time.Duration) bool {
+	since := in.kickSince.Load()
+	return in.kicking.Load() && since != 0 && time.Since(time.Unix(0, since)) > grace
 }

@@ -68,3 +68,10 @@ func (in *Interp) RouteStdin() error {
 	_, err := in.Call(replModule, "install_stdin", "", false)
 	return err
 }
+
+// SetPath0 puts the script's directory first on sys.path, or "" (the
+// current directory) when script is empty, as python3 does.
+func (in *Interp) SetPath0(script string) error {
+	_, err := in.Call(replModule, "set_path0", script, false)
+	return err
+}

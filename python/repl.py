@@ -7,6 +7,7 @@ crossing does one whole operation.
 
 import ast
 import code
+import codeop
 import io
 import sys
 
@@ -21,6 +22,26 @@ class _Console(code.InteractiveConsole):
     tracebacks without its own frame and sets sys.last_*.  We only add the
     exit protocol: SystemExit escapes to the caller.
     """
+
+    def runsource(self, source, filename="<input>", symbol="single"):
+        try:
+            code_obj = self.compile(source, filename, symbol)
+        except (OverflowError, SyntaxError, ValueError) as err:
+            # codeop compiles the last line without its newline, and then
+            # reports "incomplete input" where CPython's REPL, whose
+            # tokenizer sees the newline, reports the real error.
+            if isinstance(err, SyntaxError) and err.msg == "incomplete input":
+                try:
+                    compile(source + "\n", filename, symbol, codeop.PyCF_DONT_IMPLY_DEDENT)
+                except (OverflowError, SyntaxError, ValueError):
+                    self.showsyntaxerror(filename)
+                    return False
+            self.showsyntaxerror(filename)
+            return False
+        if code_obj is None:
+            return True
+        self.runcode(code_obj)
+        return False
 
     def runcode(self, code_obj):
         try:
@@ -244,4 +265,15 @@ class _Stdin(io.TextIOBase):
 
 def install_stdin(_=""):
     sys.stdin = _Stdin(sys.__stdin__)
+    return "ok"
+
+
+def set_path0(entry):
+    """Put the script's directory (or "" for the cwd) first on sys.path, as
+    python3 does for ``-i FILE``, ``-c`` and the bare REPL."""
+    import os.path
+
+    if entry:
+        entry = os.path.dirname(os.path.realpath(entry))
+    sys.path.insert(0, entry)
     return "ok"

@@ -1,0 +1,151 @@
+// Command pyaichat is a Python REPL with an assistant one TAB away.
+//
+// main only parses the command line and wires the packages together; the
+// REPL itself is repl.Run.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/repl"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+const usage = `usage: pyaichat [option] ... [-c CODE | FILE] [ARG] ...
+       pyaichat --capability NAME [EXPR] [-c CODE]... [FILE]
+
+A Python REPL with an AI assistant that can look at the live session.
+At the prompt, TAB switches between py> (Python) and ai> (questions).
+
+Options:
+  -c CODE          run CODE first (repeatable before FILE), then stay interactive
+  FILE             run FILE as __main__ with sys.argv = [FILE, ARG...], then stay interactive
+  -p QUESTION      run the setup code, ask QUESTION, print the answer and exit
+  --venv DIR       use the virtualenv in DIR (default: $VIRTUAL_ENV)
+  --model NAME     the model to ask (default: $PYAICHAT_MODEL, or gpt-4o)
+  --base-url URL   an OpenAI-compatible API (default: $OPENAI_BASE_URL)
+  --capability ... call one read-only capability and print its JSON result
+  --version        print the version and exit
+  -h, --help       print this help and exit
+
+Environment: OPENAI_API_KEY, OPENAI_BASE_URL, PYAICHAT_MODEL, VIRTUAL_ENV.
+`
+
+// cmdline is the parsed command line.
+type cmdline struct {
+	commands []string
+	script   string
+	args     []string // after FILE or -c
+	question string
+	venv     string
+	model    string
+	baseURL  string
+	askedC   bool
+}
+
+// parseArgs reads options the way python3 does: they stop at the first
+// -c CODE or FILE, and everything after belongs to sys.argv.
+func parseArgs(args []string) (cmdline, error) {
+	var c cmdline
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		value := func() (string, error) {
+			if k, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(k, "--") {
+				return v, nil
+			}
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("option %s needs an argument", a)
+			}
+			i++
+			return args[i], nil
+		}
+		name, _, _ := strings.Cut(a, "=")
+		var err error
+		switch {
+		case a == "-c":
+			v, err := value()
+			if err != nil {
+				return c, err
+			}
+			c.commands = append(c.commands, v)
+			c.askedC = true
+			c.args = args[i+1:]
+			return c, nil
+		case a == "-p":
+			c.question, err = value()
+		case name == "--venv":
+			c.venv, err = value()
+		case name == "--model":
+			c.model, err = value()
+		case name == "--base-url":
+			c.baseURL, err = value()
+		case a == "--":
+			if i+1 < len(args) {
+				c.script, c.args = args[i+1], args[i+2:]
+			}
+			return c, nil
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			c.script, c.args = a, args[i+1:]
+			return c, nil
+		default:
+			return c, fmt.Errorf("unknown option %s (see pyaichat --help)", a)
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "--version", "-V":
+			fmt.Fprintf(stdout, "pyaichat %s (Python %s)\n", version, strings.Fields(pybridge.Version())[0])
+			return 0
+		case "-h", "--help":
+			io.WriteString(stdout, usage)
+			return 0
+		case "--capability":
+			return runCapability(args[1:], stdout, stderr)
+		}
+	}
+	c, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "pyaichat: %v\n", err)
+		return 2
+	}
+	argv := []string{""}
+	switch {
+	case c.script == "-":
+		fmt.Fprintln(stderr, "pyaichat: reading a program from stdin is not supported; pipe lines instead")
+		return 2
+	case c.script != "":
+		if _, err := os.Stat(c.script); err != nil {
+			fmt.Fprintf(stderr, "pyaichat: can't open file %q: %v\n", c.script, err)
+			return 2
+		}
+		argv = append([]string{c.script}, c.args...)
+	case c.askedC:
+		argv = append([]string{"-c"}, c.args...)
+	}
+	return repl.Run(repl.Options{
+		Stdin:    os.Stdin,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Argv:     argv,
+		Script:   c.script,
+		Commands: c.commands,
+		Venv:     c.venv,
+	})
+}

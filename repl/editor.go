@@ -1,0 +1,208 @@
+package repl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/chzyer/readline"
+)
+
+// eventKind says what ended one read of the prompt.
+type eventKind int
+
+const (
+	evLine      eventKind = iota // a line was entered
+	evPaste                      // text was pasted (bracketed paste)
+	evInterrupt                  // Ctrl-C at the prompt
+	evEOF                        // Ctrl-D on an empty line, or input ended
+)
+
+type event struct {
+	kind eventKind
+	text string // the line, or the text typed before the paste plus the paste
+	// pasteOnly is the pasted text alone (evPaste), for echoing it.
+	pasteOnly string
+}
+
+// lineReader is where the REPL gets its input: a line editor on a terminal,
+// or plain lines from a pipe or a dumb terminal.
+type lineReader interface {
+	// read shows prompt (with initial text already in the line) and
+	// returns what the user did. mode may change during the read (TAB).
+	read(initial string) (event, error)
+	// close restores the terminal.
+	close()
+}
+
+// editor is the terminal line editor: chzyer/readline over the pump.
+type editor struct {
+	rl    *readline.Instance
+	pump  *pump
+	state *modeState
+	hist  *histories
+
+	mu      sync.Mutex
+	pasting bool // the pending Enter came from a paste
+}
+
+// modeState is shared by the REPL loop and the editor's key filter, which
+// runs on readline's goroutine.
+type modeState struct {
+	mu           sync.Mutex
+	mode         Mode
+	continuation bool // a py> statement is incomplete
+	onToggle     func(Mode)
+}
+
+func (s *modeState) get() (Mode, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mode, s.continuation
+}
+
+func (s *modeState) set(m Mode) {
+	s.mu.Lock()
+	s.mode = m
+	s.mu.Unlock()
+}
+
+func (s *modeState) setContinuation(c bool) {
+	s.mu.Lock()
+	s.continuation = c
+	s.mu.Unlock()
+}
+
+func (s *modeState) prompt() string {
+	m, cont := s.get()
+	return promptFor(m, cont)
+}
+
+func promptFor(m Mode, cont bool) string {
+	if cont {
+		return "... "
+	}
+	if m == ModeAI {
+		return "ai> "
+	}
+	return "py> "
+}
+
+const indentUnit = "    "
+
+// indentRune stands for a TAB typed inside a block until the listener
+// replaces it with indentUnit (private use; no terminal sends it).
+const indentRune = '\ue001'
+
+func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer) (*editor, error) {
+	e := &editor{pump: p, state: st, hist: hist}
+	cfg := &readline.Config{
+		Prompt:                 st.prompt(),
+		Stdin:                  editorReader{p},
+		Stdout:                 stdout,
+		Stderr:                 stdout,
+		HistoryLimit:           historyLimit,
+		DisableAutoSaveHistory: true, // per-mode history is ours
+		InterruptPrompt:        "^C",
+		FuncFilterInputRune:    e.filter,
+		Listener:               e,
+	}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting the line editor: %w", err)
+	}
+	e.rl = rl
+	e.loadHistory()
+	return e, nil
+}
+
+// filter runs on readline's goroutine for every rune typed.
+func (e *editor) filter(r rune) (rune, bool) {
+	switch r {
+	case pasteRune:
+		e.mu.Lock()
+		e.pasting = true
+		e.mu.Unlock()
+		return readline.CharEnter, true
+	case readline.CharTab:
+		mode, cont := e.state.get()
+		if cont {
+			// Inside an incomplete py> block TAB indents, as in python3;
+			// switching to ai> there would strand the block. The listener
+			// below swaps this marker for the indentation.
+			return indentRune, true
+		}
+		next := ModeAI
+		if mode == ModeAI {
+			next = ModePy
+		}
+		e.state.set(next)
+		e.rl.SetPrompt(promptFor(next, false))
+		e.loadHistory()
+		if e.state.onToggle != nil {
+			e.state.onToggle(next)
+		}
+		return 0, false // readline refreshes the line with the new prompt
+	}
+	return r, true
+}
+
+// OnChange implements readline.Listener: it expands the indent marker that
+// the filter put in place of a TAB typed inside a block.
+func (e *editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
+	if key != indentRune || pos == 0 || pos > len(line) || line[pos-1] != indentRune {
+		return nil, 0, false
+	}
+	out := make([]rune, 0, len(line)+len(indentUnit))
+	out = append(out, line[:pos-1]...)
+	out = append(out, []rune(indentUnit)...)
+	out = append(out, line[pos:]...)
+	return out, pos - 1 + len(indentUnit), true
+}
+
+// loadHistory gives readline the history of the current mode.
+func (e *editor) loadHistory() {
+	mode, _ := e.state.get()
+	e.rl.ResetHistory()
+	for _, h := range e.hist.of(mode).entries {
+		e.rl.SaveHistory(h)
+	}
+}
+
+func (e *editor) read(initial string) (event, error) {
+	e.rl.SetPrompt(e.state.prompt())
+	e.pump.setEditor(true)
+	defer e.pump.setEditor(false)
+	io.WriteString(e.rl.Stdout(), bracketedPasteOn)
+	defer io.WriteString(e.rl.Stdout(), bracketedPasteOff)
+
+	line, err := e.rl.ReadlineWithDefault(initial)
+	e.mu.Lock()
+	pasting := e.pasting
+	e.pasting = false
+	e.mu.Unlock()
+
+	switch {
+	case pasting:
+		paste, _ := e.pump.takePaste()
+		return event{kind: evPaste, text: line + paste, pasteOnly: paste}, nil
+	case errors.Is(err, readline.ErrInterrupt):
+		return event{kind: evInterrupt}, nil
+	case errors.Is(err, io.EOF):
+		return event{kind: evEOF}, nil
+	case err != nil:
+		return event{}, err
+	}
+	return event{kind: evLine, text: line}, nil
+}
+
+func (e *editor) close() {
+	// readline's Close hangs while its reader goroutine is blocked; the
+	// terminal state is restored by the REPL's saved termios instead.
+}
+
+const (
+	bracketedPasteOn  = "\x1b[?2004h"
+	bracketedPasteOff = "\x1b[?2004l"
+)

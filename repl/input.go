@@ -1,0 +1,296 @@
+package repl
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/pyaichat/pyaichat/pybridge"
+)
+
+// Bracketed paste markers (xterm): the terminal wraps pasted text in them
+// while mode 2004 is on.
+var (
+	pasteStart = []byte("\x1b[200~")
+	pasteEnd   = []byte("\x1b[201~")
+)
+
+// pasteRune is sent to the line editor in place of a paste. The editor's
+// input filter turns it into Enter, so the editor returns the text typed so
+// far and the REPL takes the paste from the pump. It is a private-use
+// character that no terminal sends.
+const pasteRune = '\ue000'
+
+// chunk is a piece of terminal input, or an end-of-file mark (Ctrl-D on an
+// empty line in the terminal's cooked mode; the terminal stays usable).
+type chunk struct {
+	data []byte
+	eof  bool
+}
+
+// pump is the only reader of the terminal. chzyer/readline reads stdin from
+// a goroutine of its own, which would steal the keystrokes meant for the
+// user's input(); instead readline reads from the pump, which hands bytes to
+// the line editor only while a prompt is up and to Python's input()
+// otherwise. It also lifts bracketed pastes out of the stream before the
+// editor sees them: readline redraws the whole line per rune, which made a
+// 20,000-character paste take over a minute.
+type pump struct {
+	src io.Reader
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	queue     []chunk
+	err       error // permanent read error (terminal gone)
+	editorOn  bool  // the line editor may read
+	pastes    []string
+	interrupt uint64 // bumped by Ctrl-C to wake a blocked Python read
+
+	// Paste scanner state, touched only by the reading goroutine.
+	inPaste bool
+	pasted  bytes.Buffer
+	partial []byte // a possible marker prefix held back between reads
+}
+
+func newPump(src io.Reader) *pump {
+	p := &pump{src: src}
+	p.cond = sync.NewCond(&p.mu)
+	go p.run()
+	return p
+}
+
+func (p *pump) run() {
+	buf := make([]byte, 64*1024)
+	for {
+		n, err := p.src.Read(buf)
+		if n > 0 {
+			p.scan(buf[:n])
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && isTTY(p.src) {
+				// Ctrl-D in cooked mode: one EOF, and the terminal goes on.
+				p.push(chunk{eof: true})
+				continue
+			}
+			p.mu.Lock()
+			p.err = err
+			p.cond.Broadcast()
+			p.mu.Unlock()
+			return
+		}
+		if n == 0 && isTTY(p.src) {
+			p.push(chunk{eof: true})
+		}
+	}
+}
+
+func isTTY(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && isTerminal(int(f.Fd()))
+}
+
+func (p *pump) push(c chunk) {
+	p.mu.Lock()
+	p.queue = append(p.queue, c)
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// scan splits the raw bytes into typed input and pastes.
+func (p *pump) scan(b []byte) {
+	if len(p.partial) > 0 {
+		b = append(p.partial, b...)
+		p.partial = nil
+	}
+	var typed []byte
+	for len(b) > 0 {
+		marker := pasteStart
+		if p.inPaste {
+			marker = pasteEnd
+		}
+		i := bytes.Index(b, marker)
+		if i < 0 {
+			// Hold back a tail that could be the start of a split marker.
+			keep := markerPrefixLen(b, marker)
+			body := b[:len(b)-keep]
+			if p.inPaste {
+				p.pasted.Write(body)
+			} else {
+				typed = append(typed, body...)
+			}
+			p.partial = append([]byte(nil), b[len(b)-keep:]...)
+			break
+		}
+		if p.inPaste {
+			p.pasted.Write(b[:i])
+			p.finishPaste(&typed)
+		} else {
+			typed = append(typed, b[:i]...)
+			p.inPaste = true
+			p.pasted.Reset()
+		}
+		b = b[i+len(marker):]
+	}
+	if len(typed) > 0 {
+		p.push(chunk{data: typed})
+	}
+}
+
+func (p *pump) finishPaste(typed *[]byte) {
+	p.inPaste = false
+	text := normalizeNewlines(p.pasted.String())
+	p.pasted.Reset()
+	if len(*typed) > 0 {
+		p.push(chunk{data: *typed})
+		*typed = nil
+	}
+	p.mu.Lock()
+	p.pastes = append(p.pastes, text)
+	p.queue = append(p.queue, chunk{data: []byte(string(pasteRune))})
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// markerPrefixLen is the length of the longest suffix of b that is a proper
+// prefix of marker.
+func markerPrefixLen(b, marker []byte) int {
+	for n := min(len(marker)-1, len(b)); n > 0; n-- {
+		if bytes.HasSuffix(b, marker[:n]) {
+			return n
+		}
+	}
+	return 0
+}
+
+// normalizeNewlines turns the CR that terminals send for Enter in a paste
+// into LF.
+func normalizeNewlines(s string) string {
+	if !bytes.ContainsRune([]byte(s), '\r') {
+		return s
+	}
+	b := bytes.ReplaceAll([]byte(s), []byte("\r\n"), []byte("\n"))
+	return string(bytes.ReplaceAll(b, []byte("\r"), []byte("\n")))
+}
+
+// takePaste returns the oldest paste not yet taken.
+func (p *pump) takePaste() (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.pastes) == 0 {
+		return "", false
+	}
+	s := p.pastes[0]
+	p.pastes = p.pastes[1:]
+	return s, true
+}
+
+// setEditor lets the line editor read (at a prompt) or not (code running).
+func (p *pump) setEditor(on bool) {
+	p.mu.Lock()
+	p.editorOn = on
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// editorReader is the line editor's stdin.
+type editorReader struct{ p *pump }
+
+// Read hands the editor bytes up to and including the first line end, so
+// the editor's own buffer never holds input that belongs to the next
+// input() call.
+func (r editorReader) Read(b []byte) (int, error) {
+	p := r.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		for p.editorOn && len(p.queue) > 0 && p.queue[0].eof {
+			p.queue = p.queue[1:] // Ctrl-D typed ahead in cooked mode
+		}
+		if p.editorOn && len(p.queue) > 0 {
+			break
+		}
+		if p.err != nil {
+			return 0, p.err
+		}
+		p.cond.Wait()
+	}
+	c := &p.queue[0]
+	end := len(c.data)
+	if i := bytes.IndexAny(c.data, "\r\n\x03\x04"); i >= 0 {
+		end = i + 1
+	}
+	n := copy(b, c.data[:end])
+	c.data = c.data[n:]
+	if len(c.data) == 0 {
+		p.queue = p.queue[1:]
+	}
+	return n, nil
+}
+
+// Close is called by readline's Close; the pump outlives it.
+func (r editorReader) Close() error { return nil }
+
+// readLine serves input() and sys.stdin while code runs: the terminal is in
+// cooked mode, so the kernel echoes and edits the line. A CR typed ahead in
+// raw mode also ends a line.
+func (p *pump) readLine(prompt string, showPrompt bool, out io.Writer) (string, error) {
+	if showPrompt && prompt != "" {
+		io.WriteString(out, prompt)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	gen := p.interrupt
+	var line []byte
+	for {
+		if p.interrupt != gen {
+			return "", pybridge.ErrInterrupted
+		}
+		if len(p.queue) > 0 {
+			c := &p.queue[0]
+			if c.eof {
+				p.queue = p.queue[1:]
+				if len(line) > 0 {
+					return string(line), nil
+				}
+				return "", io.EOF
+			}
+			if i := bytes.IndexAny(c.data, "\r\n"); i >= 0 {
+				line = append(line, c.data[:i]...)
+				line = append(line, '\n')
+				c.data = c.data[i+1:]
+				if len(c.data) == 0 {
+					p.queue = p.queue[1:]
+				}
+				return string(line), nil
+			}
+			line = append(line, c.data...)
+			p.queue = p.queue[1:]
+			continue
+		}
+		if p.err != nil {
+			if len(line) > 0 {
+				return string(line), nil
+			}
+			return "", io.EOF
+		}
+		p.cond.Wait()
+	}
+}
+
+// interruptRead wakes a Python read blocked in readLine (Ctrl-C).
+func (p *pump) interruptRead() {
+	p.mu.Lock()
+	p.interrupt++
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// discardTyped drops input typed while code ran that nobody read; used when
+// Ctrl-C interrupts code, as the terminal itself flushes its queue then.
+func (p *pump) discardTyped() {
+	p.mu.Lock()
+	p.queue = nil
+	p.mu.Unlock()
+}

@@ -1,0 +1,467 @@
+// Package repl is pyaichat's terminal front end: it reads lines (a line
+// editor on a terminal, plain lines from a pipe), keeps the py>/ai> mode,
+// and sends py> input to the embedded interpreter and ai> input to the
+// assistant. It owns the terminal: raw mode, bracketed paste, Ctrl-C.
+package repl
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pyaichat/pyaichat/pybridge"
+)
+
+// Mode is what a line at the prompt is for.
+type Mode int
+
+const (
+	ModePy Mode = iota // Python, as python3 -i
+	ModeAI             // a question for the assistant
+)
+
+// Assistant answers what is typed at ai>.
+type Assistant interface {
+	// Handle answers one line (a question or a /command), writing to out.
+	// Cancelling ctx (Ctrl-C) must stop it promptly.
+	Handle(ctx context.Context, line string, out io.Writer) error
+}
+
+// Options configure one run of the REPL.
+type Options struct {
+	Stdin          *os.File
+	Stdout, Stderr *os.File
+
+	Argv     []string // sys.argv
+	Script   string   // run this file first, as python3 -i FILE
+	Commands []string // run these -c commands first
+	Venv     string   // virtualenv directory ("" for none)
+
+	// NewAssistant builds the ai> assistant once Python is up; recent
+	// returns the automatic context of the py> session. Nil means ai> is
+	// unavailable.
+	NewAssistant func(in *pybridge.Interp, recent func() string) (Assistant, error)
+	// OneShot, when set, runs after the setup code instead of the REPL
+	// (pyaichat -p); its result is the exit status.
+	OneShot func(ctx context.Context, a Assistant, out io.Writer) int
+}
+
+// Run runs the REPL until the user exits and returns the exit status.
+func Run(opts Options) (status int) {
+	r := &session{opts: opts, state: &modeState{}}
+	return r.run()
+}
+
+type session struct {
+	opts  Opts
+	state *modeState
+	in    *pybridge.Interp
+	input lineReader
+	pump  *pump
+	term  *termState
+	hist  *histories
+	tty   bool
+
+	assistant Assistant
+	recent    recentInputs
+
+	// Ctrl-C bookkeeping.
+	aiCancel   atomic.Pointer[context.CancelFunc]
+	stuckSince atomic.Int64 // unix nanos of a Ctrl-C that found Python stuck
+}
+
+// Opts is an alias kept short for the session's field.
+type Opts = Options
+
+func (r *session) warn(msg string) {
+	fmt.Fprintf(r.opts.Stderr, "pyaichat: %s\n", msg)
+}
+
+func (r *session) run() (status int) {
+	o := r.opts
+	r.tty = isTerminal(int(o.Stdin.Fd())) && isTerminal(int(o.Stdout.Fd()))
+	r.term = saveTerm(int(o.Stdin.Fd()))
+	defer func() {
+		// A Go panic while the terminal is raw must not leave it raw.
+		if p := recover(); p != nil {
+			r.term.restore()
+			fmt.Fprintf(o.Stderr, "\npyaichat: internal error: %v\n", p)
+			status = 70
+		}
+	}()
+
+	executable := ""
+	venv := o.Venv
+	if venv == "" {
+		venv = os.Getenv("VIRTUAL_ENV")
+	}
+	if venv != "" {
+		exe, err := pybridge.VenvExecutable(venv)
+		if err != nil {
+			r.warn(err.Error())
+		} else {
+			executable = exe
+		}
+	}
+
+	var plain *plainReader
+	if r.tty {
+		r.pump = newPump(o.Stdin)
+		if os.Getenv("TERM") == "dumb" {
+			plain = &plainReader{pump: r.pump, prompts: o.Stdout, state: r.state}
+		}
+	} else {
+		plain = &plainReader{in: bufio.NewReaderSize(o.Stdin, 64*1024), prompts: o.Stderr, state: r.state}
+	}
+	readLine := func(prompt string, show bool) (string, error) {
+		if plain != nil {
+			return plain.readLine(prompt, show, o.Stdout)
+		}
+		return r.pump.readLine(prompt, show, o.Stdout)
+	}
+
+	in, err := pybridge.Start(pybridge.Config{Argv: o.Argv, Executable: executable, ReadLine: readLine})
+	if err != nil {
+		r.warn(err.Error())
+		return 1
+	}
+	r.in = in
+	if err := in.RouteStdin(); err != nil {
+		r.warn(err.Error())
+		return 1
+	}
+	if err := in.SetPath0(o.Script); err != nil {
+		r.warn(err.Error())
+		return 1
+	}
+
+	stopSignals := r.handleSignals()
+	defer stopSignals()
+
+	// Setup code, as python3 -i -c CODE / python3 -i FILE.
+	for _, c := range o.Commands {
+		if out, err := in.RunCommand(c); err != nil {
+			r.warn(err.Error())
+		} else if out.Exit {
+			return r.finish(out.Status)
+		}
+	}
+	if o.Script != "" {
+		if out, err := in.RunFile(o.Script); err != nil {
+			r.warn(err.Error())
+		} else if out.Exit {
+			return r.finish(out.Status)
+		}
+	}
+
+	if o.NewAssistant != nil {
+		a, err := o.NewAssistant(in, r.recent.render)
+		if err != nil {
+			r.warn(err.Error())
+		} else {
+			r.assistant = a
+		}
+	}
+	if o.OneShot != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		r.aiCancel.Store(&cancel)
+		code := o.OneShot(ctx, r.assistant, o.Stdout)
+		cancel()
+		return r.finish(code)
+	}
+
+	if plain != nil {
+		r.input = plain
+	} else {
+		r.hist = loadHistories(historyDir(), r.warn)
+		ed, err := newEditor(r.pump, r.state, r.hist, o.Stdout)
+		if err != nil {
+			r.warn(err.Error())
+			return 1
+		}
+		r.input = ed
+	}
+	defer r.input.close()
+	return r.loop()
+}
+
+// loop reads and runs input until exit.
+func (r *session) loop() int {
+	var initial string
+	var pendingPaste string // pasted lines awaiting their unfinished last line
+	for {
+		ev, err := r.input.read(initial)
+		initial = ""
+		if err != nil {
+			r.warn(fmt.Sprintf("reading input: %v", err))
+			return r.finish(1)
+		}
+		mode, cont := r.state.get()
+		switch ev.kind {
+		case evEOF:
+			return r.finish(0)
+		case evInterrupt:
+			// The partial line is discarded, never run; as in python3.
+			fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
+			pendingPaste = ""
+			if cont {
+				r.in.ResetBlock()
+				r.state.setContinuation(false)
+			}
+		case evPaste:
+			text := ev.text
+			if !strings.Contains(text, "\n") {
+				// A one-line paste is edited like typed text.
+				initial = text
+				continue
+			}
+			r.echoPaste(mode, cont, ev)
+			if !strings.HasSuffix(text, "\n") {
+				// Its last line is unfinished: let the user finish it.
+				i := strings.LastIndexByte(text, '\n')
+				pendingPaste, initial = text[:i+1], text[i+1:]
+				r.state.setContinuation(true)
+				continue
+			}
+			if status, exit := r.submit(mode, cont, text, true); exit {
+				return r.finish(status)
+			}
+		case evLine:
+			if pendingPaste != "" {
+				text := pendingPaste + ev.text + "\n"
+				pendingPaste = ""
+				r.state.setContinuation(false)
+				r.addHistory(mode, strings.TrimSuffix(text, "\n"))
+				if status, exit := r.submit(mode, false, text, true); exit {
+					return r.finish(status)
+				}
+				continue
+			}
+			r.addHistory(mode, ev.text)
+			if status, exit := r.submit(mode, cont, ev.text, false); exit {
+				return r.finish(status)
+			}
+		}
+	}
+}
+
+func (r *session) addHistory(m Mode, line string) {
+	if r.hist == nil {
+		return
+	}
+	r.hist.add(m, line)
+	if ed, ok := r.input.(*editor); ok {
+		ed.rl.SaveHistory(line)
+	}
+}
+
+// echoPaste shows a multi-line paste the way it will run: the first line
+// after the prompt, the rest after continuation prompts.
+func (r *session) echoPaste(mode Mode, cont bool, ev event) {
+	if !r.tty {
+		return
+	}
+	text := strings.TrimSuffix(ev.text, "\n")
+	lines := strings.Split(text, "\n")
+	var b strings.Builder
+	// The editor already printed the prompt and the typed part and moved to
+	// the next line; redraw that line with the paste's first line.
+	b.WriteString("\x1b[A\r\x1b[K")
+	for i, l := range lines {
+		if i == 0 {
+			b.WriteString(promptFor(mode, cont))
+		} else {
+			b.WriteString("... ")
+		}
+		b.WriteString(l)
+		b.WriteString("\n")
+	}
+	io.WriteString(r.opts.Stdout, b.String())
+}
+
+// submit runs one line (or a pasted block) in the current mode.
+func (r *session) submit(mode Mode, cont bool, text string, block bool) (status int, exit bool) {
+	if mode == ModeAI && !cont {
+		r.ask(strings.TrimSpace(text))
+		return 0, false
+	}
+	var out pybridge.Outcome
+	var err error
+	if block {
+		if cont {
+			// A paste finishing an open block: the block so far plus the
+			// paste run as one.
+			r.in.ResetBlock()
+		}
+		out, err = r.in.RunBlock(text)
+		r.recent.add(text)
+	} else {
+		out, err = r.in.Push(text)
+		r.recent.add(text)
+	}
+	r.stuckSince.Store(0)
+	if err != nil {
+		r.warn(err.Error())
+		return 0, false
+	}
+	if out.Exit {
+		return out.Status, true
+	}
+	r.state.setContinuation(out.More)
+	return 0, false
+}
+
+// ask hands a line typed at ai> to the assistant; Ctrl-C cancels it.
+func (r *session) ask(line string) {
+	if line == "" {
+		return
+	}
+	if r.assistant == nil {
+		fmt.Fprintln(r.opts.Stdout, "pyaichat: the assistant is not available in this build; press TAB to return to py>")
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.aiCancel.Store(&cancel)
+	err := r.assistant.Handle(ctx, line, r.opts.Stdout)
+	r.aiCancel.Store(nil)
+	cancelled := ctx.Err() != nil
+	cancel()
+	switch {
+	case cancelled:
+		fmt.Fprintln(r.opts.Stdout, "\n(cancelled)")
+	case err != nil:
+		fmt.Fprintf(r.opts.Stdout, "pyaichat: %v\n", err)
+	}
+}
+
+// handleSignals turns SIGINT into the right action for what is running.
+// At a line-editor prompt the terminal is raw and Ctrl-C is a key, not a
+// signal; a signal means code is running (or a plain prompt is waiting).
+func (r *session) handleSignals() (stop func()) {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, os.Interrupt)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ch:
+				r.onInterrupt()
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+		wg.Wait()
+	}
+}
+
+// stuckGrace is how long a Ctrl-C may go unanswered before the next one
+// offers to abandon the session.
+const stuckGrace = 500 * time.Millisecond
+
+func (r *session) onInterrupt() {
+	if c := r.aiCancel.Load(); c != nil {
+		(*c)()
+		return
+	}
+	if r.in != nil && r.in.Busy() {
+		if r.in.Stuck(stuckGrace) {
+			if since := r.stuckSince.Load(); since != 0 {
+				r.abandon()
+				return
+			}
+			r.stuckSince.Store(time.Now().UnixNano())
+			fmt.Fprint(r.opts.Stderr, "\npyaichat: Python is busy inside C code and cannot be interrupted.\n"+
+				"Press Ctrl-C again to abandon this session (history is kept), or wait.\n")
+			return
+		}
+		r.in.Interrupt()
+	}
+	if r.pump != nil {
+		r.pump.interruptRead()
+	}
+}
+
+// abandon ends a session whose Python cannot be interrupted, without
+// waiting for it.
+func (r *session) abandon() {
+	fmt.Fprintln(r.opts.Stderr, "pyaichat: session abandoned.")
+	r.restoreTerminal()
+	os.Exit(130)
+}
+
+func (r *session) restoreTerminal() {
+	if r.tty {
+		io.WriteString(r.opts.Stdout, bracketedPasteOff)
+	}
+	r.term.restore()
+}
+
+// finish restores the terminal and finalizes Python, bounded so that a
+// non-daemon thread that never ends cannot hang the exit.
+func (r *session) finish(status int) int {
+	r.restoreTerminal()
+	if r.in != nil && !r.in.Close(finalizeTimeout) {
+		r.warn("Python threads are still running; exiting without waiting for them")
+	}
+	return status
+}
+
+const finalizeTimeout = 3 * time.Second
+
+// recentInputs keeps the last few py> inputs for the assistant's automatic
+// context.
+type recentInputs struct {
+	mu    sync.Mutex
+	items []string
+}
+
+const (
+	recentKeep     = 8
+	recentItemSize = 400
+)
+
+func (ri *recentInputs) add(s string) {
+	s = strings.TrimRight(s, "\n")
+	if strings.TrimSpace(s) == "" {
+		return
+	}
+	if len(s) > recentItemSize {
+		s = s[:recentItemSize] + "…"
+	}
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	ri.items = append(ri.items, s)
+	if len(ri.items) > recentKeep {
+		ri.items = ri.items[len(ri.items)-recentKeep:]
+	}
+}
+
+func (ri *recentInputs) render() string {
+	ri.mu.Lock()
+	defer ri.mu.Unlock()
+	if len(ri.items) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Recent py> inputs (oldest first):\n")
+	for _, s := range ri.items {
+		b.WriteString(">>> ")
+		b.WriteString(strings.ReplaceAll(s, "\n", "\n... "))
+		b.WriteString("\n")
+	}
+	return b.String()
+}
