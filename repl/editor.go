@@ -42,6 +42,7 @@ type editor struct {
 	pump  *pump
 	state *modeState
 	hist  *histories
+	out   io.Writer // the terminal
 
 	mu      sync.Mutex
 	pasting bool // the pending Enter came from a paste
@@ -96,7 +97,7 @@ const indentUnit = "    "
 const indentRune = '\ue001'
 
 func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer) (*editor, error) {
-	e := &editor{pump: p, state: st, hist: hist}
+	e := &editor{pump: p, state: st, hist: hist, out: stdout}
 	cfg := &readline.Config{
 		Prompt:                 st.prompt(),
 		Stdin:                  editorReader{p},
@@ -174,8 +175,9 @@ func (e *editor) read(initial string) (event, error) {
 	e.rl.SetPrompt(e.state.prompt())
 	e.pump.setEditor(true)
 	defer e.pump.setEditor(false)
-	io.WriteString(e.rl.Stdout(), bracketedPasteOn)
-	defer io.WriteString(e.rl.Stdout(), bracketedPasteOff)
+	// Straight to the terminal: readline's own writer redraws the prompt.
+	io.WriteString(e.out, bracketedPasteOn)
+	defer io.WriteString(e.out, bracketedPasteOff)
 
 	line, err := e.rl.ReadlineWithDefault(initial)
 	e.mu.Lock()

@@ -268,7 +268,8 @@ func (r *session) echoPaste(mode Mode, cont bool, ev event) {
 	if !r.tty {
 		return
 	}
-	text := strings.TrimSuffix(ev.text, "\n")
+	// An unfinished last line is left to the editor, which shows it.
+	text := ev.text[:strings.LastIndexByte(ev.text, '\n')]
 	lines := strings.Split(text, "\n")
 	var b strings.Builder
 	// The editor already printed the prompt and the typed part and moved to
