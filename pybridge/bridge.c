@@ -1,7 +1,6 @@
 #define PY_SSIZE_T_CLEAN
 #define _GNU_SOURCE
 #include <Python.h>
-#include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,12 +297,6 @@ void pyb_set_interrupt(void) { PyErr_SetInterrupt(); }
 int pyb_finalize(void) {
     PyEval_RestoreThread(main_tstate);
     return Py_FinalizeEx();
-}
-
-const char *pyb_libpython_path(void) {
-    Dl_info info;
-    if (dladdr((void *)&Py_InitializeFromConfig, &info) == 0) return NULL;
-    return info.dli_fname;
 }
 
 int pyb_version_major(void) { return PY_MAJOR_VERSION; }

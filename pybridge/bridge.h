@@ -41,9 +41,6 @@ void pyb_set_interrupt(void);
 /* Finalizes the interpreter (joins non-daemon threads, runs atexit). */
 int pyb_finalize(void);
 
-/* Path of the loaded libpython, for finding the real interpreter. */
-const char *pyb_libpython_path(void);
-
 int pyb_version_major(void);
 int pyb_version_minor(void);
 const char *pyb_version_string(void);

@@ -11,7 +11,6 @@ package pybridge
 
 /*
 #cgo pkg-config: python3-embed
-#cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "bridge.h"
 */
@@ -298,13 +297,13 @@ func MajorMinor() (int, int) { return int(C.pyb_version_major()), int(C.pyb_vers
 func RealExecutable() string {
 	major, minor := MajorMinor()
 	name := "python" + strconv.Itoa(major) + "." + strconv.Itoa(minor)
-	lib := C.pyb_libpython_path()
-	if lib == nil {
+	lib := libpythonPath()
+	if lib == "" {
 		return ""
 	}
 	// libpython lives in PREFIX/lib or PREFIX/lib/<multiarch>; the
 	// interpreter is PREFIX/bin/pythonX.Y.
-	dir := C.GoString(lib)
+	dir := lib
 	for range 4 {
 		i := strings.LastIndexByte(dir, '/')
 		if i <= 0 {
@@ -314,6 +313,28 @@ func RealExecutable() string {
 		cand := dir + "/bin/" + name
 		if st, err := os.Stat(cand); err == nil && !st.IsDir() {
 			return cand
+		}
+	}
+	return ""
+}
+
+// libpythonPath is the file the dynamic linker loaded libpython from. It
+// reads the process's mappings: dladdr on a libpython function answers with
+// the executable's PLT stub instead.
+func libpythonPath() string {
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		i := strings.IndexByte(line, '/')
+		if i < 0 {
+			continue
+		}
+		path := line[i:]
+		base := path[strings.LastIndexByte(path, '/')+1:]
+		if strings.HasPrefix(base, "libpython") {
+			return path
 		}
 	}
 	return ""

@@ -86,7 +86,7 @@ def _undecodable(source):
         source.encode("utf-8", "surrogateescape").decode("utf-8")
     except UnicodeDecodeError as err:
         sys.stderr.write(
-            '  File "<stdin>", line 1\nSyntaxError: (unicode error) %s\n' % err
+            '  File "<stdin>", line 0\n    \nSyntaxError: (unicode error) %s\n' % err
         )
         return True
     return False
