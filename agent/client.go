@@ -1,0 +1,488 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Message is one message of a conversation, in our own terms: the loop and
+// its tests never see wire types.
+type Message struct {
+	Role       string // "system", "user", "assistant" or "tool"
+	Content    string
+	ToolCalls  []ToolCall // assistant only
+	ToolCallID string     // tool only
+}
+
+// wireRequest is the body of POST /chat/completions. go-openai's Tool and
+// StreamOptions are used as they are; its ChatCompletionMessage is not,
+// because it has no field for Gemini's extra_content (the thought signature
+// Gemini 3 requires back) and would send a tool call's "type" as "".
+type wireRequest struct {
+	Model         string                `json:"model"`
+	Messages      []wireOutMsg          `json:"messages"`
+	Tools         []openai.Tool         `json:"tools,omitempty"`
+	Stream        bool                  `json:"stream"`
+	StreamOptions *openai.StreamOptions `json:"stream_options,omitempty"`
+}
+
+type wireOutMsg struct {
+	Role       string            `json:"role"`
+	Content    string            `json:"content"`
+	ToolCalls  []wireOutToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string            `json:"tool_call_id,omitempty"`
+}
+
+type wireOutToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
+}
+
+func buildRequest(model string, msgs []Message, tools []openai.Tool, usage bool) ([]byte, error) {
+	req := wireRequest{Model: model, Tools: tools, Stream: true, Messages: make([]wireOutMsg, len(msgs))}
+	if usage {
+		req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
+	for i, m := range msgs {
+		w := wireOutMsg{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			var o wireOutToolCall
+			o.ID, o.Type, o.ExtraContent = tc.ID, "function", tc.Extra
+			o.Function.Name, o.Function.Arguments = tc.Name, tc.Arguments
+			w.ToolCalls = append(w.ToolCalls, o)
+		}
+		req.Messages[i] = w
+	}
+	return json.Marshal(req)
+}
+
+// openaiTools converts our tool list to go-openai's request type.
+func openaiTools(tools []Tool) []openai.Tool {
+	out := make([]openai.Tool, len(tools))
+	for i, t := range tools {
+		schema := t.Schema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out[i] = openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: schema,
+		}}
+	}
+	return out
+}
+
+// client talks to one OpenAI-compatible server. It owns retries and
+// timeouts because go-openai has neither (no retry, no Retry-After, and an
+// http.Client without any timeout).
+type client struct {
+	cfg  *Config
+	http *http.Client
+	// noStreamOptions is set once a server rejected stream_options (older
+	// Groq and some proxies answer 400); later requests leave it out.
+	noStreamOptions atomic.Bool
+	ids             atomic.Int64
+}
+
+func newClient(cfg *Config) *client {
+	hc := cfg.HTTPClient
+	if hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+		tr.DialContext = d.DialContext
+		tr.TLSHandshakeTimeout = cfg.ConnectTimeout
+		// No http.Client.Timeout: it would cut long answers. The first-byte
+		// and idle timers in open/Stream bound each phase instead.
+		hc = &http.Client{Transport: tr}
+	}
+	return &client{cfg: cfg, http: hc}
+}
+
+func (c *client) newID() string {
+	return "call_pyaichat_" + strconv.FormatInt(c.ids.Add(1), 10)
+}
+
+func (c *client) endpoint() string {
+	return strings.TrimRight(c.cfg.BaseURL, "/") + "/chat/completions"
+}
+
+// where is the base URL as shown to the user: no userinfo, no query (Azure
+// style ?api-key=... must never be printed).
+func (c *client) where() string { return displayURL(c.cfg.BaseURL) }
+
+func displayURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "the configured base URL"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return strings.TrimRight(u.String(), "/")
+}
+
+var (
+	errNoResponse = errors.New("no response")
+	errStalled    = errors.New("stream stalled")
+)
+
+// open sends one chat request and returns the response stream, retrying
+// connection errors, 408, 409, 429 and 5xx (not insufficient_quota) with
+// exponential backoff and jitter, honouring Retry-After up to a cap. notify
+// is told about each wait so the user sees it.
+func (c *client) open(ctx context.Context, model string, msgs []Message, tools []openai.Tool, notify func(string)) (*Stream, error) {
+	attempts := c.cfg.MaxRetries + 1
+	for attempt := 1; ; attempt++ {
+		body, err := buildRequest(model, msgs, tools, !c.noStreamOptions.Load())
+		if err != nil {
+			return nil, fmt.Errorf("building the request: %w", err)
+		}
+		s, wait, err := c.try(ctx, model, body)
+		if err == nil {
+			return s, nil
+		}
+		var ae *APIError
+		if errors.As(err, &ae) && ae.HTTPStatus == 400 && !c.noStreamOptions.Load() &&
+			strings.Contains(strings.ToLower(ae.Message), "stream_options") {
+			c.noStreamOptions.Store(true)
+			attempt--
+			continue
+		}
+		if wait < 0 || attempt >= attempts || ctx.Err() != nil {
+			return nil, err
+		}
+		if wait == 0 {
+			wait = c.backoff(attempt)
+		}
+		notify(fmt.Sprintf("(%s; retrying in %s, attempt %d of %d)", err, roundDur(wait), attempt+1, attempts))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, context.Cause(ctx)
+		case <-t.C:
+		}
+	}
+}
+
+func (c *client) backoff(attempt int) time.Duration {
+	d := c.cfg.RetryBaseDelay << (attempt - 1)
+	if d > c.cfg.RetryMaxDelay || d <= 0 {
+		d = c.cfg.RetryMaxDelay
+	}
+	// Jitter down by up to 25%, as the official SDKs do, so that clients
+	// rate-limited together do not come back together.
+	return time.Duration(float64(d) * (1 - 0.25*rand.Float64()))
+}
+
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d
+}
+
+// try makes one attempt. wait < 0 means do not retry; wait == 0 means retry
+// after the usual backoff; wait > 0 is the server's Retry-After (capped).
+func (c *client) try(ctx context.Context, model string, body []byte) (*Stream, time.Duration, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint(), bytes.NewReader(body))
+	if err != nil {
+		cancel(nil)
+		return nil, -1, fmt.Errorf("bad base URL %s: %w", c.where(), err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	dog := time.AfterFunc(c.cfg.FirstByteTimeout, func() { cancel(errNoResponse) })
+	resp, err := c.http.Do(req)
+	if err != nil {
+		dog.Stop()
+		cancel(nil)
+		if ctx.Err() != nil {
+			return nil, -1, context.Cause(ctx)
+		}
+		if context.Cause(actx) == errNoResponse {
+			return nil, -1, fmt.Errorf("no response from %s within %s", c.where(), c.cfg.FirstByteTimeout)
+		}
+		return nil, c.netRetry(err), c.netError(err)
+	}
+	if resp.StatusCode >= 300 {
+		dog.Stop()
+		defer cancel(nil)
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		ae := parseErrorBody(resp.StatusCode, raw)
+		return nil, c.statusRetry(resp, ae), c.statusError(model, ae)
+	}
+	// Headers arrived: from now on the limit is silence between bytes.
+	dog.Stop()
+	dog = time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(errStalled) })
+	s := &Stream{c: c, body: resp.Body, dog: dog, cancel: cancel, actx: actx, parent: ctx, acc: newAccumulator(c.newID)}
+	s.br = bufio.NewReaderSize(&dogReader{r: resp.Body, s: s}, 32<<10)
+	return s, 0, nil
+}
+
+func (c *client) netRetry(err error) time.Duration {
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return -1 // a typo in the host will not fix itself
+	}
+	return 0
+}
+
+func (c *client) netError(err error) error {
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("nothing listening at %s", c.where())
+	case errors.As(err, &dns):
+		return fmt.Errorf("cannot resolve the host of %s", c.where())
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("could not connect to %s within %s", c.where(), c.cfg.ConnectTimeout)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s closed the connection before answering", c.where())
+	}
+	// url.Error repeats method and URL; keep only the cause.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("cannot reach %s: %v", c.where(), err)
+}
+
+func (c *client) statusRetry(resp *http.Response, ae *APIError) time.Duration {
+	s := resp.StatusCode
+	quota := ae.Code == "insufficient_quota" || ae.Type == "insufficient_quota"
+	if !(s == 408 || s == 409 || s == 429 || s >= 500) || quota {
+		return -1
+	}
+	return retryAfter(resp.Header, c.cfg.RetryAfterCap)
+}
+
+// retryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or an
+// HTTP date), capped so a server cannot park the REPL for minutes.
+func retryAfter(h http.Header, limit time.Duration) time.Duration {
+	var d time.Duration
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil {
+			d = time.Duration(ms * float64(time.Millisecond))
+		}
+	} else if v := h.Get("Retry-After"); v != "" {
+		if sec, err := strconv.ParseFloat(v, 64); err == nil {
+			d = time.Duration(sec * float64(time.Second))
+		} else if t, err := http.ParseTime(v); err == nil {
+			d = time.Until(t)
+		}
+	}
+	if d <= 0 {
+		return 0
+	}
+	return min(d, limit)
+}
+
+// statusError turns an HTTP error into one line for the user.
+func (c *client) statusError(model string, ae *APIError) error {
+	msg := strings.TrimSpace(ae.Error())
+	switch {
+	case ae.HTTPStatus == 401:
+		// The server's text is left out: OpenAI's echoes part of the key.
+		return &statusErr{ae, fmt.Sprintf("API key rejected by %s (HTTP 401); check OPENAI_API_KEY", c.where())}
+	case ae.HTTPStatus == 404 && (ae.Code == "model_not_found" || strings.Contains(strings.ToLower(msg), "model")):
+		return &statusErr{ae, fmt.Sprintf("model %q not found at %s (set PYAICHAT_MODEL or use /model NAME)", model, c.where())}
+	case ae.HTTPStatus == 404:
+		return &statusErr{ae, fmt.Sprintf("%s has no chat completions endpoint (HTTP 404: %s); check OPENAI_BASE_URL", c.where(), msg)}
+	case ae.HTTPStatus == 403:
+		return &statusErr{ae, fmt.Sprintf("access denied by %s (HTTP 403): %s", c.where(), msg)}
+	}
+	return &statusErr{ae, fmt.Sprintf("%s (HTTP %d from %s)", msg, ae.HTTPStatus, c.where())}
+}
+
+// statusErr is an HTTP error with its one-line message; errors.As finds the
+// APIError behind it.
+type statusErr struct {
+	api *APIError
+	msg string
+}
+
+func (e *statusErr) Error() string { return e.msg }
+func (e *statusErr) Unwrap() error { return e.api }
+
+// Stream iterates over the visible text of one response as it arrives
+// (Next/Current/Err/Close), then gives the whole Completion (Result).
+type Stream struct {
+	c      *client
+	body   io.ReadCloser
+	br     *bufio.Reader
+	sse    *sseReader
+	acc    *accumulator
+	dog    *time.Timer
+	cancel context.CancelCauseFunc
+	actx   context.Context
+	parent context.Context
+
+	started bool
+	pending []delta
+	cur     delta
+	err     error
+	done    bool
+}
+
+// dogReader re-arms the stream's idle timer on every byte received, so
+// keep-alive comments count as life and a silent server does not.
+type dogReader struct {
+	r io.Reader
+	s *Stream
+}
+
+func (d *dogReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if n > 0 {
+		d.s.dog.Reset(d.s.c.cfg.IdleTimeout)
+	}
+	return n, err
+}
+
+// Next advances to the next piece of visible text. It returns false at the
+// end of the response or on an error (see Err).
+func (s *Stream) Next() bool {
+	for len(s.pending) == 0 {
+		if s.done {
+			return false
+		}
+		s.step()
+	}
+	s.cur, s.pending = s.pending[0], s.pending[1:]
+	return true
+}
+
+// Current is the piece of text Next moved to.
+func (s *Stream) Current() (kind DeltaKind, choice int, text string) {
+	return s.cur.Kind, s.cur.Choice, s.cur.Text
+}
+
+func (s *Stream) step() {
+	if !s.started {
+		s.started = true
+		if s.sniffJSON() {
+			return
+		}
+		s.sse = newSSEReader(s.br)
+	}
+	ev, err := s.sse.Next()
+	if err != nil {
+		s.done = true
+		if !errors.Is(err, io.EOF) {
+			s.err = s.readError(err)
+		}
+		return
+	}
+	if ev.Data == "[DONE]" {
+		s.done = true
+		return
+	}
+	s.pending, err = s.acc.addChunk(ev.Name, []byte(ev.Data), s.pending[:0])
+	if err != nil {
+		s.done, s.err = true, err
+		return
+	}
+	if s.acc.c.Err != nil {
+		// Stop at the first error: what follows (if anything) is [DONE],
+		// and a server that errs and then stalls must not hang us.
+		s.done = true
+	}
+}
+
+// sniffJSON handles a server that answers a stream request with one plain
+// JSON body (it ignored stream:true, or it sent {"error":...} with status
+// 200): the first non-space byte is '{' or '[' instead of an SSE field.
+func (s *Stream) sniffJSON() bool {
+	for {
+		b, err := s.br.Peek(1)
+		if err != nil {
+			return false // empty body: the SSE path reports a clean EOF
+		}
+		if b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n' {
+			s.br.Discard(1)
+			continue
+		}
+		if b[0] != '{' && b[0] != '[' {
+			return false
+		}
+		break
+	}
+	raw, err := io.ReadAll(io.LimitReader(s.br, maxEventBytes))
+	s.done = true
+	if err != nil {
+		s.err = s.readError(err)
+		return true
+	}
+	if raw[0] == '[' {
+		e := parseErrorValue(raw)
+		s.acc.c.Err = &e
+		return true
+	}
+	s.pending, s.err = s.acc.addChunk("message", raw, s.pending[:0])
+	return true
+}
+
+func (s *Stream) readError(err error) error {
+	if s.parent.Err() != nil {
+		return context.Cause(s.parent)
+	}
+	switch context.Cause(s.actx) {
+	case errNoResponse, errStalled:
+		return fmt.Errorf("the stream from %s stalled (no data for %s)", s.c.where(), s.c.cfg.IdleTimeout)
+	}
+	if errors.Is(err, errEventTooLarge) {
+		return fmt.Errorf("%s sent an event larger than %d MB", s.c.where(), maxEventBytes>>20)
+	}
+	return fmt.Errorf("connection to %s lost mid-answer", s.c.where())
+}
+
+// Err is the error that ended the stream early: a read failure, a stall, a
+// cancellation, or an error the server reported inside the stream.
+func (s *Stream) Err() error {
+	if s.err != nil {
+		return s.err
+	}
+	if e := s.acc.c.Err; e != nil {
+		return &statusErr{e, fmt.Sprintf("%s (reported by %s mid-answer)", strings.TrimSpace(e.Error()), s.c.where())}
+	}
+	return nil
+}
+
+// Result returns what the response carried so far (all of it after Next
+// returned false).
+func (s *Stream) Result() *Completion { return s.acc.finish() }
+
+// Close releases the connection; it is safe to call more than once.
+func (s *Stream) Close() error {
+	s.dog.Stop()
+	s.cancel(nil)
+	return s.body.Close()
+}

@@ -1,0 +1,549 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// This file decodes what OpenAI-compatible servers send into our own types.
+// The structs are deliberately loose (see shared/notes/provider-quirks.md,
+// section 3): go-openai's response types reject content arrays (Mistral),
+// object arguments (llama.cpp), string indexes, and drop `reasoning`,
+// top-level chunk errors and Gemini's thought signatures.
+
+// Usage is the token usage a server reported, if any.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	Raw              json.RawMessage // the object exactly as sent (extra fields kept)
+}
+
+// ToolCall is one complete tool call requested by the model.
+type ToolCall struct {
+	ID        string // never empty: synthesized when the server sent none
+	Type      string // always "function"
+	Name      string
+	Arguments string // JSON text as the model produced it (objects re-marshalled)
+	// WireIndex is tool_calls[].index as sent (nil when absent).
+	WireIndex *int
+	// Extra is the call's extra_content (Gemini's thought signature), sent
+	// back verbatim on the next request because Gemini 3 rejects a
+	// conversation without it.
+	Extra json.RawMessage
+}
+
+// Choice is one accumulated choice of a completion.
+type Choice struct {
+	Index        int
+	Content      string
+	Reasoning    string
+	Refusal      string
+	ToolCalls    []ToolCall
+	FinishReason string // first non-null value seen; "" if none
+}
+
+// Completion is everything one response (stream or not) carried.
+type Completion struct {
+	ID, Model string
+	Choices   []Choice // sorted by index
+	Usage     *Usage
+	// Err is an error the server reported inside an HTTP-200 response (an
+	// error chunk, "event: error", llama.cpp's "error:" line, an error body).
+	Err *APIError
+}
+
+// Choice0 returns choice 0 (the only one we request), or an empty choice.
+func (c *Completion) Choice0() Choice {
+	for _, ch := range c.Choices {
+		if ch.Index == 0 {
+			return ch
+		}
+	}
+	return Choice{}
+}
+
+// flexInt accepts 1, 1.0 and "1": real servers send all three.
+type flexInt struct {
+	V int
+}
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "null" || s == "" {
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("index %s is not a number", b)
+	}
+	f.V = int(v)
+	return nil
+}
+
+type wireChunk struct {
+	ID      *string         `json:"id"`
+	Model   *string         `json:"model"`
+	Object  string          `json:"object"`
+	Message string          `json:"message"` // vLLM's unwrapped {"object":"error","message":...}
+	Choices []wireChoice    `json:"choices"`
+	Usage   json.RawMessage `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type wireChoice struct {
+	Index        flexInt  `json:"index"`
+	Delta        *wireMsg `json:"delta"`   // stream
+	Message      *wireMsg `json:"message"` // non-stream
+	FinishReason *string  `json:"finish_reason"`
+}
+
+type wireMsg struct {
+	Content          json.RawMessage `json:"content"` // string, null or an array of typed parts
+	Reasoning        *string         `json:"reasoning"`
+	ReasoningContent *string         `json:"reasoning_content"`
+	Refusal          *string         `json:"refusal"`
+	ToolCalls        []wireToolCall  `json:"tool_calls"`
+}
+
+type wireToolCall struct {
+	Index    *flexInt `json:"index"`
+	ID       string   `json:"id"`
+	Type     string   `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+	ExtraContent json.RawMessage `json:"extra_content"`
+}
+
+// accumulator folds chunks into a Completion following the rules in
+// provider-quirks.md section 3, and emits the visible deltas as it goes.
+type accumulator struct {
+	c       Completion
+	choices map[int]*accChoice
+	order   []int
+	newID   func() string
+}
+
+type accChoice struct {
+	Choice
+	calls   []*accCall
+	byIndex map[int]*accCall
+	hasFin  bool
+}
+
+type accCall struct {
+	ToolCall
+	args strings.Builder
+}
+
+func newAccumulator(newID func() string) *accumulator {
+	return &accumulator{choices: map[int]*accChoice{}, newID: newID}
+}
+
+func (a *accumulator) choice(i int) *accChoice {
+	ch := a.choices[i]
+	if ch == nil {
+		ch = &accChoice{Choice: Choice{Index: i}, byIndex: map[int]*accCall{}}
+		a.choices[i] = ch
+		a.order = append(a.order, i)
+	}
+	return ch
+}
+
+// delta is one piece of visible text from a response.
+type delta struct {
+	Choice int
+	Kind   DeltaKind
+	Text   string
+}
+
+// DeltaKind says what a streamed piece of text is.
+type DeltaKind int
+
+const (
+	DeltaContent DeltaKind = iota
+	DeltaReasoning
+	DeltaRefusal
+)
+
+// addChunk folds one decoded stream event into the accumulator and appends
+// the visible text it carried to out.
+func (a *accumulator) addChunk(eventName string, data []byte, out []delta) ([]delta, error) {
+	var ck wireChunk
+	if err := json.Unmarshal(data, &ck); err != nil {
+		if eventName == "error" {
+			// An error event whose payload is not JSON: keep the text.
+			a.c.Err = &APIError{Message: strings.TrimSpace(string(data))}
+			return out, nil
+		}
+		return out, fmt.Errorf("unreadable chunk from server: %w", err)
+	}
+	a.meta(&ck)
+	for _, wc := range ck.Choices {
+		ch := a.choice(wc.Index.V)
+		if wc.Delta != nil {
+			out = a.addMsg(ch, wc.Delta, out, true)
+		}
+		if wc.Message != nil {
+			out = a.addMsg(ch, wc.Message, out, false)
+		}
+		if wc.FinishReason != nil && *wc.FinishReason != "" && !ch.hasFin {
+			ch.FinishReason, ch.hasFin = *wc.FinishReason, true
+		}
+	}
+	if u := parseUsage(ck.Usage); u != nil {
+		a.c.Usage = u
+	}
+	if e := chunkError(eventName, &ck, data); e != nil {
+		a.c.Err = e
+	}
+	return out, nil
+}
+
+func (a *accumulator) meta(ck *wireChunk) {
+	if a.c.ID == "" && ck.ID != nil {
+		a.c.ID = *ck.ID
+	}
+	if a.c.Model == "" && ck.Model != nil {
+		a.c.Model = *ck.Model
+	}
+}
+
+// chunkError finds an error in an HTTP-200 payload: event: error, a
+// top-level "error" key (OpenAI, Anthropic, OpenRouter's error-in-a-chunk),
+// or vLLM's {"object":"error","message":...}.
+func chunkError(eventName string, ck *wireChunk, data []byte) *APIError {
+	if len(ck.Error) > 0 && string(ck.Error) != "null" {
+		e := parseErrorValue(ck.Error)
+		return &e
+	}
+	if ck.Object == "error" {
+		e := parseErrorValue(data)
+		return &e
+	}
+	if eventName == "error" {
+		e := parseErrorValue(data)
+		return &e
+	}
+	return nil
+}
+
+func (a *accumulator) addMsg(ch *accChoice, m *wireMsg, out []delta, stream bool) []delta {
+	text, thinking := contentText(m.Content)
+	if r := firstNonEmpty(m.ReasoningContent, m.Reasoning); r != "" {
+		thinking += r
+	}
+	if thinking != "" {
+		ch.Reasoning += thinking
+		out = append(out, delta{ch.Index, DeltaReasoning, thinking})
+	}
+	if text != "" {
+		ch.Content += text
+		out = append(out, delta{ch.Index, DeltaContent, text})
+	}
+	if m.Refusal != nil && *m.Refusal != "" {
+		ch.Refusal += *m.Refusal
+		out = append(out, delta{ch.Index, DeltaRefusal, *m.Refusal})
+	}
+	for i := range m.ToolCalls {
+		if stream {
+			a.addToolFragment(ch, &m.ToolCalls[i])
+		} else {
+			// A non-stream message lists complete calls: one element, one call.
+			c := &accCall{}
+			fillCall(c, &m.ToolCalls[i])
+			ch.calls = append(ch.calls, c)
+		}
+	}
+	return out
+}
+
+// firstNonEmpty reads reasoning_content or reasoning, not both: servers that
+// send both send the same text twice.
+func firstNonEmpty(a, b *string) string {
+	if a != nil && *a != "" {
+		return *a
+	}
+	if b != nil {
+		return *b
+	}
+	return ""
+}
+
+// contentText returns the answer text and the thinking text of a content
+// value: a string, null, or (Mistral Magistral) an array of typed parts.
+func contentText(raw json.RawMessage) (text, thinking string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return "", ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s, ""
+		}
+		return "", ""
+	}
+	if raw[0] != '[' {
+		return "", ""
+	}
+	var parts []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", ""
+	}
+	var tb, kb strings.Builder
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			tb.WriteString(p.Text)
+		case "thinking":
+			// thinking is a string or a nested array of text parts.
+			t, _ := contentText(p.Thinking)
+			kb.WriteString(t)
+		}
+	}
+	return tb.String(), kb.String()
+}
+
+// addToolFragment applies rule 5 of provider-quirks.md: key by wire index
+// when present (never a dense slice: gateways start at 1); a different
+// non-empty id at a known index starts a new call (Ollama sends index 0 for
+// every call); without an index, an id or name starts a new call and an
+// id-less fragment continues the last one.
+func (a *accumulator) addToolFragment(ch *accChoice, f *wireToolCall) {
+	var last *accCall
+	if n := len(ch.calls); n > 0 {
+		last = ch.calls[n-1]
+	}
+	var c *accCall
+	if f.Index != nil {
+		c = ch.byIndex[f.Index.V]
+		if c != nil && f.ID != "" && c.ID != "" && f.ID != c.ID {
+			c = nil
+		}
+	} else {
+		switch {
+		case last == nil:
+		case f.ID != "" && f.ID != last.ID:
+		case f.ID == "" && f.Function.Name != "" && last.Name != "":
+		default:
+			c = last
+		}
+	}
+	if c == nil {
+		c = &accCall{}
+		ch.calls = append(ch.calls, c)
+		if f.Index != nil {
+			ch.byIndex[f.Index.V] = c
+		}
+	}
+	fillCall(c, f)
+}
+
+func fillCall(c *accCall, f *wireToolCall) {
+	if f.Index != nil && c.WireIndex == nil {
+		v := f.Index.V
+		c.WireIndex = &v
+	}
+	if c.ID == "" && f.ID != "" {
+		c.ID = f.ID
+	}
+	if c.Name == "" && f.Function.Name != "" {
+		c.Name = f.Function.Name
+	}
+	if len(f.ExtraContent) > 0 && string(f.ExtraContent) != "null" {
+		c.Extra = append(json.RawMessage(nil), f.ExtraContent...)
+	}
+	args := bytes.TrimSpace(f.Function.Arguments)
+	switch {
+	case len(args) == 0 || string(args) == "null":
+	case args[0] == '"':
+		var s string
+		if json.Unmarshal(args, &s) == nil {
+			c.args.WriteString(s)
+		}
+	default:
+		// llama.cpp (build 8233) sends arguments as a JSON object.
+		var buf bytes.Buffer
+		if json.Compact(&buf, args) == nil {
+			c.args.Write(buf.Bytes())
+		}
+	}
+}
+
+// finish returns the completed Completion: choices sorted, tool calls
+// completed (type defaulted, ids synthesized, nameless calls dropped).
+func (a *accumulator) finish() *Completion {
+	sort.Ints(a.order)
+	a.c.Choices = a.c.Choices[:0]
+	for _, i := range a.order {
+		ch := a.choices[i]
+		ch.ToolCalls = ch.ToolCalls[:0]
+		for _, c := range ch.calls {
+			if c.Name == "" {
+				// LM Studio sometimes emits a call with neither id nor
+				// function; there is nothing to run or answer.
+				continue
+			}
+			if c.ID == "" {
+				c.ID = a.newID() // Gemini sends "", and "" cannot be answered
+			}
+			tc := c.ToolCall
+			tc.Arguments = c.args.String()
+			tc.Type = "function"
+			ch.ToolCalls = append(ch.ToolCalls, tc)
+		}
+		a.c.Choices = append(a.c.Choices, ch.Choice)
+	}
+	return &a.c
+}
+
+func parseUsage(raw json.RawMessage) *Usage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	num := func(k string) int {
+		var f float64
+		if v, ok := m[k]; ok && json.Unmarshal(v, &f) == nil {
+			return int(f)
+		}
+		return 0
+	}
+	return &Usage{
+		PromptTokens:     num("prompt_tokens"),
+		CompletionTokens: num("completion_tokens"),
+		TotalTokens:      num("total_tokens"),
+		Raw:              append(json.RawMessage(nil), raw...),
+	}
+}
+
+// APIError is an error reported by the server, in whatever shape it chose.
+type APIError struct {
+	HTTPStatus int    // 0 when the error came inside an HTTP-200 body
+	Code       string // "model_not_found", "429", "tool_use_failed"... (numbers as text)
+	Type       string
+	Message    string
+	Detail     string // extra text some servers add (OpenRouter metadata.raw)
+}
+
+func (e *APIError) Error() string {
+	msg := e.Message
+	if e.Detail != "" && !strings.Contains(msg, e.Detail) {
+		if msg == "" {
+			msg = e.Detail
+		} else {
+			msg += ": " + e.Detail
+		}
+	}
+	if msg == "" {
+		msg = "error without a message"
+		if e.Code != "" {
+			msg += " (code " + e.Code + ")"
+		}
+	}
+	return msg
+}
+
+// parseErrorBody reads an error body in any of the shapes in rule 8 of
+// provider-quirks.md: {"error":{...}}, [{"error":{...}}], {"message":...},
+// {"error":"text"}, {"detail":...}, else the raw text.
+func parseErrorBody(status int, body []byte) *APIError {
+	e := parseErrorValue(body)
+	e.HTTPStatus = status
+	return &e
+}
+
+func parseErrorValue(body []byte) APIError {
+	body = bytes.TrimSpace(body)
+	var arr []json.RawMessage
+	if len(body) > 0 && body[0] == '[' && json.Unmarshal(body, &arr) == nil && len(arr) > 0 {
+		return parseErrorValue(arr[0]) // Gemini compat wraps the error in an array
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return APIError{Message: truncateRunes(string(body), 300)}
+	}
+	if inner, ok := obj["error"]; ok && string(inner) != "null" {
+		var s string
+		if json.Unmarshal(inner, &s) == nil {
+			return APIError{Message: s} // Ollama native API: {"error":"text"}
+		}
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(inner, &fields) == nil {
+			return errorFromObject(fields)
+		}
+	}
+	if d, ok := obj["detail"]; ok {
+		var s string
+		if json.Unmarshal(d, &s) == nil {
+			return APIError{Message: s}
+		}
+		return APIError{Message: truncateRunes(string(d), 300)} // FastAPI validation list
+	}
+	if _, ok := obj["message"]; ok {
+		return errorFromObject(obj) // vLLM before 0.10.1
+	}
+	return APIError{Message: truncateRunes(string(body), 300)}
+}
+
+func errorFromObject(o map[string]json.RawMessage) APIError {
+	str := func(k string) string {
+		v, ok := o[k]
+		if !ok {
+			return ""
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		if string(v) == "null" {
+			return ""
+		}
+		return string(v) // a number code: 429
+	}
+	e := APIError{Code: str("code"), Type: str("type"), Message: str("message")}
+	if e.Type == "" {
+		e.Type = str("status") // Gemini: "INVALID_ARGUMENT"
+	}
+	if md, ok := o["metadata"]; ok {
+		var m struct {
+			Raw json.RawMessage `json:"raw"`
+		}
+		if json.Unmarshal(md, &m) == nil && len(m.Raw) > 0 {
+			var s string
+			if json.Unmarshal(m.Raw, &s) == nil {
+				e.Detail = s
+			} else {
+				e.Detail = truncateRunes(string(m.Raw), 300)
+			}
+		}
+	}
+	return e
+}
+
+func truncateRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
