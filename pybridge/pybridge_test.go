@@ -2,6 +2,7 @@ package pybridge
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +30,22 @@ func TestCallHelperRoundTrip(t *testing.T) {
 	}
 	if err := testInterp.ResetBlock(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRecentContextRecordsValuesAndErrors(t *testing.T) {
+	for _, line := range []string{"rc_x = [1, 2]", "rc_x", "1/0"} {
+		if _, err := testInterp.Push(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := testInterp.RecentContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">>> rc_x = [1, 2]", "-> [1, 2]", ">>> 1/0", "raised ZeroDivisionError: division by zero"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("RecentContext() = %q, missing %q", got, want)
+		}
 	}
 }

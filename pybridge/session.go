@@ -75,3 +75,9 @@ func (in *Interp) SetPath0(script string) error {
 	_, err := in.Call(replModule, "set_path0", script, false)
 	return err
 }
+
+// RecentContext describes the last few py> inputs and their results or
+// errors, for the assistant's automatic context.
+func (in *Interp) RecentContext() (string, error) {
+	return in.Call(replModule, "recent_context", "", false)
+}

@@ -23,6 +23,12 @@ class _Console(code.InteractiveConsole):
     exit protocol: SystemExit escapes to the caller.
     """
 
+    _last_source = ()
+
+    def push(self, line):
+        self._last_source = self.buffer + [line]
+        return super().push(line)
+
     def runsource(self, source, filename="<input>", symbol="single"):
         try:
             code_obj = self.compile(source, filename, symbol)
@@ -56,6 +62,65 @@ class _Console(code.InteractiveConsole):
 
 _main = sys.modules["__main__"]
 _console = _Console(_main.__dict__, filename="<stdin>")
+
+
+class _Recent:
+    """The last few py> inputs and what came of them, for the assistant's
+    automatic context. Values are shown only when their type is a builtin
+    one, so no user __repr__ runs a second time on pyaichat's behalf."""
+
+    keep = 6
+    item_chars = 300
+
+    def __init__(self):
+        self.items = []
+        self._last_value = None
+
+    def _clip(self, text):
+        if len(text) > self.item_chars:
+            return text[: self.item_chars] + "..."
+        return text
+
+    def record(self, source):
+        import builtins
+
+        source = source.rstrip("\n")
+        if not source.strip():
+            return
+        outcome = ""
+        value = getattr(sys, "last_value", None)
+        if value is not None and value is not self._last_value:
+            self._last_value = value
+            outcome = "raised %s: %s" % (type(value).__name__, self._clip(str(value)))
+        else:
+            result = builtins.__dict__.get("_")
+            if result is not None and type(result).__module__ == "builtins":
+                outcome = "-> " + self._clip(self._repr(result))
+        self.items.append((self._clip(source), outcome))
+        del self.items[: -self.keep]
+
+    def _repr(self, value):
+        import reprlib
+
+        r = reprlib.Repr()
+        r.maxstring = r.maxother = self.item_chars
+        return r.repr(value)
+
+    def render(self):
+        lines = []
+        for source, outcome in self.items:
+            lines.append(">>> " + source.replace("\n", "\n... "))
+            if outcome:
+                lines.append("    " + outcome)
+        return "\n".join(lines)
+
+
+_recent = _Recent()
+
+
+def recent_context(_=""):
+    """Text of the last few py> inputs, their results and errors."""
+    return _recent.render()
 
 
 def _flush():
@@ -99,6 +164,8 @@ def push(line):
             _console.resetbuffer()
             return "ok"
         more = _console.push(line)
+        if not more:
+            _recent.record("\n".join(_console._last_source))
     except SystemExit as exc:
         _console.resetbuffer()
         status = _exit_status(exc)
@@ -140,6 +207,7 @@ def run_block(source):
                 return "ok"
             if not _console.runcode(code_obj):
                 break
+        _recent.record(source)
     except SystemExit as exc:
         return "exit:%d" % _exit_status(exc)
     finally:

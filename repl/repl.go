@@ -70,7 +70,6 @@ type session struct {
 	tty   bool
 
 	assistant Assistant
-	recent    recentInputs
 
 	// Ctrl-C bookkeeping.
 	aiCancel   atomic.Pointer[context.CancelFunc]
@@ -162,7 +161,7 @@ func (r *session) run() (status int) {
 	}
 
 	if o.NewAssistant != nil {
-		a, err := o.NewAssistant(in, r.recent.render)
+		a, err := o.NewAssistant(in, r.recentContext)
 		if err != nil {
 			r.warn(err.Error())
 		} else {
@@ -302,10 +301,8 @@ func (r *session) submit(mode Mode, cont bool, text string, block bool) (status 
 			r.in.ResetBlock()
 		}
 		out, err = r.in.RunBlock(text)
-		r.recent.add(text)
 	} else {
 		out, err = r.in.Push(text)
-		r.recent.add(text)
 	}
 	r.stuckSince.Store(0)
 	if err != nil {
@@ -317,6 +314,15 @@ func (r *session) submit(mode Mode, cont bool, text string, block bool) (status 
 	}
 	r.state.setContinuation(out.More)
 	return 0, false
+}
+
+// recentContext is the automatic context of the py> session.
+func (r *session) recentContext() string {
+	s, err := r.in.RecentContext()
+	if err != nil {
+		return ""
+	}
+	return s
 }
 
 // ask hands a line typed at ai> to the assistant; Ctrl-C cancels it.
@@ -422,47 +428,3 @@ func (r *session) finish(status int) int {
 }
 
 const finalizeTimeout = 3 * time.Second
-
-// recentInputs keeps the last few py> inputs for the assistant's automatic
-// context.
-type recentInputs struct {
-	mu    sync.Mutex
-	items []string
-}
-
-const (
-	recentKeep     = 8
-	recentItemSize = 400
-)
-
-func (ri *recentInputs) add(s string) {
-	s = strings.TrimRight(s, "\n")
-	if strings.TrimSpace(s) == "" {
-		return
-	}
-	if len(s) > recentItemSize {
-		s = s[:recentItemSize] + "…"
-	}
-	ri.mu.Lock()
-	defer ri.mu.Unlock()
-	ri.items = append(ri.items, s)
-	if len(ri.items) > recentKeep {
-		ri.items = ri.items[len(ri.items)-recentKeep:]
-	}
-}
-
-func (ri *recentInputs) render() string {
-	ri.mu.Lock()
-	defer ri.mu.Unlock()
-	if len(ri.items) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("Recent py> inputs (oldest first):\n")
-	for _, s := range ri.items {
-		b.WriteString(">>> ")
-		b.WriteString(strings.ReplaceAll(s, "\n", "\n... "))
-		b.WriteString("\n")
-	}
-	return b.String()
-}
