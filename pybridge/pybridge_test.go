@@ -49,3 +49,33 @@ func TestRecentContextRecordsValuesAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPush is the interpreter side of a py> round trip: one line in,
+// compiled, run and displayed (output goes to /dev/null).
+func BenchmarkPush(b *testing.B) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer devnull.Close()
+	if _, err := testInterp.Push("import sys, os; _bench_out = sys.stdout; sys.stdout = open(os.devnull, 'w')"); err != nil {
+		b.Fatal(err)
+	}
+	defer testInterp.Push("sys.stdout = _bench_out")
+	b.ResetTimer()
+	for range b.N {
+		if _, err := testInterp.Push("1+1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCallOverhead is the cost of one job on the interpreter thread
+// plus one cgo crossing into a trivial helper.
+func BenchmarkCallOverhead(b *testing.B) {
+	for range b.N {
+		if err := testInterp.ResetBlock(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -5,63 +5,85 @@ code.  Every entry point takes and returns plain strings so that one cgo
 crossing does one whole operation.
 """
 
-import ast
-import code
-import codeop
 import io
 import sys
 
 import _pyaichat  # the C module pybridge registers: line input through Go
 
 
-class _Console(code.InteractiveConsole):
-    """InteractiveConsole with CPython's REPL conventions.
+def _console_class():
+    # code imports traceback, linecache, tokenize and re: about 10 ms that
+    # would otherwise delay the first prompt. They load on the first line.
+    import code
+    import codeop
 
-    code.InteractiveConsole already compiles with codeop in "single" mode
-    (so expression values go through sys.displayhook and bind ``_``), prints
-    tracebacks without its own frame and sets sys.last_*.  We only add the
-    exit protocol: SystemExit escapes to the caller.
-    """
+    class _Console(code.InteractiveConsole):
+        """InteractiveConsole with CPython's REPL conventions.
 
-    _last_source = ()
+        code.InteractiveConsole already compiles with codeop in "single" mode
+        (so expression values go through sys.displayhook and bind ``_``), prints
+        tracebacks without its own frame and sets sys.last_*.  We only add the
+        exit protocol: SystemExit escapes to the caller.
+        """
 
-    def push(self, line):
-        self._last_source = self.buffer + [line]
-        return super().push(line)
+        _last_source = ()
 
-    def runsource(self, source, filename="<input>", symbol="single"):
-        try:
-            code_obj = self.compile(source, filename, symbol)
-        except (OverflowError, SyntaxError, ValueError) as err:
-            # codeop compiles the last line without its newline, and then
-            # reports "incomplete input" where CPython's REPL, whose
-            # tokenizer sees the newline, reports the real error.
-            if isinstance(err, SyntaxError) and err.msg == "incomplete input":
+        def push(self, line):
+            self._last_source = self.buffer + [line]
+            return super().push(line)
+
+        def runsource(self, source, filename="<input>", symbol="single"):
+            try:
                 try:
-                    compile(source + "\n", filename, symbol, codeop.PyCF_DONT_IMPLY_DEDENT)
-                except (OverflowError, SyntaxError, ValueError):
-                    self.showsyntaxerror(filename)
-                    return False
-            self.showsyntaxerror(filename)
+                    # Fast path: input that compiles as it stands is what
+                    # codeop would return too, without its second compile
+                    # and warnings bookkeeping (20 us a line).
+                    code_obj = self.compile.compiler(source, filename, symbol)
+                except SyntaxError:
+                    code_obj = self.compile(source, filename, symbol)
+            except (OverflowError, SyntaxError, ValueError) as err:
+                # codeop compiles the last line without its newline, and then
+                # reports "incomplete input" where CPython's REPL, whose
+                # tokenizer sees the newline, reports the real error.
+                if isinstance(err, SyntaxError) and err.msg == "incomplete input":
+                    try:
+                        compile(source + "\n", filename, symbol, codeop.PyCF_DONT_IMPLY_DEDENT)
+                    except (OverflowError, SyntaxError, ValueError):
+                        self.showsyntaxerror(filename)
+                        return False
+                self.showsyntaxerror(filename)
+                return False
+            if code_obj is None:
+                return True
+            self.runcode(code_obj)
             return False
-        if code_obj is None:
-            return True
-        self.runcode(code_obj)
-        return False
 
-    def runcode(self, code_obj):
-        try:
-            exec(code_obj, self.locals)
-        except SystemExit:
-            raise
-        except BaseException:  # KeyboardInterrupt too, as CPython prints it
-            self.showtraceback()
-            return False
-        return True
+        def runcode(self, code_obj):
+            try:
+                exec(code_obj, self.locals)
+            except SystemExit:
+                raise
+            except BaseException:  # KeyboardInterrupt too, as CPython prints it
+                self.showtraceback()
+                return False
+            return True
+
+    return _Console
 
 
 _main = sys.modules["__main__"]
-_console = _Console(_main.__dict__, filename="<stdin>")
+
+
+class _LazyConsole:
+    """Creates the console on first use (see _console_class)."""
+
+    def __getattr__(self, name):
+        global _console
+        _console = _console_class()(_main.__dict__, filename="<stdin>")
+        return getattr(_console, name)
+
+
+_console = _LazyConsole()
 
 
 class _Recent:
@@ -190,6 +212,8 @@ def run_block(source):
     as the interactive interpreter would ("single" mode, so values display),
     stopping at the first exception.
     """
+    import ast
+
     try:
         if _undecodable(source):
             return "ok"

@@ -43,6 +43,7 @@ type editor struct {
 	state *modeState
 	hist  *histories
 	out   io.Writer // the terminal
+	raw   *rawMode
 
 	mu      sync.Mutex
 	pasting bool // the pending Enter came from a paste
@@ -96,8 +97,8 @@ const indentUnit = "    "
 // replaces it with indentUnit (private use; no terminal sends it).
 const indentRune = '\ue001'
 
-func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer) (*editor, error) {
-	e := &editor{pump: p, state: st, hist: hist, out: stdout}
+func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer, fd int) (*editor, error) {
+	e := &editor{pump: p, state: st, hist: hist, out: stdout, raw: &rawMode{fd: fd}}
 	cfg := &readline.Config{
 		Prompt:                 st.prompt(),
 		Stdin:                  editorReader{p},
@@ -108,6 +109,8 @@ func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer) (*edit
 		InterruptPrompt:        "^C",
 		FuncFilterInputRune:    e.filter,
 		Listener:               e,
+		FuncMakeRaw:            e.raw.enter,
+		FuncExitRaw:            e.raw.exit,
 	}
 	rl, err := readline.NewEx(cfg)
 	if err != nil {
@@ -179,7 +182,13 @@ func (e *editor) read(initial string) (event, error) {
 	io.WriteString(e.out, bracketedPasteOn)
 	defer io.WriteString(e.out, bracketedPasteOff)
 
+	// Raw before readline draws the prompt (ReadlineWithDefault draws it
+	// before readline itself switches modes).
+	if err := e.raw.enter(); err != nil {
+		return event{}, fmt.Errorf("terminal: %w", err)
+	}
 	line, err := e.rl.ReadlineWithDefault(initial)
+	e.raw.exit()
 	e.mu.Lock()
 	pasting := e.pasting
 	e.pasting = false

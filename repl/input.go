@@ -205,8 +205,10 @@ func (r editorReader) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
-		for p.editorOn && len(p.queue) > 0 && p.queue[0].eof {
-			p.queue = p.queue[1:] // Ctrl-D typed ahead in cooked mode
+		if p.editorOn && len(p.queue) > 0 && p.queue[0].eof {
+			// Ctrl-D typed ahead while code ran (the terminal was cooked):
+			// it is still Ctrl-D to the editor.
+			p.queue[0] = chunk{data: []byte{4}}
 		}
 		if p.editorOn && len(p.queue) > 0 {
 			break

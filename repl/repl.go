@@ -180,7 +180,7 @@ func (r *session) run() (status int) {
 		r.input = plain
 	} else {
 		r.hist = loadHistories(historyDir(), r.warn)
-		ed, err := newEditor(r.pump, r.state, r.hist, o.Stdout)
+		ed, err := newEditor(r.pump, r.state, r.hist, o.Stdout, int(o.Stdin.Fd()))
 		if err != nil {
 			r.warn(err.Error())
 			return 1

@@ -1,6 +1,8 @@
 package repl
 
 import (
+	"sync"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -30,4 +32,52 @@ func (t *termState) restore() {
 		return
 	}
 	_ = unix.IoctlSetTermios(t.fd, unix.TCSETS, t.saved)
+}
+
+// rawMode switches the terminal between raw (line editor) and the cooked
+// mode it had at start (code running). Entering twice is harmless, unlike
+// readline's own, so the REPL can go raw before readline draws the prompt:
+// a key typed as soon as the prompt shows must arrive as a key (Ctrl-D as
+// byte 4), not be interpreted by the kernel's cooked line discipline.
+type rawMode struct {
+	fd    int
+	mu    sync.Mutex
+	saved *unix.Termios
+}
+
+func (m *rawMode) enter() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saved != nil {
+		return nil
+	}
+	t, err := unix.IoctlGetTermios(m.fd, unix.TCGETS)
+	if err != nil {
+		return err
+	}
+	saved := *t
+	// cfmakeraw(3), but keeping output processing so "\n" still returns
+	// the carriage, as readline does.
+	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	t.Cflag &^= unix.CSIZE | unix.PARENB
+	t.Cflag |= unix.CS8
+	t.Cc[unix.VMIN] = 1
+	t.Cc[unix.VTIME] = 0
+	if err := unix.IoctlSetTermios(m.fd, unix.TCSETS, t); err != nil {
+		return err
+	}
+	m.saved = &saved
+	return nil
+}
+
+func (m *rawMode) exit() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saved == nil {
+		return nil
+	}
+	err := unix.IoctlSetTermios(m.fd, unix.TCSETS, m.saved)
+	m.saved = nil
+	return err
 }

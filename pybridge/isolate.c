@@ -1,0 +1,647 @@
+/* Isolated calls: the helper runs in a fork()ed copy of the interpreter.
+ *
+ * Why fork: audit hooks and AST allowlists cannot stop setattr, list.append,
+ * a mutating __repr__ or a loop inside C code (see the project notes,
+ * "Bounding code that tools run"). A copy of the process sees the same
+ * objects, and whatever it changes dies with it; a deadline is a SIGKILL.
+ *
+ * The child never returns into Go (the Go runtime's other threads do not
+ * exist in it): it runs only C and Python, writes its result to a pipe and
+ * _exit()s. Before any Python runs in it, it drops the terminal and every
+ * inherited descriptor, makes shared writable mappings read-only, limits
+ * its resources and installs a seccomp filter; a C audit hook, installed
+ * once in the parent and armed only in the child, refuses files, processes,
+ * sockets, ctypes and imports with a clear Python exception. */
+#define PY_SSIZE_T_CLEAN
+#define _GNU_SOURCE
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef __linux__
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <termios.h>
+#endif
+
+#include "isolate.h"
+
+/* The child's end of the result pipe after it rearranges its descriptors. */
+#define RESULT_FD 3
+
+/* Extra address space a child may map beyond the parent's: an expression
+ * that allocates without bound gets MemoryError instead of the machine's
+ * memory. */
+#define CHILD_AS_BUDGET ((size_t)1 << 30)
+
+static volatile int guard_armed;   /* set only in a child, never in the parent */
+static PyObject *refused_type;     /* pyaichat.Refused(PermissionError) */
+static int hook_installed;
+
+/* ---- errors --------------------------------------------------------- */
+
+static void iso_error(pyb_error *err, const char *type, const char *msg) {
+    err->type = strdup(type);
+    err->message = strdup(msg);
+    err->traceback = NULL;
+}
+
+/* A pending Python exception in the parent as type + str(value); the
+ * helper's own lookups fail this way (missing module or function). */
+static void iso_fetch(pyb_error *err) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    const char *tname = type ? ((PyTypeObject *)type)->tp_name : "SystemError";
+    const char *dot = strrchr(tname, '.');
+    err->type = strdup(dot ? dot + 1 : tname);
+    err->message = NULL;
+    err->traceback = NULL;
+    if (value != NULL) {
+        PyObject *s = PyObject_Str(value);
+        if (s != NULL) {
+            const char *u = PyUnicode_AsUTF8(s);
+            if (u != NULL) err->message = strdup(u);
+            Py_DECREF(s);
+        }
+    }
+    PyErr_Clear();
+    if (err->message == NULL) err->message = strdup("");
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+/* ---- the audit guard ------------------------------------------------ */
+
+/* Audit events refused in the child, by prefix. Reading the session is
+ * what capabilities are for; files, processes, the network, ctypes (which
+ * could write anywhere in memory, shared mappings included), signals,
+ * threads, terminal input and imports are not. The seccomp filter stops
+ * the same things at the system-call level; this gives a clear error. */
+static const char *const refused_events[] = {
+    "open", "os.", "subprocess.", "_posixsubprocess", "socket.", "ctypes.",
+    "import", "shutil.", "pty.", "tempfile.", "glob.", "mmap.", "fcntl.",
+    "sqlite3.", "urllib.", "http.", "ftplib.", "smtplib.", "poplib.",
+    "imaplib.", "nntplib.", "telnetlib.", "webbrowser.", "syslog.",
+    "resource.", "_thread.start_new_thread", "signal.", "builtins.input",
+    "pdb.", "sys.setopencodehook", "cpython.run_", "winreg.", "msvcrt.",
+    NULL,
+};
+
+static int audit_guard(const char *event, PyObject *args, void *data) {
+    (void)data;
+    if (!guard_armed) return 0;
+    for (const char *const *p = refused_events; *p != NULL; p++) {
+        if (strncmp(event, *p, strlen(*p)) != 0) continue;
+        PyObject *first = (args != NULL && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 0)
+                              ? PyTuple_GET_ITEM(args, 0) : NULL;
+        /* Only exact builtin values are shown: formatting anything else
+         * could run user code inside the hook. */
+        if (first != NULL && (PyUnicode_CheckExact(first) || PyBytes_CheckExact(first) ||
+                              PyLong_CheckExact(first)))
+            PyErr_Format(refused_type,
+                         "%s(%.200R) refused: capabilities are read-only and may not use "
+                         "files, processes, the network, signals, threads or imports",
+                         event, first);
+        else
+            PyErr_Format(refused_type,
+                         "%s refused: capabilities are read-only and may not use "
+                         "files, processes, the network, signals, threads or imports",
+                         event);
+        return -1;
+    }
+    return 0;
+}
+
+/* Call with the GIL held, in the parent. */
+static int install_guard(pyb_error *err) {
+    if (hook_installed) return 0;
+    if (refused_type == NULL) {
+        refused_type = PyErr_NewExceptionWithDoc(
+            "pyaichat.Refused",
+            "A capability tried something it may not do (pyaichat's read-only policy).",
+            PyExc_PermissionError, NULL);
+        if (refused_type == NULL) {
+            iso_fetch(err);
+            return -1;
+        }
+    }
+    /* Hooks cannot be removed, so this one stays for the life of the
+     * process; in the parent it returns at once. */
+    if (PySys_AddAuditHook(audit_guard, NULL) < 0) {
+        iso_fetch(err);
+        return -1;
+    }
+    hook_installed = 1;
+    return 0;
+}
+
+/* ---- the child ------------------------------------------------------ */
+
+static int write_all(int fd, const char *buf, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Input read by user code in the child must never reach Go's line editor
+ * (Go does not exist here): stdin is at end of file. */
+static char *child_readline(FILE *in, FILE *out, const char *prompt) {
+    (void)in;
+    (void)out;
+    (void)prompt;
+    char *res = PyMem_RawMalloc(1);
+    if (res != NULL) res[0] = '\0';
+    return res;
+}
+
+static void close_from(int lowfd) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0) return;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 65536) max = 65536;
+    for (int fd = lowfd; fd < max; fd++) close(fd);
+}
+
+#ifdef __linux__
+/* A writable MAP_SHARED mapping (multiprocessing shared memory, an mmap of
+ * a file opened for writing) is the one way the copy could change memory
+ * that the session or the disk sees: make each one read-only, so that a
+ * write crashes the child instead. */
+static void protect_shared_mappings(void) {
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    static char buf[1 << 16];
+    size_t have = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0 && have == 0) break;
+        if (r > 0) have += (size_t)r;
+        buf[have] = '\0';
+        char *line = buf, *nl;
+        while ((nl = memchr(line, '\n', have - (size_t)(line - buf))) != NULL) {
+            *nl = '\0';
+            unsigned long start, end;
+            char perms[5];
+            if (sscanf(line, "%lx-%lx %4s", &start, &end, perms) == 3 &&
+                perms[1] == 'w' && perms[3] == 's')
+                mprotect((void *)start, end - start,
+                         PROT_READ | (perms[2] == 'x' ? PROT_EXEC : 0));
+            line = nl + 1;
+        }
+        size_t rest = have - (size_t)(line - buf);
+        if (r <= 0 || rest == sizeof buf - 1) break; /* end, or a line too long */
+        memmove(buf, line, rest);
+        have = rest;
+    }
+    close(fd);
+}
+
+static size_t current_vm_size(void) {
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[128];
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0) return 0;
+    buf[r] = '\0';
+    return (size_t)strtoull(buf, NULL, 10) * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+#if defined(__x86_64__)
+#define ISO_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define ISO_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef ISO_AUDIT_ARCH
+#define ISO_MAX_FILTER 256
+struct filter_buf {
+    struct sock_filter f[ISO_MAX_FILTER];
+    unsigned short n;
+};
+
+static void emit(struct filter_buf *b, struct sock_filter s) {
+    if (b->n < ISO_MAX_FILTER) b->f[b->n++] = s;
+}
+
+#define LOAD_NR() emit(b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, \
+                                                        offsetof(struct seccomp_data, nr)))
+#define LOAD_ARG_LO(i) emit(b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, \
+                                                             offsetof(struct seccomp_data, args[i])))
+#define LOAD_ARG_HI(i) emit(b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, \
+                                                             offsetof(struct seccomp_data, args[i]) + 4))
+#define RET(v) emit(b, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, (v)))
+#define IF_EQ_ELSE_SKIP(k, skip) emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), 0, (skip)))
+#define ALLOW SECCOMP_RET_ALLOW
+#define DENY (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+
+/* if (nr == sys) return ALLOW; */
+static void allow(struct filter_buf *b, long sys) {
+    IF_EQ_ELSE_SKIP((unsigned)sys, 1);
+    RET(ALLOW);
+}
+
+/* if (nr == sys) return (low word of arg i is one of vals) ? ALLOW : DENY.
+ * The argument's high word must be zero too (a 64-bit fd or request). */
+static void allow_if_arg(struct filter_buf *b, long sys, int i, const unsigned *vals, int nvals) {
+    IF_EQ_ELSE_SKIP((unsigned)sys, (unsigned char)(2 + 2 + nvals * 2 + 1));
+    LOAD_ARG_HI(i);
+    IF_EQ_ELSE_SKIP(0, (unsigned char)(1 + nvals * 2));
+    LOAD_ARG_LO(i);
+    for (int k = 0; k < nvals; k++) {
+        IF_EQ_ELSE_SKIP(vals[k], 1);
+        RET(ALLOW);
+    }
+    RET(DENY);
+}
+
+/* An allowlist: what evaluating Python expressions needs (memory, time,
+ * signals, futexes, reading descriptors it already has, stat), and nothing
+ * that opens, creates, writes (except the result pipe and the /dev/null
+ * stdout/stderr), spawns, connects or signals another process. */
+static int install_seccomp(pid_t self) {
+    static struct filter_buf fb;
+    struct filter_buf *b = &fb;
+    b->n = 0;
+    emit(b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+    IF_EQ_ELSE_SKIP(ISO_AUDIT_ARCH, 1);
+    RET(SECCOMP_RET_KILL_PROCESS);
+    LOAD_NR();
+#ifdef __x86_64__
+    /* x32 system calls alias the 64-bit ones with this bit set. */
+    emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1));
+    RET(DENY);
+#endif
+    static const long plain[] = {
+        SYS_read, SYS_readv, SYS_pread64, SYS_close, SYS_fstat, SYS_newfstatat,
+        SYS_lseek, SYS_mmap, SYS_munmap, SYS_mremap, SYS_mprotect, SYS_brk,
+        SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_sigaltstack,
+        SYS_futex, SYS_clock_gettime, SYS_clock_getres, SYS_clock_nanosleep,
+        SYS_nanosleep, SYS_gettimeofday, SYS_getpid, SYS_gettid, SYS_getppid,
+        SYS_getuid, SYS_geteuid, SYS_getgid, SYS_getegid, SYS_getrandom,
+        SYS_exit, SYS_exit_group, SYS_ppoll, SYS_pselect6, SYS_sched_yield,
+        SYS_sched_getaffinity, SYS_getcwd, SYS_uname, SYS_getrusage, SYS_times,
+        SYS_sysinfo, SYS_restart_syscall, SYS_faccessat, SYS_readlinkat,
+#ifdef SYS_statx
+        SYS_statx,
+#endif
+#ifdef SYS_faccessat2
+        SYS_faccessat2,
+#endif
+#ifdef __x86_64__
+        SYS_stat, SYS_lstat, SYS_poll, SYS_select, SYS_time, SYS_access, SYS_readlink,
+#endif
+    };
+    for (size_t k = 0; k < sizeof plain / sizeof plain[0]; k++) allow(b, plain[k]);
+
+    static const unsigned out_fds[] = {1, 2, RESULT_FD};
+    allow_if_arg(b, SYS_write, 0, out_fds, 3);
+    LOAD_NR();
+    allow_if_arg(b, SYS_writev, 0, out_fds, 3);
+    LOAD_NR();
+    /* isatty() and terminal-size queries only; never TIOCSTI and friends. */
+    static const unsigned ioctls[] = {TCGETS, TIOCGWINSZ, FIONREAD};
+    allow_if_arg(b, SYS_ioctl, 1, ioctls, 3);
+    LOAD_NR();
+    static const unsigned fcntls[] = {F_GETFD, F_GETFL};
+    allow_if_arg(b, SYS_fcntl, 1, fcntls, 2);
+    LOAD_NR();
+    /* MADV_REMOVE would punch a hole in shared memory; malloc's advice is fine. */
+    static const unsigned advice[] = {MADV_NORMAL, MADV_RANDOM, MADV_SEQUENTIAL,
+                                      MADV_WILLNEED, MADV_DONTNEED, MADV_FREE,
+                                      MADV_HUGEPAGE, MADV_NOHUGEPAGE, MADV_DONTDUMP};
+    allow_if_arg(b, SYS_madvise, 2, advice, 9);
+    LOAD_NR();
+    /* abort() signals itself; no other process may be signalled. */
+    unsigned me = (unsigned)self;
+    allow_if_arg(b, SYS_kill, 0, &me, 1);
+    LOAD_NR();
+    allow_if_arg(b, SYS_tgkill, 0, &me, 1);
+    LOAD_NR();
+    allow_if_arg(b, SYS_tkill, 0, &me, 1);
+    LOAD_NR();
+    /* getrlimit (prlimit64 with no new limit); setting limits is refused. */
+    static const unsigned zero[] = {0};
+    allow_if_arg(b, SYS_prlimit64, 2, zero, 1);
+    RET(DENY);
+    if (b->n >= ISO_MAX_FILTER) return -1;
+
+    struct sock_fprog prog = {.len = b->n, .filter = b->f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) return -1;
+    return 0;
+}
+#else
+static int install_seccomp(pid_t self) {
+    (void)self;
+    return -1;
+}
+#endif /* ISO_AUDIT_ARCH */
+#endif /* __linux__ */
+
+/* Runs in the forked child; never returns. */
+static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long long timeout_ms)
+    __attribute__((noreturn));
+
+static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long long timeout_ms) {
+    /* Go's signal handlers would run Go code: default dispositions, no
+     * blocked signals. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++) {
+        if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, NULL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    /* A new session has no controlling terminal: /dev/tty cannot be opened
+     * and the terminal's Ctrl-C reaches only the parent. */
+    setsid();
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);
+    prctl(PR_SET_DUMPABLE, 0); /* no core file on a crash */
+#endif
+
+    /* Descriptors: /dev/null for stdio, the pipe at RESULT_FD, nothing else
+     * (no terminal, no sockets, no files the session has open). */
+    int w = fcntl(wfd, F_DUPFD, 10);
+    int null = open("/dev/null", O_RDWR);
+    if (w < 0 || null < 0) _exit(126);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    if (dup2(w, RESULT_FD) != RESULT_FD) _exit(126);
+
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = 0;
+    setrlimit(RLIMIT_CORE, &rl);
+    setrlimit(RLIMIT_FSIZE, &rl); /* no file may grow */
+    setrlimit(RLIMIT_NPROC, &rl); /* no process may be created (non-root) */
+    /* A backstop in case the parent cannot kill the child at the deadline. */
+    rl.rlim_cur = rl.rlim_max = (rlim_t)(timeout_ms / 1000 + 2);
+    setrlimit(RLIMIT_CPU, &rl);
+
+    int guards = 0;
+#ifdef __linux__
+    size_t vm = current_vm_size();
+    if (vm > 0) {
+        rl.rlim_cur = rl.rlim_max = vm + CHILD_AS_BUDGET;
+        setrlimit(RLIMIT_AS, &rl);
+    }
+    protect_shared_mappings();
+    close_from(RESULT_FD + 1);
+    if (install_seccomp(getpid()) == 0) guards |= PYB_GUARD_SECCOMP;
+#else
+    close_from(RESULT_FD + 1);
+#endif
+
+    PyOS_ReadlineFunctionPointer = child_readline;
+    guard_armed = 1;
+    /* We hold the GIL (taken before the fork); this re-creates it and the
+     * thread bookkeeping for the only thread that exists now. */
+    PyOS_AfterFork_Child();
+
+    PyObject *res = PyObject_CallOneArg(fn, arg);
+    const char *data = NULL;
+    Py_ssize_t n = 0;
+    PyObject *bytes = NULL;
+    if (res != NULL && PyUnicode_Check(res)) {
+        bytes = PyUnicode_AsEncodedString(res, "utf-8", "backslashreplace");
+        if (bytes != NULL) {
+            data = PyBytes_AS_STRING(bytes);
+            n = PyBytes_GET_SIZE(bytes);
+        }
+    }
+    if (data == NULL) {
+        PyErr_Clear();
+        data = "{\"error\": {\"type\": \"InternalError\", \"message\": "
+               "\"the isolated helper did not return text\"}}";
+        n = (Py_ssize_t)strlen(data);
+    }
+    /* Header: guard flags and the payload length, so that the parent can
+     * tell a complete result from a child that died while writing. */
+    unsigned char hdr[9];
+    hdr[0] = (unsigned char)guards;
+    uint64_t len = (uint64_t)n;
+    for (int i = 0; i < 8; i++) hdr[1 + i] = (unsigned char)(len >> (8 * i));
+    if (write_all(RESULT_FD, (const char *)hdr, sizeof hdr) != 0 ||
+        write_all(RESULT_FD, data, (size_t)n) != 0)
+        _exit(124);
+    _exit(0);
+}
+
+/* ---- the parent ----------------------------------------------------- */
+
+static long long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void describe_exit(int status, pyb_error *err) {
+    char buf[256];
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        snprintf(buf, sizeof buf,
+                 "the isolated evaluation crashed (signal %d, %s) before it produced a "
+                 "result; the session is unchanged",
+                 sig, strsignal(sig));
+    } else if (WIFEXITED(status)) {
+        snprintf(buf, sizeof buf,
+                 "the isolated evaluation exited with status %d before it produced a "
+                 "result; the session is unchanged",
+                 WEXITSTATUS(status));
+    } else {
+        snprintf(buf, sizeof buf, "the isolated evaluation ended without a result");
+    }
+    iso_error(err, "Crashed", buf);
+}
+
+/* Waits for the pipe to reach EOF, the deadline or cancel_fd; GIL released.
+ * Returns 0 with the bytes read, PYB_ISO_TIMEOUT or PYB_ISO_CANCELED. */
+static int read_result(int rfd, int cancel_fd, long long deadline, char **buf, size_t *have) {
+    size_t cap = 0;
+    *buf = NULL;
+    *have = 0;
+    for (;;) {
+        long long left = deadline - now_ms();
+        if (left <= 0) return PYB_ISO_TIMEOUT;
+        struct pollfd p[2] = {{.fd = rfd, .events = POLLIN}, {.fd = cancel_fd, .events = POLLIN}};
+        int np = cancel_fd >= 0 ? 2 : 1;
+        int r = poll(p, (nfds_t)np, left > 1000000 ? 1000000 : (int)left);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return PYB_ISO_TIMEOUT;
+        }
+        if (np == 2 && p[1].revents != 0) return PYB_ISO_CANCELED;
+        if (p[0].revents == 0) continue;
+        if (*have + 65536 > cap) {
+            size_t ncap = cap ? cap * 2 : 65536 + 16;
+            char *nb = realloc(*buf, ncap);
+            if (nb == NULL) return PYB_ISO_TIMEOUT;
+            *buf = nb;
+            cap = ncap;
+        }
+        ssize_t n = read(rfd, *buf + *have, cap - *have);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            return 0;
+        }
+        if (n == 0) return 0;
+        *have += (size_t)n;
+    }
+}
+
+int pyb_call_isolated(const char *module, const char *func, const char *arg,
+                      size_t arg_len, long long timeout_ms, int cancel_fd,
+                      char **out, size_t *out_len, int *guards, pyb_error *err) {
+    long long deadline = now_ms() + timeout_ms;
+    *out = NULL;
+    *out_len = 0;
+    *guards = 0;
+
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *fn = NULL, *py_arg = NULL;
+    if (install_guard(err) != 0) goto fail_gil;
+    PyObject *mod = PyImport_ImportModule(module);
+    if (mod == NULL) {
+        iso_fetch(err);
+        goto fail_gil;
+    }
+    fn = PyObject_GetAttrString(mod, func);
+    Py_DECREF(mod);
+    if (fn == NULL) {
+        iso_fetch(err);
+        goto fail_gil;
+    }
+    py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)arg_len, "surrogateescape");
+    if (py_arg == NULL) {
+        iso_fetch(err);
+        goto fail_gil;
+    }
+
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "cannot create the result pipe: %s", strerror(errno));
+        iso_error(err, "IsolationError", buf);
+        goto fail_gil;
+    }
+
+    /* Not PyOS_BeforeFork/AfterFork_Parent: those run the user's
+     * os.register_at_fork callbacks in the session, which a read-only call
+     * must not do. They only add the import lock around the fork, which we
+     * take ourselves so that no import is half done in the copy. The child
+     * still calls PyOS_AfterFork_Child, under the guards. */
+    _PyImport_AcquireLock();
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        child_main(fn, py_arg, p[1], parent, timeout_ms);
+    }
+    int fork_errno = errno;
+    _PyImport_ReleaseLock();
+    close(p[1]);
+    Py_CLEAR(fn);
+    Py_CLEAR(py_arg);
+    if (pid < 0) {
+        close(p[0]);
+        char buf[128];
+        snprintf(buf, sizeof buf, "fork failed: %s", strerror(fork_errno));
+        iso_error(err, "IsolationError", buf);
+        PyGILState_Release(gil);
+        return PYB_ISO_ERROR;
+    }
+
+    /* The user's threads run while we wait. */
+    PyThreadState *ts = PyEval_SaveThread();
+    char *buf = NULL;
+    size_t have = 0;
+    int rc = read_result(p[0], cancel_fd, deadline, &buf, &have);
+    close(p[0]);
+    int status = 0;
+    int complete = 0;
+    uint64_t len = 0;
+    if (rc == 0 && have >= 9) {
+        for (int i = 0; i < 8; i++) len |= (uint64_t)(unsigned char)buf[1 + i] << (8 * i);
+        complete = (have - 9 == len);
+    }
+    if (complete) {
+        /* The child is in _exit. */
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    } else if (rc == 0) {
+        /* EOF without a whole result: the child is dying; its status says
+         * why, unless it lingers past the deadline. */
+        for (;;) {
+            pid_t r = waitpid(pid, &status, WNOHANG);
+            if (r == pid) break;
+            if (r < 0 && errno != EINTR) break;
+            if (now_ms() >= deadline) {
+                rc = PYB_ISO_TIMEOUT;
+                break;
+            }
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    if (rc != 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    PyEval_RestoreThread(ts);
+    PyGILState_Release(gil);
+
+    if (rc == PYB_ISO_TIMEOUT || rc == PYB_ISO_CANCELED) {
+        free(buf);
+        return rc;
+    }
+    if (!complete) {
+        free(buf);
+        describe_exit(status, err);
+        return PYB_ISO_ERROR;
+    }
+    *guards = (unsigned char)buf[0];
+    memmove(buf, buf + 9, (size_t)len);
+    *out = buf;
+    *out_len = (size_t)len;
+    return 0;
+
+fail_gil:
+    Py_XDECREF(fn);
+    Py_XDECREF(py_arg);
+    PyGILState_Release(gil);
+    return PYB_ISO_ERROR;
+}
