@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// estimateTokens is the usual 4-bytes-per-token rule of thumb; it only has
+// to keep requests inside a budget, not match any tokenizer.
+func estimateTokens(n int) int { return (n + 3) / 4 }
+
+func messageTokens(m Message) int {
+	n := len(m.Content) + len(m.ToolCallID) + 8 // role and framing
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Arguments) + 16
+	}
+	return estimateTokens(n)
+}
+
+// systemMessage is the system prompt plus the automatic session context,
+// rebuilt for every request so the model sees the session as it is now
+// rather than a copy per question in the history.
+func (s *Session) systemMessage() Message {
+	prompt := systemPrompt
+	if s.ctxFn != nil {
+		if c := capContext(strings.TrimSpace(s.ctxFn()), s.cfg.ContextBytes); c != "" {
+			prompt += "\n\nRecent py> activity (automatic, may be truncated):\n" + c
+		}
+	}
+	return Message{Role: "system", Content: prompt}
+}
+
+// capContext keeps the most recent part of the session context (its end)
+// within budget bytes, cut at a line boundary when one is near.
+func capContext(c string, budget int) string {
+	if len(c) <= budget {
+		return c
+	}
+	const mark = "[earlier activity omitted]\n"
+	cut := len(c) - (budget - len(mark))
+	for cut < len(c) && !utf8.RuneStart(c[cut]) {
+		cut++
+	}
+	if i := strings.IndexByte(c[cut:], '\n'); i >= 0 && i < budget/4 {
+		cut += i + 1
+	}
+	return mark + c[cut:]
+}
+
+// requestMessages is what one request sends: the system message and the
+// conversation within HistoryTokens. Whole old exchanges (a question and
+// everything up to the next one) are forgotten first, for good; if the
+// current exchange alone is still too big, its oldest tool results are
+// replaced by a stub in this request only, so every tool-call id stays
+// answered.
+func (s *Session) requestMessages() []Message {
+	sys := s.systemMessage()
+	budget := s.cfg.HistoryTokens - messageTokens(sys)
+	total := 0
+	for _, m := range s.history {
+		total += messageTokens(m)
+	}
+	for total > budget {
+		next := -1 // start of the second exchange
+		for i := 1; i < len(s.history); i++ {
+			if s.history[i].Role == "user" {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			break // only the current exchange is left
+		}
+		for _, m := range s.history[:next] {
+			total -= messageTokens(m)
+		}
+		s.history = append(s.history[:0:0], s.history[next:]...)
+	}
+	msgs := make([]Message, 0, len(s.history)+1)
+	msgs = append(msgs, sys)
+	msgs = append(msgs, s.history...)
+	const stub = `{"error":{"type":"Dropped","message":"result dropped to fit the context budget; call again if needed"}}`
+	for i := 1; total > budget && i < len(msgs); i++ {
+		if msgs[i].Role == "tool" && len(msgs[i].Content) > len(stub) {
+			total -= messageTokens(msgs[i])
+			msgs[i].Content = stub
+			total += messageTokens(msgs[i])
+		}
+	}
+	return msgs
+}

@@ -1,0 +1,486 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// NotConfigured is the one line shown when a question is asked with no key
+// and OpenAI's default base URL.
+const NotConfigured = "ai> is not configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama or llama.cpp), and PYAICHAT_MODEL to choose the model (default " + DefaultModel + ")"
+
+const systemPrompt = `You are the assistant inside pyaichat, a Python REPL. You see the user's live Python session only through the tools. They are read-only: they inspect values and never change the session. Check facts with them instead of guessing, using the smallest call that answers (get_type, get_repr, or eval_expr on a narrow expression). Expressions run in the session's namespace; never import modules. Answer concisely in plain text, grounded in the tool results, and say when the session cannot tell.`
+
+// BoundError is a question stopped by one of the loop's bounds (step cap,
+// deadline, repeated calls). Its message says which.
+type BoundError struct{ Msg string }
+
+func (e *BoundError) Error() string { return e.Msg }
+
+// errDeadline is the cause of a question's context when its wall-clock
+// deadline passes, to tell it apart from Ctrl-C.
+var errDeadline = errors.New("question deadline")
+
+// Session is one ai> conversation: the memory across questions, the bounds,
+// and the client. It is used from one goroutine at a time.
+type Session struct {
+	cfg    Config
+	tools  Toolset
+	ctxFn  func() string
+	client *client
+
+	history []Message
+	list    []Tool
+	oaTools []openai.Tool
+	names   map[string]bool
+
+	// Notices, when set, receives retry waits and the summary line in Ask
+	// (whose out is the answer only, for scripts). Handle writes both to out.
+	Notices io.Writer
+}
+
+// NewSession starts a conversation. tools may be nil (no capabilities);
+// ctxFn may be nil (no automatic context).
+func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
+	s := &Session{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn}
+	s.client = newClient(&s.cfg)
+	if tools != nil {
+		s.list = tools.Tools()
+	}
+	s.oaTools = openaiTools(s.list)
+	s.names = map[string]bool{}
+	for _, t := range s.list {
+		s.names[t.Name] = true
+	}
+	return s
+}
+
+// Model is the model questions go to.
+func (s *Session) Model() string { return s.cfg.Model }
+
+// History returns a copy of the conversation (for tests and transcripts).
+func (s *Session) History() []Message { return append([]Message(nil), s.history...) }
+
+// Handle answers one line typed at ai>: a question or a slash command.
+// The answer streams to out as it arrives. A nil error means the answer is
+// complete; otherwise the error is one line for the REPL to print (it never
+// contains the API key). Ctrl-C (ctx cancelled) returns an error that
+// errors.Is(err, context.Canceled), and leaves the conversation valid.
+func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error {
+	line = strings.TrimSpace(line)
+	switch {
+	case line == "":
+		return nil
+	case strings.HasPrefix(line, "/"):
+		return s.command(ctx, line, out)
+	case !s.cfg.Configured():
+		_, err := fmt.Fprintln(out, NotConfigured)
+		return err
+	}
+	return s.redact(s.ask(ctx, line, out, out))
+}
+
+// Ask answers one question for `pyaichat -p`: the answer goes to out, and a
+// non-nil error (one line) means the process should exit non-zero.
+func (s *Session) Ask(ctx context.Context, question string, out io.Writer) error {
+	if !s.cfg.Configured() {
+		return errors.New(NotConfigured)
+	}
+	notices := s.Notices
+	if notices == nil {
+		notices = io.Discard
+	}
+	return s.redact(s.ask(ctx, strings.TrimSpace(question), out, notices))
+}
+
+// redact is the last line of defence for the key: no error leaves the
+// package with it, whatever a server echoed.
+func (s *Session) redact(err error) error {
+	if err == nil || s.cfg.APIKey == "" || !strings.Contains(err.Error(), s.cfg.APIKey) {
+		return err
+	}
+	return &redacted{err, strings.ReplaceAll(err.Error(), s.cfg.APIKey, "[key]")}
+}
+
+type redacted struct {
+	err error
+	msg string
+}
+
+func (r *redacted) Error() string { return r.msg }
+func (r *redacted) Unwrap() error { return r.err }
+
+// turn is the state of one question.
+type turn struct {
+	s       *Session
+	out     *lineWriter
+	notices io.Writer
+	calls   []string
+	seen    map[string]int
+	repeats int
+	usage   Usage
+	hasUse  bool
+}
+
+func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
+	qctx, cancel := context.WithTimeoutCause(ctx, s.cfg.QuestionTimeout, errDeadline)
+	defer cancel()
+	t := &turn{s: s, out: &lineWriter{w: out, key: s.cfg.APIKey}, notices: notices, seen: map[string]int{}}
+	if notices == out {
+		t.notices = t.out
+	}
+	start := len(s.history)
+	s.history = append(s.history, Message{Role: "user", Content: q})
+	err := t.run(qctx)
+	if qctx.Err() != nil && (err == nil || !isBound(err)) {
+		err = t.ctxErr(qctx)
+	}
+	s.repair(start, err)
+	t.out.endLine()
+	t.summary()
+	return err
+}
+
+func isBound(err error) bool {
+	var b *BoundError
+	return errors.As(err, &b)
+}
+
+func (t *turn) ctxErr(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errDeadline) {
+		return &BoundError{fmt.Sprintf("stopped: the question took longer than %s", t.s.cfg.QuestionTimeout)}
+	}
+	return fmt.Errorf("question cancelled: %w", context.Canceled)
+}
+
+func (t *turn) notify(msg string) {
+	if t.notices == io.Writer(t.out) {
+		t.out.endLine()
+	}
+	fmt.Fprintln(t.notices, t.dim(msg))
+}
+
+func (t *turn) dim(s string) string {
+	if t.s.cfg.Color {
+		return "\x1b[2m" + s + "\x1b[0m"
+	}
+	return s
+}
+
+func (t *turn) run(ctx context.Context) error {
+	s := t.s
+	for step := 0; ; step++ {
+		if ctx.Err() != nil {
+			return t.ctxErr(ctx)
+		}
+		stream, err := s.client.open(ctx, s.cfg.Model, s.requestMessages(), s.oaTools, t.notify)
+		if err != nil {
+			return err
+		}
+		for stream.Next() {
+			kind, choice, text := stream.Current()
+			if choice == 0 && kind != DeltaReasoning {
+				t.out.WriteString(text)
+			}
+		}
+		res := stream.Result()
+		stream.Close()
+		if res.Usage != nil {
+			t.hasUse = true
+			t.usage.PromptTokens += res.Usage.PromptTokens
+			t.usage.CompletionTokens += res.Usage.CompletionTokens
+		}
+		ch := res.Choice0()
+		if err := stream.Err(); err != nil {
+			// Keep what was shown; never run the calls of a broken response.
+			s.addAssistant(ch.Content, nil)
+			if ctx.Err() != nil {
+				return t.ctxErr(ctx)
+			}
+			if t.out.wrote {
+				return fmt.Errorf("answer incomplete: %w", err)
+			}
+			return err
+		}
+		calls, asText := ch.ToolCalls, false
+		if len(calls) == 0 {
+			calls, asText = t.textToolCalls(ch.Content)
+		}
+		if len(calls) == 0 {
+			return t.final(ch)
+		}
+		if ch.FinishReason == "length" {
+			s.addAssistant(ch.Content, nil)
+			return errors.New("the model's output limit cut its tool call short; nothing was run (ask again, or ask for less)")
+		}
+		if step >= s.cfg.MaxSteps {
+			s.addAssistant(ch.Content, nil)
+			return &BoundError{fmt.Sprintf("stopped: reached the limit of %d tool steps for one question without an answer; ask a narrower question", s.cfg.MaxSteps)}
+		}
+		content := stripToolMarkup(ch.Content)
+		if asText {
+			content = ""
+			t.notify(fmt.Sprintf("(the model wrote its tool call as text; running %s)", calls[0].Name))
+		}
+		s.history = append(s.history, Message{Role: "assistant", Content: content, ToolCalls: calls})
+		for i, c := range calls {
+			var result string
+			switch {
+			case ctx.Err() != nil:
+				result = errorResult("Cancelled", "not run: the user cancelled the question")
+			case i >= s.cfg.MaxCallsPerStep:
+				result = errorResult("TooManyCalls", fmt.Sprintf("not run: at most %d calls per step", s.cfg.MaxCallsPerStep))
+			default:
+				result = t.runCall(ctx, c)
+			}
+			s.history = append(s.history, Message{Role: "tool", ToolCallID: c.ID, Content: result})
+		}
+		if ctx.Err() != nil {
+			return t.ctxErr(ctx)
+		}
+		if t.repeats >= 2 {
+			return &BoundError{fmt.Sprintf("stopped: the model kept repeating the same call (%s)", t.calls[len(t.calls)-1])}
+		}
+	}
+}
+
+// final records an answer without tool calls and reports how it ended.
+func (t *turn) final(ch Choice) error {
+	content := ch.Content
+	if content == "" {
+		content = ch.Refusal
+	}
+	t.s.addAssistant(content, nil)
+	switch ch.FinishReason {
+	case "length":
+		return errors.New("answer incomplete: the model reached its output limit")
+	case "content_filter":
+		return fmt.Errorf("answer blocked by the content filter of %s", t.s.client.where())
+	}
+	if strings.TrimSpace(content) == "" {
+		t.notify("(the model returned an empty answer)")
+	}
+	return nil
+}
+
+func (s *Session) addAssistant(content string, calls []ToolCall) {
+	if content == "" && len(calls) == 0 {
+		return
+	}
+	s.history = append(s.history, Message{Role: "assistant", Content: content, ToolCalls: calls})
+}
+
+// repair leaves the conversation valid after any ending: every tool-call id
+// answered, and never a question left without a reply (some local chat
+// templates reject two user messages in a row). A question that got nothing
+// at all is forgotten, so asking again starts clean.
+func (s *Session) repair(start int, err error) {
+	h := s.history
+	for i := start; i < len(h); i++ {
+		m := h[i]
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		j := i + 1
+		for ; j < len(h) && h[j].Role == "tool"; j++ {
+			answered[h[j].ToolCallID] = true
+		}
+		var missing []Message
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				missing = append(missing, Message{Role: "tool", ToolCallID: c.ID, Content: errorResult("NotRun", "not run")})
+			}
+		}
+		if len(missing) > 0 {
+			h = append(h[:j], append(missing, h[j:]...)...)
+		}
+	}
+	if len(h) == start+1 && h[start].Role == "user" {
+		h = h[:start]
+	} else if n := len(h); n > start && h[n-1].Role != "assistant" {
+		reason := "interrupted"
+		if err != nil {
+			reason = err.Error()
+		}
+		h = append(h, Message{Role: "assistant", Content: "(no answer: " + reason + ")"})
+	}
+	s.history = h
+}
+
+// runCall checks and runs one tool call and returns the capped result.
+func (t *turn) runCall(ctx context.Context, c ToolCall) string {
+	s := t.s
+	args := strings.TrimSpace(c.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	t.calls = append(t.calls, callLabel(c.Name, args))
+	if !s.names[c.Name] {
+		return errorResult("UnknownTool", fmt.Sprintf("there is no tool named %q; the tools are: %s", c.Name, s.toolNames()))
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &obj) != nil {
+		return errorResult("BadArguments", fmt.Sprintf("arguments must be a JSON object, got %s; the tools are: %s", truncateRunes(args, 200), s.toolNames()))
+	}
+	key := c.Name + "\x00" + canonical(obj)
+	t.seen[key]++
+	if t.seen[key] > 1 {
+		t.repeats++
+		return errorResult("Repeated", "you already made this exact call for this question; its result is above. Do not repeat it: answer, or make a different call.")
+	}
+	res, isErr := t.callTool(ctx, c.Name, json.RawMessage(args))
+	if isErr && !strings.HasPrefix(strings.TrimSpace(res), "{") {
+		res = errorResult("Error", res)
+	}
+	return capResult(res, s.cfg.ToolResultBytes)
+}
+
+// callTool runs the tool on its own goroutine so that Ctrl-C returns within
+// the 100 ms the issue asks even if a tool ignores its context; a panic in a
+// tool becomes an error result, not a crash of the REPL.
+func (t *turn) callTool(ctx context.Context, name string, args json.RawMessage) (string, bool) {
+	type outcome struct {
+		res   string
+		isErr bool
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{errorResult("Panic", fmt.Sprintf("the tool failed: %v", p)), true}
+			}
+		}()
+		r, e := t.s.tools.Call(ctx, name, args)
+		done <- outcome{r, e}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.isErr
+	case <-ctx.Done():
+		return errorResult("Cancelled", "the question was cancelled while this call ran"), true
+	}
+}
+
+func errorResult(typ, msg string) string {
+	b, _ := json.Marshal(map[string]map[string]string{"error": {"type": typ, "message": msg}})
+	return string(b)
+}
+
+// capResult bounds what one tool sends to the model.
+func capResult(res string, limit int) string {
+	if len(res) <= limit {
+		return res
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(res[cut]) {
+		cut--
+	}
+	return res[:cut] + fmt.Sprintf("\n[truncated: the result was %d bytes; ask for a narrower expression]", len(res))
+}
+
+// canonical renders arguments with sorted keys so that {"a":1,"b":2} and
+// {"b":2, "a":1} count as the same call.
+func canonical(obj map[string]json.RawMessage) string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		var v any
+		json.Unmarshal(obj[k], &v)
+		vb, _ := json.Marshal(v)
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.Write(vb)
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// callLabel is how a call appears in the summary line: get_repr(df.shape).
+func callLabel(name, args string) string {
+	var a map[string]any
+	if json.Unmarshal([]byte(args), &a) == nil {
+		if len(a) == 0 {
+			return name + "()"
+		}
+		if e, ok := a["expr"].(string); ok && len(a) == 1 {
+			return name + "(" + truncateRunes(e, 60) + ")"
+		}
+	}
+	return name + "(" + truncateRunes(args, 60) + ")"
+}
+
+func (s *Session) toolNames() string {
+	names := make([]string, len(s.list))
+	for i, t := range s.list {
+		names[i] = t.Name
+	}
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
+}
+
+func (t *turn) summary() {
+	if len(t.calls) == 0 && !t.hasUse {
+		return
+	}
+	var parts []string
+	if n := len(t.calls); n > 0 {
+		word := "calls"
+		if n == 1 {
+			word = "call"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s: %s", n, word, strings.Join(t.calls, ", ")))
+	}
+	if t.hasUse {
+		parts = append(parts, fmt.Sprintf("tokens: %d in, %d out", t.usage.PromptTokens, t.usage.CompletionTokens))
+	}
+	fmt.Fprintln(t.notices, t.dim("["+strings.Join(parts, " · ")+"]"))
+}
+
+// lineWriter tracks whether text was shown and whether the last byte ended a
+// line, so notices and the summary start on a line of their own.
+type lineWriter struct {
+	w       io.Writer
+	key     string
+	wrote   bool
+	midLine bool
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	l.midLine = p[len(p)-1] != '\n'
+	return l.w.Write(p)
+}
+
+func (l *lineWriter) WriteString(s string) {
+	if s == "" {
+		return
+	}
+	if l.key != "" && strings.Contains(s, l.key) {
+		s = strings.ReplaceAll(s, l.key, "[key]") // a model can be made to echo anything
+	}
+	l.wrote = true
+	l.Write([]byte(s))
+}
+
+func (l *lineWriter) endLine() {
+	if l.midLine {
+		l.Write([]byte("\n"))
+	}
+}
