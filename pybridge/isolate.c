@@ -271,7 +271,7 @@ static void allow(struct filter_buf *b, long sys) {
 /* if (nr == sys) return (low word of arg i is one of vals) ? ALLOW : DENY.
  * The argument's high word must be zero too (a 64-bit fd or request). */
 static void allow_if_arg(struct filter_buf *b, long sys, int i, const unsigned *vals, int nvals) {
-    IF_EQ_ELSE_SKIP((unsigned)sys, (unsigned char)(2 + 2 + nvals * 2 + 1));
+    IF_EQ_ELSE_SKIP((unsigned)sys, (unsigned char)(4 + nvals * 2));
     LOAD_ARG_HI(i);
     IF_EQ_ELSE_SKIP(0, (unsigned char)(1 + nvals * 2));
     LOAD_ARG_LO(i);
@@ -291,7 +291,7 @@ static int install_seccomp(pid_t self) {
     struct filter_buf *b = &fb;
     b->n = 0;
     emit(b, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
-    IF_EQ_ELSE_SKIP(ISO_AUDIT_ARCH, 1);
+    emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ISO_AUDIT_ARCH, 1, 0));
     RET(SECCOMP_RET_KILL_PROCESS);
     LOAD_NR();
 #ifdef __x86_64__
