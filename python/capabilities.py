@@ -284,12 +284,14 @@ def _preview(v):
 
 
 def _namespace():
-    """The py> namespace: the REPL helper's console locals, or __main__."""
+    """The py> namespace: __main__'s dict as the REPL helper holds it. Read
+    from the helper's module dict, never through attributes that could
+    create its console lazily (and import code) on pyaichat's behalf."""
     repl = sys.modules.get("_pyaichat_repl")
-    console = getattr(repl, "_console", None) if repl is not None else None
-    ns = getattr(console, "locals", None)
-    if type(ns) is not dict:
-        ns = sys.modules["__main__"].__dict__
+    main = repl.__dict__.get("_main") if type(repl) is types.ModuleType else None
+    if type(main) is not types.ModuleType:
+        main = sys.modules["__main__"]
+    ns = main.__dict__
     return ns
 
 
@@ -380,11 +382,18 @@ def cap_eval_expr(a, user):
     return res
 
 
+def _dir_order(n):
+    return (2 if n[:2] == "__" else 1 if n[:1] == "_" else 0, n)
+
+
 def cap_get_dir(a, user):
     if not user:
         raise _NeedsUserCode("dir")
     v = _eval(a["expr"])
     names = [n for n in dir(v) if type(n) is str]
+    # Public names first, dunders last: with a cap, what a person would
+    # look for survives.
+    names.sort(key=_dir_order)
     cap = a["max_items"]
     out = []
     for n in names[:cap]:

@@ -1,0 +1,353 @@
+// Package capabilities is the one table of the read-only tools through which
+// the assistant (and /cap, and --capability) looks at the live Python
+// session. Each capability has a typed params struct (its JSON schema comes
+// from the struct tags), a model-facing description (desc/NAME.md) and a
+// JSON result computed by python/capabilities.py.
+//
+// Answers that need no user code are computed inside the session; anything
+// that may run user code (an expression, a user __repr__, a signature) runs
+// in a fork()ed, sandboxed copy of the session under a deadline
+// (pybridge.CallIsolated), so that the session never changes. See README.md
+// for exactly what is promised.
+package capabilities
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sashabaranov/go-openai/jsonschema"
+
+	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/python"
+)
+
+// Error types that are not Python exception names.
+const (
+	TypeInvalidArguments = "InvalidArguments" // malformed call; no Python ran
+	TypeRefused          = "Refused"          // the read-only policy stopped it
+	TypeTimeout          = pybridge.ErrTypeTimeout
+	TypeCanceled         = pybridge.ErrTypeCanceled
+	TypeCrashed          = pybridge.ErrTypeCrashed
+	TypeInternal         = "InternalError" // pyaichat itself failed
+)
+
+// MaxExprBytes bounds an expression: no question about a session needs more,
+// and a model that sends megabytes is malfunctioning.
+const MaxExprBytes = 16 << 10
+
+// Error is a capability failure, reported to the model as a result rather
+// than as a Go error: {"type", "message"}. Type is one of the Type*
+// constants or a Python exception type such as "NameError".
+type Error struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Type + ": " + e.Message }
+
+// NoParams is the parameter struct of capabilities that take no arguments.
+type NoParams struct{}
+
+// ExprParams is the parameter struct of capabilities that look at the value
+// of one expression.
+type ExprParams struct {
+	Expr string `json:"expr" description:"A Python expression evaluated in the session's namespace, e.g. df.shape, items[0] or type(x).__mro__. An expression, not a statement."`
+}
+
+// Spec describes a capability to a model.
+type Spec struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage // JSON schema of the arguments object
+}
+
+type capability struct {
+	name   string
+	params any // NoParams or ExprParams
+}
+
+func (c capability) takesExpr() bool {
+	_, ok := c.params.(ExprParams)
+	return ok
+}
+
+// table is in the order a model should consider the capabilities.
+var table = []capability{
+	{"list_globals", NoParams{}},
+	{"get_type", ExprParams{}},
+	{"get_repr", ExprParams{}},
+	{"get_dir", ExprParams{}},
+	{"get_doc", ExprParams{}},
+	{"eval_expr", ExprParams{}},
+	{"get_last_exception", NoParams{}},
+}
+
+//go:embed desc/*.md
+var descriptions embed.FS
+
+// specs are computed once: they depend only on the table.
+var specs = sync.OnceValue(func() []Spec {
+	out := make([]Spec, 0, len(table))
+	for _, c := range table {
+		desc, err := descriptions.ReadFile("desc/" + c.name + ".md")
+		if err != nil {
+			panic(fmt.Sprintf("capabilities: no description for %s: %v", c.name, err))
+		}
+		def, err := jsonschema.GenerateSchemaForType(c.params)
+		if err != nil {
+			panic(fmt.Sprintf("capabilities: schema for %s: %v", c.name, err))
+		}
+		def.AdditionalProperties = false
+		schema, err := json.Marshal(def)
+		if err != nil {
+			panic(fmt.Sprintf("capabilities: schema for %s: %v", c.name, err))
+		}
+		out = append(out, Spec{Name: c.name, Description: strings.TrimSpace(string(desc)), Schema: schema})
+	}
+	return out
+})
+
+// Options bound what a call may cost.
+type Options struct {
+	// Deadline bounds every call that runs user code. Default 2s.
+	Deadline time.Duration
+	// ReprLimit bounds reprs, docs and tracebacks, in characters. Default 4096.
+	ReprLimit int
+	// MaxItems bounds the entries of list_globals and get_dir. Default 200.
+	MaxItems int
+}
+
+// Registry runs capabilities against one interpreter.
+type Registry struct {
+	in   *pybridge.Interp
+	opts Options
+
+	mu     sync.Mutex
+	loaded bool
+}
+
+// New returns the registry for in. The Python helper is loaded on the first
+// call, not here, so that start-up does not pay for importing inspect.
+func New(in *pybridge.Interp, opts Options) *Registry {
+	if opts.Deadline <= 0 {
+		opts.Deadline = 2 * time.Second
+	}
+	if opts.ReprLimit <= 0 {
+		opts.ReprLimit = 4096
+	}
+	if opts.MaxItems <= 0 {
+		opts.MaxItems = 200
+	}
+	return &Registry{in: in, opts: opts}
+}
+
+// List describes every capability, in a stable order.
+func (r *Registry) List() []Spec { return specs() }
+
+// Names lists the capabilities' names.
+func Names() []string {
+	names := make([]string, len(table))
+	for i, c := range table {
+		names[i] = c.name
+	}
+	return names
+}
+
+func find(name string) (capability, bool) {
+	for _, c := range table {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return capability{}, false
+}
+
+// TakesExpr reports whether the named capability takes an expression.
+func TakesExpr(name string) (takes, exists bool) {
+	c, ok := find(name)
+	return ok && c.takesExpr(), ok
+}
+
+const helperModule = "_pyaichat_caps"
+
+// request is what the Python helper receives.
+type request struct {
+	Cap      string `json:"cap"`
+	Expr     string `json:"expr,omitempty"`
+	Limit    int    `json:"limit"`
+	MaxItems int    `json:"max_items"`
+}
+
+// envelope is what the Python helper returns.
+type envelope struct {
+	OK      json.RawMessage `json:"ok"`
+	Error   *Error          `json:"error"`
+	Isolate bool            `json:"isolate"`
+}
+
+// Call runs the named capability with args (a JSON object; empty or null
+// means no arguments) and returns its JSON result, or a structured error.
+func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *Error) {
+	c, ok := find(name)
+	if !ok {
+		return nil, invalid("unknown capability %q; the capabilities are %s", name, strings.Join(Names(), ", "))
+	}
+	req, cerr := parseArgs(c, args)
+	if cerr != nil {
+		return nil, cerr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Type: TypeCanceled, Message: err.Error()}
+	}
+	if err := r.load(); err != nil {
+		return nil, &Error{Type: TypeInternal, Message: err.Error()}
+	}
+	req.Limit, req.MaxItems = r.opts.ReprLimit, r.opts.MaxItems
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, &Error{Type: TypeInternal, Message: err.Error()}
+	}
+
+	// First in the session, where only code that runs no user code answers;
+	// then, if that code says the answer needs user code, in a copy.
+	out, err := r.in.Call(helperModule, "inproc", string(body), false)
+	if err != nil {
+		return nil, fromBridge(name, err)
+	}
+	env, cerr := decode(name, out)
+	if cerr != nil {
+		return nil, cerr
+	}
+	if env.Isolate {
+		out, err = r.in.CallIsolatedContext(ctx, helperModule, "isolated", string(body), r.opts.Deadline)
+		if err != nil {
+			return nil, fromBridge(name, err)
+		}
+		if env, cerr = decode(name, out); cerr != nil {
+			return nil, cerr
+		}
+		if env.Isolate {
+			return nil, &Error{Type: TypeInternal, Message: name + ": the isolated helper asked for isolation"}
+		}
+	}
+	if env.Error != nil {
+		return nil, env.Error
+	}
+	return env.OK, nil
+}
+
+// CallText runs a capability from a command line (/cap NAME [EXPR],
+// --capability NAME [EXPR]): expr is the expression, or "" for none.
+func (r *Registry) CallText(ctx context.Context, name, expr string) (json.RawMessage, *Error) {
+	c, ok := find(name)
+	if !ok {
+		return r.Call(ctx, name, nil) // the unknown-capability error
+	}
+	if !c.takesExpr() {
+		if strings.TrimSpace(expr) != "" {
+			return nil, invalid("%s takes no expression", name)
+		}
+		return r.Call(ctx, name, nil)
+	}
+	args, err := json.Marshal(ExprParams{Expr: expr})
+	if err != nil {
+		return nil, invalid("%s: %v", name, err)
+	}
+	return r.Call(ctx, name, args)
+}
+
+func (r *Registry) load() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.loaded {
+		return nil
+	}
+	if err := r.in.LoadModule(helperModule, python.Capabilities); err != nil {
+		return fmt.Errorf("loading the capabilities helper: %w", err)
+	}
+	r.loaded = true
+	return nil
+}
+
+func invalid(format string, a ...any) *Error {
+	return &Error{Type: TypeInvalidArguments, Message: fmt.Sprintf(format, a...)}
+}
+
+// parseArgs checks a call before any Python runs: exactly the parameters of
+// the capability, an expression that is text of a sane size.
+func parseArgs(c capability, args json.RawMessage) (request, *Error) {
+	req := request{Cap: c.name}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(args, &fields); err != nil {
+		return req, invalid("%s: arguments must be a JSON object: %v", c.name, err)
+	}
+	want := map[string]bool{}
+	if c.takesExpr() {
+		want["expr"] = true
+	}
+	var extra []string
+	for k := range fields {
+		if !want[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		if c.takesExpr() {
+			return req, invalid("%s: unexpected argument(s) %s; it takes only \"expr\"", c.name, strings.Join(extra, ", "))
+		}
+		return req, invalid("%s: unexpected argument(s) %s; it takes none", c.name, strings.Join(extra, ", "))
+	}
+	if !c.takesExpr() {
+		return req, nil
+	}
+	raw, ok := fields["expr"]
+	if !ok {
+		return req, invalid("%s: missing argument \"expr\" (a Python expression)", c.name)
+	}
+	var p ExprParams
+	if err := json.Unmarshal(raw, &p.Expr); err != nil {
+		return req, invalid("%s: \"expr\" must be a string", c.name)
+	}
+	switch {
+	case strings.TrimSpace(p.Expr) == "":
+		return req, invalid("%s: \"expr\" is empty", c.name)
+	case len(p.Expr) > MaxExprBytes:
+		return req, invalid("%s: \"expr\" is %d bytes; the limit is %d", c.name, len(p.Expr), MaxExprBytes)
+	case strings.ContainsRune(p.Expr, 0):
+		return req, invalid("%s: \"expr\" contains a NUL character", c.name)
+	}
+	req.Expr = p.Expr
+	return req, nil
+}
+
+func decode(name, out string) (envelope, *Error) {
+	var env envelope
+	if err := json.Unmarshal([]byte(out), &env); err != nil {
+		return env, &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: unreadable helper result: %v", name, err)}
+	}
+	if env.OK == nil && env.Error == nil && !env.Isolate {
+		return env, &Error{Type: TypeInternal, Message: name + ": empty helper result"}
+	}
+	return env, nil
+}
+
+func fromBridge(name string, err error) *Error {
+	var pe *pybridge.Error
+	if errors.As(err, &pe) {
+		return &Error{Type: pe.Type, Message: pe.Message}
+	}
+	return &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: %v", name, err)}
+}

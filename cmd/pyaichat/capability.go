@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/pybridge"
+)
+
+const capabilityUsage = "usage: pyaichat --capability NAME [EXPR] [-c CODE]... [FILE [ARG]...]"
+
+// capabilityCall is a parsed --capability command line.
+type capabilityCall struct {
+	name     string
+	expr     string
+	commands []string // -c CODE, in order
+	file     string   // FILE, or ""
+	fileArgs []string // what follows FILE
+}
+
+func parseCapabilityArgs(args []string) (capabilityCall, error) {
+	var c capabilityCall
+	if len(args) == 0 {
+		return c, fmt.Errorf("missing capability NAME; the capabilities are %s", strings.Join(capabilities.Names(), ", "))
+	}
+	c.name, args = args[0], args[1:]
+	takes, exists := capabilities.TakesExpr(c.name)
+	if !exists {
+		return c, fmt.Errorf("unknown capability %q; the capabilities are %s", c.name, strings.Join(capabilities.Names(), ", "))
+	}
+	if takes {
+		if len(args) == 0 || args[0] == "-c" {
+			return c, fmt.Errorf("%s needs an EXPR", c.name)
+		}
+		c.expr, args = args[0], args[1:]
+	}
+	for len(args) > 0 {
+		switch {
+		case args[0] == "-c":
+			if len(args) < 2 {
+				return c, fmt.Errorf("-c needs CODE")
+			}
+			c.commands = append(c.commands, args[1])
+			args = args[2:]
+		case strings.HasPrefix(args[0], "-") && args[0] != "-":
+			return c, fmt.Errorf("unknown option %s", args[0])
+		default:
+			c.file, c.fileArgs = args[0], args[1:]
+			args = nil
+		}
+	}
+	return c, nil
+}
+
+// capabilityOutput is the one JSON object --capability prints.
+type capabilityOutput struct {
+	Capability string              `json:"capability"`
+	OK         bool                `json:"ok"`
+	Result     json.RawMessage     `json:"result,omitempty"`
+	Error      *capabilities.Error `json:"error,omitempty"`
+}
+
+// runCapability is `pyaichat --capability NAME [EXPR] [-c CODE]... [FILE]`:
+// it starts the interpreter, runs the -c code and FILE as the REPL would,
+// calls one capability and prints one JSON object on stdout. Exit status:
+// 0 ok, 1 the capability failed, 2 usage.
+func runCapability(args []string, stdout, stderr io.Writer) int {
+	call, err := parseCapabilityArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "pyaichat: %v\n%s\n", err, capabilityUsage)
+		return 2
+	}
+	argv := []string{""}
+	switch {
+	case call.file != "":
+		argv = append([]string{call.file}, call.fileArgs...)
+	case len(call.commands) > 0:
+		argv = []string{"-c"}
+	}
+	in, err := pybridge.Start(pybridge.Config{Argv: argv})
+	if err != nil {
+		fmt.Fprintf(stderr, "pyaichat: %v\n", err)
+		return 1
+	}
+	defer in.Close(2 * time.Second)
+
+	if err := runSetup(in, call); err != nil {
+		fmt.Fprintf(stderr, "pyaichat: %v\n", err)
+		return 1
+	}
+
+	reg := capabilities.New(in, capabilities.Options{})
+	res, cerr := reg.CallText(context.Background(), call.name, call.expr)
+	out := capabilityOutput{Capability: call.name, OK: cerr == nil, Result: res, Error: cerr}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "pyaichat: writing the result: %v\n", err)
+		return 1
+	}
+	if cerr != nil {
+		return 1
+	}
+	return 0
+}
+
+// runSetup runs the -c code, then FILE, in __main__. Their output goes to
+// stderr, so that stdout carries only the JSON result; an exception is
+// printed there and becomes the last exception, as at py>.
+func runSetup(in *pybridge.Interp, call capabilityCall) error {
+	if len(call.commands) == 0 && call.file == "" {
+		return nil
+	}
+	saved, err := unix.Dup(1)
+	if err != nil {
+		return fmt.Errorf("saving stdout: %w", err)
+	}
+	defer unix.Close(saved)
+	if err := unix.Dup2(2, 1); err != nil {
+		return fmt.Errorf("redirecting setup output: %w", err)
+	}
+	defer unix.Dup2(saved, 1)
+	for _, code := range call.commands {
+		if _, err := in.RunCommand(code); err != nil {
+			return fmt.Errorf("running -c code: %w", err)
+		}
+	}
+	if call.file != "" {
+		if _, err := os.Stat(call.file); err != nil {
+			return fmt.Errorf("can't open file %w", err)
+		}
+		if _, err := in.RunFile(call.file); err != nil {
+			return fmt.Errorf("running %s: %w", call.file, err)
+		}
+	}
+	return nil
+}
