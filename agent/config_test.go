@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// configEnv isolates a test from the caller's environment and config file.
+func configEnv(t *testing.T, file string) {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("PYAICHAT_MODEL", "")
+	if file != "" {
+		os.MkdirAll(filepath.Join(dir, "pyaichat"), 0o700)
+		if err := os.WriteFile(filepath.Join(dir, "pyaichat", "config.toml"), []byte(file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	configEnv(t, "")
+	c, err := LoadConfig("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model != "gpt-4o" || c.BaseURL != DefaultBaseURL || c.APIKey != "" || c.Source != "default" {
+		t.Errorf("defaults: %v", c)
+	}
+	if c.Configured() {
+		t.Errorf("no key and OpenAI's URL must not count as configured")
+	}
+	if c.MaxSteps != 8 || c.QuestionTimeout <= 0 || c.IdleTimeout <= 0 || c.MaxRetries != 2 {
+		t.Errorf("bounds not defaulted: %+v", c)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	configEnv(t, "model = \"file-model\"\nbase_url = \"http://file:1/v1\"\napi_key = \"sk-file\"\n")
+	c, err := LoadConfig("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model != "file-model" || c.BaseURL != "http://file:1/v1" || c.APIKey != "sk-file" || c.Source != "file" {
+		t.Errorf("file: %v", c)
+	}
+	t.Setenv("PYAICHAT_MODEL", "env-model")
+	t.Setenv("OPENAI_BASE_URL", "http://env:2/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-env")
+	c, _ = LoadConfig("", "")
+	if c.Model != "env-model" || c.BaseURL != "http://env:2/v1" || c.APIKey != "sk-env" || c.Source != "env" {
+		t.Errorf("env over file: %v", c)
+	}
+	c, _ = LoadConfig("flag-model", "http://flag:3/v1")
+	if c.Model != "flag-model" || c.BaseURL != "http://flag:3/v1" || c.APIKey != "sk-env" || c.Source != "flag" {
+		t.Errorf("flag over env: %v", c)
+	}
+}
+
+func TestConfigFileEnvSpelling(t *testing.T) {
+	configEnv(t, "OPENAI_BASE_URL = \"http://localhost:11434/v1\"\nPYAICHAT_MODEL = \"qwen2.5\"\n")
+	c, err := LoadConfig("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BaseURL != "http://localhost:11434/v1" || c.Model != "qwen2.5" || !c.Configured() {
+		t.Errorf("a local server without a key: %v configured=%v", c, c.Configured())
+	}
+}
+
+func TestConfigErrorsNameTheFile(t *testing.T) {
+	configEnv(t, "modle = \"typo\"\n")
+	if _, err := LoadConfig("", ""); err == nil || !strings.Contains(err.Error(), "config.toml") || !strings.Contains(err.Error(), "modle") {
+		t.Errorf("unknown key: %v", err)
+	}
+	configEnv(t, "model = \n")
+	if _, err := LoadConfig("", ""); err == nil || !strings.Contains(err.Error(), "config.toml") {
+		t.Errorf("bad TOML: %v", err)
+	}
+	configEnv(t, "api_key = \""+testKey+"\"\nbase_url = \"ftp://nope\"\n")
+	_, err := LoadConfig("", "")
+	if err == nil || !strings.Contains(err.Error(), "http://") {
+		t.Errorf("bad base URL: %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "S3CRET") {
+		t.Errorf("config error shows the key: %v", err)
+	}
+}
