@@ -79,6 +79,7 @@ func (s *Session) capCommand(ctx context.Context, rest string, out io.Writer) er
 	if isErr {
 		res = "error: " + res
 	}
+	res = s.scrub(res)
 	_, err := fmt.Fprintln(out, res)
 	return err
 }

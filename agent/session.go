@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -122,7 +123,7 @@ func (r *redacted) Unwrap() error { return r.err }
 type turn struct {
 	s       *Session
 	out     *lineWriter
-	notices io.Writer
+	notices *lineWriter // t.out itself unless notices go elsewhere (Ask)
 	calls   []string
 	seen    map[string]int
 	repeats int
@@ -133,9 +134,10 @@ type turn struct {
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
 	qctx, cancel := context.WithTimeoutCause(ctx, s.cfg.QuestionTimeout, errDeadline)
 	defer cancel()
-	t := &turn{s: s, out: &lineWriter{w: out, key: s.cfg.APIKey}, notices: notices, seen: map[string]int{}}
-	if notices == out {
-		t.notices = t.out
+	t := &turn{s: s, out: &lineWriter{w: out, key: s.cfg.APIKey}, seen: map[string]int{}}
+	t.notices = t.out
+	if notices != out {
+		t.notices = &lineWriter{w: notices, key: s.cfg.APIKey}
 	}
 	start := len(s.history)
 	s.history = append(s.history, Message{Role: "user", Content: q})
@@ -162,7 +164,7 @@ func (t *turn) ctxErr(ctx context.Context) error {
 }
 
 func (t *turn) notify(msg string) {
-	if t.notices == io.Writer(t.out) {
+	if t.notices == t.out {
 		t.out.endLine()
 	}
 	fmt.Fprintln(t.notices, t.dim(msg))
@@ -230,7 +232,7 @@ func (t *turn) run(ctx context.Context) error {
 			content = ""
 			t.notify(fmt.Sprintf("(the model wrote its tool call as text; running %s)", calls[0].Name))
 		}
-		s.history = append(s.history, Message{Role: "assistant", Content: content, ToolCalls: calls})
+		s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: calls})
 		for i, c := range calls {
 			var result string
 			switch {
@@ -275,7 +277,16 @@ func (s *Session) addAssistant(content string, calls []ToolCall) {
 	if content == "" && len(calls) == 0 {
 		return
 	}
-	s.history = append(s.history, Message{Role: "assistant", Content: content, ToolCalls: calls})
+	s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: calls})
+}
+
+// scrub removes the key from text kept in the conversation (which may end
+// up in a transcript): a model or a session value can contain it.
+func (s *Session) scrub(text string) string {
+	if s.cfg.APIKey == "" || !strings.Contains(text, s.cfg.APIKey) {
+		return text
+	}
+	return strings.ReplaceAll(text, s.cfg.APIKey, "[key]")
 }
 
 // repair leaves the conversation valid after any ending: every tool-call id
@@ -308,7 +319,7 @@ func (s *Session) repair(start int, err error) {
 		h = h[:start]
 	} else if n := len(h); n > start && h[n-1].Role != "assistant" {
 		reason := "interrupted"
-		if err != nil {
+		if err = s.redact(err); err != nil {
 			reason = err.Error()
 		}
 		h = append(h, Message{Role: "assistant", Content: "(no answer: " + reason + ")"})
@@ -341,7 +352,7 @@ func (t *turn) runCall(ctx context.Context, c ToolCall) string {
 	if isErr && !strings.HasPrefix(strings.TrimSpace(res), "{") {
 		res = errorResult("Error", res)
 	}
-	return capResult(res, s.cfg.ToolResultBytes)
+	return capResult(s.scrub(res), s.cfg.ToolResultBytes)
 }
 
 // callTool runs the tool on its own goroutine so that Ctrl-C returns within
@@ -460,20 +471,27 @@ type lineWriter struct {
 	midLine bool
 }
 
+// Write redacts the key from everything shown: a server's message or a
+// model's answer can be made to echo it.
 func (l *lineWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	n := len(p)
+	if l.key != "" && bytes.Contains(p, []byte(l.key)) {
+		p = bytes.ReplaceAll(p, []byte(l.key), []byte("[key]"))
+	}
 	l.midLine = p[len(p)-1] != '\n'
-	return l.w.Write(p)
+	if _, err := l.w.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
+// WriteString shows answer text.
 func (l *lineWriter) WriteString(s string) {
 	if s == "" {
 		return
-	}
-	if l.key != "" && strings.Contains(s, l.key) {
-		s = strings.ReplaceAll(s, l.key, "[key]") // a model can be made to echo anything
 	}
 	l.wrote = true
 	l.Write([]byte(s))
