@@ -1,0 +1,504 @@
+package capabilities
+
+// Issue 3's "Read-only, bounded, safe" list, one test (or more) per point.
+// Where a check could pass for the wrong reason (a capture that captures
+// nothing, a listener nobody could reach), the test first shows that the
+// same action done in the session itself is detected.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestSessionUnchanged(t *testing.T) {
+	setup(t, `
+import collections
+su_G = [1, 2]
+class SuMut:
+    def __init__(self):
+        self.n = 0
+    def __repr__(self):
+        self.n += 1
+        su_G.append("repr")
+        globals()["su_from_repr"] = 1
+        return "SuMut()"
+    @property
+    def p(self):
+        self.n += 100
+        su_G.append("property")
+        return 1
+    def __getattr__(self, name):
+        su_G.append("getattr")
+        return name
+su_m = SuMut()
+su_dd = collections.defaultdict(list)
+su_gen = (i for i in range(3))
+su_it = iter([1, 2, 3])
+`)
+	calls := [][2]string{
+		{"eval_expr", "(su_x := 1)"},
+		{"eval_expr", "globals().__setitem__('su_y', 2)"},
+		{"eval_expr", "globals().pop('su_G')"},
+		{"eval_expr", "vars().update(su_z=1)"},
+		{"eval_expr", "exec('su_w = 1')"},
+		{"eval_expr", "setattr(su_m, 'n', 99)"},
+		{"eval_expr", "su_G.append(3)"},
+		{"eval_expr", "su_G.clear()"},
+		{"eval_expr", "su_dd['k']"},
+		{"eval_expr", "list(su_gen)"},
+		{"eval_expr", "next(su_it)"},
+		{"eval_expr", "su_m.p"},
+		{"eval_expr", "su_m.anything"},
+		{"get_repr", "su_m"},
+		{"get_repr", "[su_m, su_m]"},
+		{"get_type", "su_m.p"},
+		{"get_dir", "su_m"},
+		{"get_doc", "su_m"},
+		{"get_repr", "su_gen"},
+		{"get_repr", "su_dd['other']"},
+	}
+	for _, c := range calls {
+		if _, cerr := call(t, c[0], exprArgs(c[1])); cerr != nil {
+			t.Errorf("%s(%q): %v", c[0], c[1], cerr)
+		}
+	}
+	_ = mustOK(t, "list_globals", "")
+	_ = mustOK(t, "get_last_exception", "")
+
+	got := value(t, "(su_G, su_m.n, dict(su_dd), [k for k in ('su_x', 'su_y', 'su_z', 'su_w', 'su_from_repr') if k in globals()])")
+	if want := "([1, 2], 0, {}, [])"; got != want {
+		t.Errorf("session changed: %s, want %s", got, want)
+	}
+	// Checked last: these consume the iterators.
+	if got := value(t, "(list(su_gen), list(su_it))"); got != "([0, 1, 2], [1, 2, 3])" {
+		t.Errorf("iterators advanced: %s", got)
+	}
+}
+
+func TestNothingWrittenToDisk(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "keep")
+	if err := os.WriteFile(keep, []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	setup(t, fmt.Sprintf(`
+import os, pathlib
+nd_dir = %q
+class NdWriter:
+    def __repr__(self):
+        with open(os.path.join(nd_dir, "from_repr"), "w") as f:
+            f.write("x")
+        return "NdWriter()"
+nd_w = NdWriter()
+`, dir))
+	refused := []string{
+		"open(nd_dir + '/new', 'w').write('x')",
+		"open(nd_dir + '/keep', 'a')",
+		"pathlib.Path(nd_dir, 'p').write_text('x')",
+		"os.mkdir(nd_dir + '/d')",
+		"os.remove(nd_dir + '/keep')",
+		"os.rename(nd_dir + '/keep', nd_dir + '/moved')",
+		"os.truncate(nd_dir + '/keep', 0)",
+		"os.open(nd_dir + '/raw', os.O_CREAT | os.O_WRONLY)",
+		"nd_w",
+	}
+	for _, expr := range refused {
+		mustErr(t, "eval_expr", expr, TypeRefused)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "keep" {
+		t.Errorf("directory now holds %v", entries)
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "data" {
+		t.Errorf("keep now holds %q", b)
+	}
+}
+
+func TestNoProcessSpawned(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "spawned")
+	setup(t, fmt.Sprintf(`
+import os, subprocess
+np_marker = %q
+class NpSpawner:
+    def __repr__(self):
+        os.system("touch " + np_marker)
+        return "NpSpawner()"
+np_s = NpSpawner()
+`, marker))
+	// Control: the same command run in the session does create the marker.
+	setup(t, "os.system('touch ' + np_marker)")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("control: the marker was not created: %v", err)
+	}
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	for _, expr := range []string{
+		"os.system('touch ' + np_marker)",
+		"subprocess.run(['touch', np_marker])",
+		"os.posix_spawn('/usr/bin/touch', ['touch', np_marker], {})",
+		"os.fork()",
+		"os.execv('/usr/bin/touch', ['touch', np_marker])",
+		"np_s",
+	} {
+		mustErr(t, "eval_expr", expr, TypeRefused)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a capability spawned a process")
+	}
+}
+
+func TestNoNetworkConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	setup(t, fmt.Sprintf(`
+import socket
+nn_addr = ("127.0.0.1", %d)
+class NnCaller:
+    def __repr__(self):
+        socket.create_connection(nn_addr).sendall(b"R")
+        return "NnCaller()"
+nn_c = NnCaller()
+`, port))
+
+	// accepted returns the first byte of the next connection in the queue.
+	accepted := func() string {
+		conn, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		b, _ := bufio.NewReader(conn).ReadByte()
+		return string(b)
+	}
+	// Control: a connection made in the session is seen.
+	setup(t, "_s = socket.create_connection(nn_addr); _s.sendall(b'C'); _s.close(); del _s")
+	if got := accepted(); got != "C" {
+		t.Fatalf("control connection: got %q", got)
+	}
+
+	for _, expr := range []string{
+		"socket.create_connection(nn_addr)",
+		"socket.socket().connect(nn_addr)",
+		"socket.getaddrinfo('localhost', 80)",
+		"nn_c",
+	} {
+		mustErr(t, "eval_expr", expr, TypeRefused)
+	}
+	// Connections are accepted in the order they were made: if a
+	// capability had connected, its connection would come before this one.
+	marker, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := marker.Write([]byte("M")); err != nil {
+		t.Fatal(err)
+	}
+	defer marker.Close()
+	if got := accepted(); got != "M" {
+		t.Errorf("a capability connected to the listener (first byte %q)", got)
+	}
+}
+
+func TestNoThreadLeft(t *testing.T) {
+	setup(t, `
+import threading, time
+nt_before = threading.active_count()
+class NtStarter:
+    def __repr__(self):
+        threading.Thread(target=time.sleep, args=(1000,), daemon=True).start()
+        return "NtStarter()"
+nt_s = NtStarter()
+`)
+	for _, expr := range []string{
+		"threading.Thread(target=time.sleep, args=(1000,)).start()",
+		"nt_s",
+	} {
+		if _, cerr := call(t, "eval_expr", exprArgs(expr)); cerr == nil {
+			t.Errorf("%s: a thread was started", expr)
+		}
+	}
+	if got := value(t, "threading.active_count() - nt_before"); got != "0" {
+		t.Errorf("%s threads left in the session", got)
+	}
+}
+
+// captureFDs points stdout and stderr at a file while fn runs and returns
+// what was written.
+func captureFDs(t *testing.T, fn func()) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var saved [2]int
+	for i, fd := range []int{1, 2} {
+		if saved[i], err = unix.Dup(fd); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Dup2(int(f.Fd()), fd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	func() {
+		defer func() {
+			for i, fd := range []int{1, 2} {
+				unix.Dup2(saved[i], fd)
+				unix.Close(saved[i])
+			}
+		}()
+		fn()
+	}()
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestNothingReachesTheTerminal(t *testing.T) {
+	setup(t, `
+import os, sys
+class NtPrinter:
+    def __repr__(self):
+        print("LEAK-repr")
+        sys.stderr.write("LEAK-repr-err\n")
+        os.write(1, b"LEAK-repr-fd\n")
+        return "NtPrinter()"
+nt_p = NtPrinter()
+`)
+	control := captureFDs(t, func() { setup(t, "print('CONTROL', flush=True)") })
+	if !strings.Contains(control, "CONTROL") {
+		t.Fatalf("control: the capture saw %q", control)
+	}
+	out := captureFDs(t, func() {
+		for _, expr := range []string{
+			"print('LEAK-print', flush=True)",
+			"sys.stdout.write('LEAK-write') and sys.stdout.flush()",
+			"sys.__stderr__.write('LEAK-stderr') and sys.__stderr__.flush()",
+			"os.write(1, b'LEAK-fd1')",
+			"os.write(2, b'LEAK-fd2')",
+			"nt_p",
+			"help(len)",
+			"breakpoint()",
+		} {
+			_, _ = call(t, "eval_expr", exprArgs(expr))
+		}
+		// A terminal opened by name is refused.
+		mustErr(t, "eval_expr", "open('/dev/tty', 'w')", TypeRefused)
+	})
+	if strings.Contains(out, "LEAK") {
+		t.Errorf("output reached the terminal: %q", out)
+	}
+}
+
+func TestStdinNotRead(t *testing.T) {
+	// Control: input() in the session reads through pyaichat.
+	before := stdinReads.Load()
+	setup(t, "si_line = input()")
+	if stdinReads.Load() != before+1 {
+		t.Fatal("control: input() did not read through pyaichat")
+	}
+	setup(t, `
+import os, sys
+class SiReader:
+    def __repr__(self):
+        return "read " + repr(sys.stdin.readline())
+si_r = SiReader()
+`)
+	// The process's own descriptor 0 holds data the copy must not take.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if _, err := w.Write([]byte("SECRET\n")); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := unix.Dup(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Dup2(int(r.Fd()), 0); err != nil {
+		t.Fatal(err)
+	}
+	before = stdinReads.Load()
+	results := map[string]string{}
+	for _, expr := range []string{"sys.stdin.readline()", "sys.stdin.read()", "os.read(0, 100)", "si_r"} {
+		m, cerr := call(t, "eval_expr", exprArgs(expr))
+		if cerr == nil {
+			results[expr] = str(t, m, "repr")
+		}
+	}
+	mustErr(t, "eval_expr", "input()", TypeRefused)
+	unix.Dup2(saved, 0)
+	unix.Close(saved)
+
+	if n := stdinReads.Load() - before; n != 0 {
+		t.Errorf("capabilities read %d lines through pyaichat", n)
+	}
+	want := map[string]string{"sys.stdin.readline()": "''", "sys.stdin.read()": "''", "os.read(0, 100)": "b''", "si_r": "read ''"}
+	for k, v := range want {
+		if results[k] != v {
+			t.Errorf("%s: got %q, want %q", k, results[k], v)
+		}
+	}
+	if err := unix.SetNonblock(int(r.Fd()), true); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := unix.Read(int(r.Fd()), buf)
+	if string(buf[:max(n, 0)]) != "SECRET\n" {
+		t.Errorf("stdin was read: %q left", buf[:max(n, 0)])
+	}
+}
+
+func TestDeadlines(t *testing.T) {
+	setup(t, `
+import time
+class DlSpin:
+    def __repr__(self):
+        while True: pass
+dl_spin = DlSpin()
+`)
+	short := New(interp, Options{Deadline: 300 * time.Millisecond})
+	for _, c := range [][2]string{
+		{"get_repr", "dl_spin"},
+		{"eval_expr", "time.sleep(10**6)"},
+		{"eval_expr", "sum(range(10**12))"},
+		{"eval_expr", "any(iter(int, 1))"},
+		{"get_type", "[x for x in iter(int, 1)]"},
+	} {
+		_, cerr := short.Call(context.Background(), c[0], json.RawMessage(exprArgs(c[1])))
+		if cerr == nil || cerr.Type != TypeTimeout {
+			t.Errorf("%s(%q): want Timeout, got %v", c[0], c[1], cerr)
+		}
+	}
+	// The session is fully usable afterwards.
+	setup(t, "dl_after = sum(range(10))")
+	if got := str(t, mustOK(t, "eval_expr", "dl_after"), "repr"); got != "45" {
+		t.Errorf("after the timeouts: %q", got)
+	}
+}
+
+func TestContextCancels(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, cerr := reg.Call(ctx, "eval_expr", json.RawMessage(exprArgs("1"))); cerr == nil || cerr.Type != TypeCanceled {
+		t.Errorf("canceled context: %v", cerr)
+	}
+	ctx, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel2()
+	if _, cerr := reg.Call(ctx, "eval_expr", json.RawMessage(exprArgs("any(iter(int, 1))"))); cerr == nil || cerr.Type != TypeTimeout {
+		t.Errorf("context deadline: %v", cerr)
+	}
+}
+
+func TestPathologicalValues(t *testing.T) {
+	setup(t, `
+import sys, os, faulthandler
+pv_big = [0] * 10**8
+class PvRecursive:
+    def __repr__(self):
+        return repr(self)
+pv_rec = PvRecursive()
+class PvControl:
+    def __repr__(self):
+        return "\x1b]52;c;SGVsbG8=\x07\x1b[2J\r\ud800 end"
+pv_ctl = PvControl()
+class PvExit:
+    def __repr__(self):
+        raise SystemExit(3)
+class PvInterrupt:
+    def __repr__(self):
+        raise KeyboardInterrupt
+class PvHardExit:
+    def __repr__(self):
+        os._exit(0)
+class PvSegv:
+    def __repr__(self):
+        faulthandler._sigsegv()
+pv_exit, pv_int, pv_hard, pv_segv = PvExit(), PvInterrupt(), PvHardExit(), PvSegv()
+pv_str = "a\x00b\x1b[31m\u202e\ud800"
+sys.setrecursionlimit(10**6)
+`)
+	defer setup(t, "del pv_big; sys.setrecursionlimit(1000)")
+
+	m := mustOK(t, "get_repr", "pv_big")
+	if r := str(t, m, "repr"); len(r) > 4200 || m["truncated"] != true {
+		t.Errorf("10^8 list: %d chars", len(r))
+	}
+	for _, g := range mustOK(t, "list_globals", "")["globals"].([]any) {
+		if e := g.(map[string]any); e["name"] == "pv_big" && e["preview"] != "list, 100000000 items" {
+			t.Errorf("list_globals preview: %v", e)
+		}
+	}
+	mustErr(t, "get_repr", "pv_rec", "RecursionError")
+
+	for _, expr := range []string{"pv_ctl", "pv_str"} {
+		r := str(t, mustOK(t, "get_repr", expr), "repr")
+		if strings.ContainsAny(r, "\x1b\x07\x00\r\u202e\ufffd") || !strings.Contains(r, `\x1b`) {
+			t.Errorf("%s: control characters not escaped: %q", expr, r)
+		}
+	}
+	mustErr(t, "get_repr", "pv_exit", "SystemExit")
+	mustErr(t, "get_repr", "pv_int", "KeyboardInterrupt")
+	mustErr(t, "get_repr", "pv_hard", TypeCrashed)
+	mustErr(t, "get_repr", "pv_segv", TypeCrashed)
+	mustErr(t, "eval_expr", "bytearray(2**40)", "MemoryError")
+	// The process is alive and the session intact.
+	if got := value(t, "len(pv_big)"); got != "100000000" {
+		t.Errorf("after: %s", got)
+	}
+}
+
+func TestMalformedCallsRunNoPython(t *testing.T) {
+	// A registry without an interpreter: any call that reached Python would
+	// panic on the nil interpreter.
+	r := New(nil, Options{})
+	huge := strings.Repeat("1+", 1<<19) + "1"
+	cases := []struct{ name, args string }{
+		{"no_such_capability", `{}`},
+		{"", `{}`},
+		{"get_repr", `{}`},
+		{"get_repr", `null`},
+		{"get_repr", `{"expr": "x", "extra": 1}`},
+		{"get_repr", `{"expression": "x"}`},
+		{"get_repr", `{"expr": 5}`},
+		{"get_repr", `{"expr": ""}`},
+		{"get_repr", `{"expr": "x\u0000; import os"}`},
+		{"get_repr", `{"expr": "` + huge + `"}`},
+		{"get_repr", `[1]`},
+		{"get_repr", `{"expr": "x"`},
+		{"list_globals", `{"expr": "x"}`},
+		{"get_last_exception", `{"x": 1}`},
+	}
+	for _, c := range cases {
+		res, cerr := r.Call(context.Background(), c.name, json.RawMessage(c.args))
+		if cerr == nil || cerr.Type != TypeInvalidArguments {
+			t.Errorf("%s %.60s: want InvalidArguments, got %s %v", c.name, c.args, res, cerr)
+		}
+	}
+	_, cerr := r.Call(context.Background(), "nope", nil)
+	contains(t, cerr.Message, "get_repr")
+}
