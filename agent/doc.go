@@ -1,0 +1,26 @@
+// Package agent is the ai> assistant: a bounded agent loop over any
+// OpenAI-compatible chat-completions server, seeing the Python session only
+// through a Toolset (the capabilities registry, via FromRegistry).
+//
+// Data flow of one question (Session.Handle or Session.Ask):
+//
+//	question -> history + system prompt (with the capped automatic context)
+//	  -> client.open: POST /chat/completions, stream:true; retries
+//	     (connection errors, 408, 409, 429, 5xx; never 400/401/403/404 or
+//	     insufficient_quota) with backoff, jitter and capped Retry-After
+//	  -> Stream: our SSE reader (sse.go) and tolerant accumulator (wire.go);
+//	     text is written to out as it arrives
+//	  -> tool calls? run each through the Toolset (unknown tool, bad
+//	     arguments, repeats become error results; results capped), answer
+//	     every id, and loop; else the answer is done
+//	  -> one summary line: calls made and tokens used.
+//
+// Bounds: MaxSteps tool rounds, QuestionTimeout wall clock, repeated
+// identical calls, ToolResultBytes per result, HistoryTokens for the
+// conversation, ContextBytes for the automatic context; connect, first-byte
+// and idle-stream timeouts. Every ending (answer, bound, failure, Ctrl-C)
+// leaves the conversation valid for the next question.
+//
+// Imports flow one way: repl -> agent -> capabilities -> pybridge; this
+// package knows nothing of the terminal.
+package agent
