@@ -519,13 +519,23 @@ static int read_result(int rfd, int cancel_fd, long long deadline, char **buf, s
         }
         if (n == 0) return 0;
         *have += (size_t)n;
+        /* Done as soon as the whole result is here: the child's exit (the
+         * teardown of a large copy takes as long as the fork) is not
+         * waited for. */
+        if (*have >= 9) {
+            uint64_t len = 0;
+            for (int i = 0; i < 8; i++) len |= (uint64_t)(unsigned char)(*buf)[1 + i] << (8 * i);
+            if (*have - 9 >= len) return 0;
+        }
     }
 }
 
 int pyb_call_isolated(const char *module, const char *func, const char *arg,
                       size_t arg_len, long long timeout_ms, int cancel_fd,
-                      char **out, size_t *out_len, int *guards, pyb_error *err) {
+                      char **out, size_t *out_len, int *guards, int *reap,
+                      pyb_error *err) {
     long long deadline = now_ms() + timeout_ms;
+    *reap = 0;
     *out = NULL;
     *out_len = 0;
     *guards = 0;
@@ -598,9 +608,8 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
         complete = (have - 9 == len);
     }
     if (complete) {
-        /* The child is in _exit. */
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
+        /* The child is in _exit; Go reaps it in the background. */
+        *reap = pid;
     } else if (rc == 0) {
         /* EOF without a whole result: the child is dying; its status says
          * why, unless it lingers past the deadline. */

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Error types of isolated calls, besides the Python exception types that the
@@ -92,10 +94,22 @@ func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg strin
 		defer C.free(unsafe.Pointer(carg))
 		var res *C.char
 		var n C.size_t
-		var guards C.int
+		var guards, reap C.int
 		var cerr C.pyb_error
 		rc := C.pyb_call_isolated(cmod, cfn, carg, C.size_t(len(arg)), C.longlong(ms),
-			C.int(cancelR.Fd()), &res, &n, &guards, &cerr)
+			C.int(cancelR.Fd()), &res, &n, &guards, &reap, &cerr)
+		if reap > 0 {
+			// Tearing down a copy of a large session takes as long as
+			// making it; nobody needs to wait for that.
+			go func(pid int) {
+				var ws unix.WaitStatus
+				for {
+					if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+						return
+					}
+				}
+			}(int(reap))
+		}
 		switch rc {
 		case 0:
 			defer C.free(unsafe.Pointer(res))

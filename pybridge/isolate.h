@@ -26,9 +26,11 @@ enum {
  * (as between pybridge jobs); the GIL is released again while waiting, so
  * the user's threads keep running. timeout_ms bounds the whole call;
  * cancel_fd (or -1) cuts it short when readable. *guards receives the
- * PYB_GUARD_* flags the child reported. */
+ * PYB_GUARD_* flags the child reported. On success *reap is the child's
+ * pid, still exiting, which the caller must reap (waitpid) later. */
 int pyb_call_isolated(const char *module, const char *func, const char *arg,
                       size_t arg_len, long long timeout_ms, int cancel_fd,
-                      char **out, size_t *out_len, int *guards, pyb_error *err);
+                      char **out, size_t *out_len, int *guards, int *reap,
+                      pyb_error *err);
 
 #endif
