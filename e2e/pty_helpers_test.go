@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// startREPL runs the built pyaichat on a PTY with a private HOME and
+// XDG_STATE_HOME (home), TERM=xterm, and waits for the first prompt.
+func startREPL(t *testing.T, home string, args ...string) *ptytest.Session {
+	t.Helper()
+	s := startREPLNoWait(t, home, nil, args...)
+	s.ExpectString("py> ")
+	return s
+}
+
+// startREPLNoWait is startREPL without waiting for the prompt; extra is added
+// to the environment.
+func startREPLNoWait(t *testing.T, home string, extra []string, args ...string) *ptytest.Session {
+	t.Helper()
+	if home == "" {
+		home = t.TempDir()
+	}
+	env := append(testEnv(home, "xterm"), extra...)
+	return ptytest.Start(t, binary, ptytest.Options{Args: args, Env: env, Dir: home})
+}
+
+// historyFile is where pyaichat keeps the history of a mode ("py" or "ai").
+func historyFile(home, mode string) string {
+	return filepath.Join(home, ".local", "state", "pyaichat", "history-"+mode)
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
