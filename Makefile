@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
 
-.PHONY: deps build run test bench vet
+.PHONY: deps build run test bench bench-repl vet
 
 deps:
 	@./scripts/deps.sh
@@ -28,3 +28,7 @@ test: deps vet
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
 	$(GO) test -run '^$$' -bench . ./capabilities ./agent
+
+# pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
+bench-repl: deps
+	$(GO) test -count=1 -run '^$$' -bench VersusPython -benchtime 7x ./e2e
