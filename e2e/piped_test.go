@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// Piped input that cannot be written down in a transcript file: invalid
+// UTF-8, CRLF, a 2 MB line, a long output. python3 -q -i is the oracle, as for
+// the transcripts. (NUL bytes are not compared: python3 -i cuts the line at
+// the NUL and glues the next line to it; see TestPipedNULByte.)
+func TestPipedBadInput(t *testing.T) {
+	cases := []struct{ name, input string }{
+		{"invalid_utf8_in_string", "s = '\xff\xfe'\n'after'\n"},
+		{"invalid_utf8_in_comment", "# \xff\n'after'\n"},
+		{"crlf_line_endings", "x = 2\r\nx * 3\r\n"},
+		{"two_megabyte_line", "x = '" + strings.Repeat("a", 2<<20) + "'\nlen(x)\n"},
+		{"long_output", "for i in range(20000): print(i, 'x' * 50)\n\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := transcript{file: "piped_test.go", name: c.name, input: c.input}
+			pyDir, paDir := t.TempDir(), t.TempDir()
+			want := runPiped(pyDir, b, pythonOracle, "-q", "-i")
+			got := runPiped(paDir, b, binary)
+			want.stdout, want.stderr = normalise(want.stdout, pyDir), normalise(want.stderr, pyDir)
+			got.stdout, got.stderr = normalise(got.stdout, paDir), normalise(got.stderr, paDir)
+			if len(b.input) > 4096 {
+				b.input = b.input[:200] + "...(" + itoa(len(b.input)) + " bytes)\n"
+			}
+			if len(want.stdout) > 4096 && want.stdout == got.stdout {
+				want.stdout, got.stdout = "(same long output)", "(same long output)"
+			}
+			compareRuns(t, b, want, got)
+		})
+	}
+}
+
+// A NUL byte in a line: python3 -i's own behaviour is no oracle (it truncates
+// the line at the NUL and joins the next line to it); issue 2 asks for a
+// clear message, no crash, and the session going on.
+func TestPipedNULByte(t *testing.T) {
+	dir := t.TempDir()
+	r := runPiped(dir, transcript{input: "x = 1\nprint('a\x00b')\nx + 1\n"}, binary)
+	if r.err != nil || r.status != 0 {
+		t.Fatalf("status %d, err %v; stderr:\n%s", r.status, r.err, r.stderr)
+	}
+	if r.stdout != "2\n" {
+		t.Errorf("stdout %q, want %q (the line after the NUL line runs)", r.stdout, "2\n")
+	}
+	if !strings.Contains(r.stderr, "null") || strings.Contains(r.stderr, "panic") {
+		t.Errorf("want one clear message about the NUL byte; stderr:\n%s", r.stderr)
+	}
+}

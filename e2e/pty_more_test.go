@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// More of issue 2 under a PTY: code stuck in C, threads at exit, bad
+// terminals and bad history files.
+
+func TestPTYStuckInCOffersToAbandon(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	enter(s, "sum(range(10**12))")
+	time.Sleep(300 * time.Millisecond)
+	s.Send(ptytest.CtrlC)
+	time.Sleep(800 * time.Millisecond)
+	s.Send(ptytest.CtrlC)
+	s.ExpectString("Press Ctrl-C again to abandon")
+	s.Send(ptytest.CtrlC)
+	s.ExpectString("abandoned")
+	status := s.ExpectExit()
+	t.Logf("exit status after abandoning: %d", status)
+	if status == 0 {
+		t.Errorf("an abandoned session exited with status 0")
+	}
+	if d := s.TermiosChanges(); d != "" {
+		t.Errorf("the terminal was not restored after abandoning: %s", d)
+	}
+}
+
+func TestPTYExitDoesNotHangOnThread(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	typeLine(t, s, "import threading, time; th = threading.Thread(target=time.sleep, args=(3600,)); th.start()", "")
+	start := time.Now()
+	s.Send(ptytest.CtrlD)
+	assertExit(t, s, 0)
+	t.Logf("exit with a sleeping non-daemon thread took %v", time.Since(start).Round(time.Millisecond))
+}
+
+func TestPTYSysExitRestoresTerminalAfterAIMode(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	s.SendLine("raise SystemExit(7)")
+	assertExit(t, s, 7)
+	if !strings.Contains(s.Output(), "\x1b[?2004l") {
+		t.Errorf("bracketed paste was not switched off at exit")
+	}
+}
+
+func TestPTYDumbTerminal(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	env := append(testEnv(home, ""), "TERM=dumb")
+	s := ptytest.Start(t, binary, ptytest.Options{Env: env, Dir: home})
+	s.ExpectString("py> ")
+	s.SendLine("6*7")
+	s.ExpectString("42\r\n")
+	s.ExpectString("py> ")
+	if strings.Contains(s.Output(), "\x1b[") {
+		t.Errorf("escape sequences sent to a TERM=dumb terminal: %q", s.Output())
+	}
+	s.Send(ptytest.CtrlD)
+	assertExit(t, s, 0)
+}
+
+func TestPTYResizeDuringOutput(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	enter(s, "for i in range(3000): print('row', i)")
+	s.SendLine("")
+	tty := ttyOf(t, s)
+	for i := 0; i < 20; i++ {
+		_ = pty.Setsize(tty, &pty.Winsize{Rows: uint16(20 + i), Cols: uint16(60 + 2*i)})
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.ExpectString("row 2999\r\n")
+	s.ExpectString("py> ")
+	typeLine(t, s, "'resized'", "'resized'")
+}
+
+func TestPTYUnusableHistoryWarnsOnce(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	// history-py is a directory: unreadable as a file.
+	if err := os.MkdirAll(historyFile(home, "py"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// history-ai holds invalid UTF-8 and a NUL.
+	if err := os.WriteFile(historyFile(home, "ai"), []byte("ok line\n\xff\xfe\x00bad\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startREPL(t, home)
+	typeLine(t, s, "'started'", "'started'")
+	out := s.Output()
+	if strings.Contains(out, "panic") || strings.Contains(out, "goroutine ") {
+		t.Fatalf("crash with an unusable history file\n%s", s.Dump())
+	}
+	// One warning for history-py (a directory); history-ai may be read as
+	// it is or give one warning too.
+	if n := strings.Count(out, "history-py"); n < 1 || n > 2 { // the message may name it twice
+		t.Errorf("want one warning about history-py, saw it named %d times\n%s", n, s.Dump())
+	}
+	if n := strings.Count(out, "pyaichat: "); n < 1 || n > 2 {
+		t.Errorf("want one warning per unusable history file, saw %d warnings\n%s", n, s.Dump())
+	}
+	s.Send(ptytest.CtrlD)
+	assertExit(t, s, 0)
+}
+
+func TestPTYNULAndInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	// Each paste waits for the answer to the one before (type-ahead across
+	// pastes is TestPTYTypeAheadAfterPaste's business).
+	s.Paste("x = 'a\x00b'\n")
+	s.ExpectString("null bytes")
+	s.ExpectString("py> ")
+	s.Paste("y = '\xff\xfe'\n")
+	s.ExpectString("can't decode byte 0xff")
+	s.ExpectString("py> ")
+	typeLine(t, s, "'alive after NUL and bad UTF-8'", "'alive after NUL and bad UTF-8'")
+	if strings.Contains(s.Output(), "panic") {
+		t.Errorf("panic on NUL or invalid UTF-8\n%s", s.Dump())
+	}
+}
+
+// ttyOf finds the PTY slave of the session's program (its stdin).
+func ttyOf(t *testing.T, s *ptytest.Session) *os.File {
+	t.Helper()
+	name, err := os.Readlink(filepath.Join("/proc", itoa(s.Pid()), "fd", "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|syscallNoctty, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+const syscallNoctty = syscall.O_NOCTTY
+
+func itoa(n int) string { return strconv.Itoa(n) }
