@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -459,7 +460,11 @@ func TestPTYTypeAheadAfterPaste(t *testing.T) {
 	s := startREPL(t, "")
 	line := "u = '" + strings.Repeat("q", 4000) + "'"
 	s.Send("\x1b[200~" + line + "\x1b[201~" + "\r" + "len(u) + 1\r")
-	s.ExpectString("4001\r\n")
+	// Fail at once on an error rather than waiting out the timeout.
+	m := s.ExpectRegexp(regexp.MustCompile(`(4001|\w+Error[^\r]*)\r\n`))
+	if m[1] != "4001" {
+		t.Fatalf("paste + Enter + typed line gave %q, want 4001 (the Enter after the paste was lost?)\n%s", m[1], s.Dump())
+	}
 	s.ExpectString("py> ")
 	typeLine(t, s, "'after'", "'after'")
 }
