@@ -205,6 +205,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		return nil, cerr
 	}
 	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, &Error{Type: TypeTimeout, Message: err.Error()}
+		}
 		return nil, &Error{Type: TypeCanceled, Message: err.Error()}
 	}
 	if err := r.load(); err != nil {

@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -60,6 +61,9 @@ func (in *Interp) CallIsolated(module, fn, arg string, timeout time.Duration) (s
 // when ctx ends, e.g. on Ctrl-C at ai>.
 func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg string, timeout time.Duration) (string, error) {
 	if err := ctx.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return "", &Error{Type: ErrTypeTimeout, Message: err.Error()}
+		}
 		return "", &Error{Type: ErrTypeCanceled, Message: err.Error()}
 	}
 	if d, ok := ctx.Deadline(); ok {
@@ -123,7 +127,13 @@ func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg strin
 			callErr = &Error{Type: ErrTypeTimeout, Message: fmt.Sprintf(
 				"no result within %v: the isolated evaluation was stopped; the session is unchanged", time.Duration(ms)*time.Millisecond)}
 		case C.PYB_ISO_CANCELED:
-			callErr = &Error{Type: ErrTypeCanceled, Message: "canceled: the isolated evaluation was stopped; the session is unchanged"}
+			// ctx's own deadline and the C-side one race; a deadline is
+			// a Timeout whichever noticed it first.
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				callErr = &Error{Type: ErrTypeTimeout, Message: "no result before the deadline: the isolated evaluation was stopped; the session is unchanged"}
+			} else {
+				callErr = &Error{Type: ErrTypeCanceled, Message: "canceled: the isolated evaluation was stopped; the session is unchanged"}
+			}
 		default:
 			callErr = takeError(&cerr)
 		}

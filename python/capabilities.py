@@ -22,6 +22,7 @@ isolated copy imports are refused, and no capability imports a module.
 """
 
 import builtins
+import gc
 import inspect
 import json
 import keyword
@@ -633,6 +634,9 @@ def isolated(arg):
             bridge.readline = _eof_readline
         except Exception:
             pass
+    # A collection here would walk the whole copied heap (and touch its
+    # pages): the objects that existed at the fork are left alone.
+    gc.freeze()
     # A recursion limit the user raised could overflow the C stack here;
     # a RecursionError is the clearer answer.
     if sys.getrecursionlimit() > 3000:
