@@ -7,6 +7,7 @@ package repl
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,8 +50,8 @@ type Options struct {
 	// unavailable.
 	NewAssistant func(in *pybridge.Interp, recent func() string) (Assistant, error)
 	// OneShot, when set, runs after the setup code instead of the REPL
-	// (pyaichat -p); its result is the exit status.
-	OneShot func(ctx context.Context, a Assistant, out io.Writer) int
+	// (pyaichat -p); its result is the exit status. Ctrl-C cancels ctx.
+	OneShot func(ctx context.Context, out io.Writer) int
 }
 
 // Run runs the REPL until the user exits and returns the exit status.
@@ -169,9 +170,12 @@ func (r *session) run() (status int) {
 		}
 	}
 	if o.OneShot != nil {
+		if r.assistant == nil {
+			return r.finish(2)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		r.aiCancel.Store(&cancel)
-		code := o.OneShot(ctx, r.assistant, o.Stdout)
+		code := o.OneShot(ctx, o.Stdout)
 		cancel()
 		return r.finish(code)
 	}
@@ -331,7 +335,7 @@ func (r *session) ask(line string) {
 		return
 	}
 	if r.assistant == nil {
-		fmt.Fprintln(r.opts.Stdout, "pyaichat: the assistant is not available in this build; press TAB to return to py>")
+		fmt.Fprintln(r.opts.Stdout, "pyaichat: the assistant is unavailable (see the warning at start); TAB returns to py>")
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -341,7 +345,7 @@ func (r *session) ask(line string) {
 	cancelled := ctx.Err() != nil
 	cancel()
 	switch {
-	case cancelled:
+	case cancelled || errors.Is(err, context.Canceled):
 		fmt.Fprintln(r.opts.Stdout, "\n(cancelled)")
 	case err != nil:
 		fmt.Fprintf(r.opts.Stdout, "pyaichat: %v\n", err)

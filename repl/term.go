@@ -1,10 +1,14 @@
 package repl
 
 import (
+	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool { return isTerminal(int(f.Fd())) }
 
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)

@@ -5,11 +5,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 )
@@ -139,7 +142,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case c.askedC:
 		argv = append([]string{"-c"}, c.args...)
 	}
-	return repl.Run(repl.Options{
+	cfg, cfgErr := agent.LoadConfig(c.model, c.baseURL)
+	if cfgErr != nil && c.question != "" {
+		fmt.Fprintf(stderr, "pyaichat: %v\n", cfgErr)
+		return 2
+	}
+	cfg.Color = repl.IsTerminal(os.Stdout)
+	var session *agent.Session
+	opts := repl.Options{
 		Stdin:    os.Stdin,
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
@@ -147,5 +157,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Script:   c.script,
 		Commands: c.commands,
 		Venv:     c.venv,
-	})
+		NewAssistant: func(in *pybridge.Interp, recent func() string) (repl.Assistant, error) {
+			if cfgErr != nil {
+				return nil, fmt.Errorf("ai> is unavailable: %w", cfgErr)
+			}
+			session = agent.NewSession(cfg, agent.FromRegistry(capabilities.New(in, capabilities.Options{})), recent)
+			return session, nil
+		},
+	}
+	if c.question != "" {
+		opts.OneShot = func(ctx context.Context, out io.Writer) int {
+			session.Notices = os.Stderr // the answer alone goes to stdout
+			if err := session.Ask(ctx, c.question, out); err != nil {
+				fmt.Fprintf(stderr, "pyaichat: %v\n", err)
+				return 1
+			}
+			return 0
+		}
+	}
+	return repl.Run(opts)
 }
