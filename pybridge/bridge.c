@@ -202,6 +202,8 @@ int pyb_init(const char *executable, int argc, char **argv,
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0; /* Go owns signals */
     config.parse_argv = 0;              /* our flags are not Python's */
+    config.interactive = 1;             /* sys.flags as for python3 -i */
+    config.inspect = 1;
     status = PyConfig_SetBytesArgv(&config, argc, argv);
     if (PyStatus_Exception(status)) goto fail;
     if (executable != NULL && executable[0] != '\0') {

@@ -357,6 +357,9 @@ class _Stdin(io.TextIOBase):
 
 def install_stdin(_=""):
     sys.stdin = _Stdin(sys.__stdin__)
+    # Set in every interactive interpreter; libraries test for them.
+    sys.ps1 = "py> "
+    sys.ps2 = "... "
     return "ok"
 
 

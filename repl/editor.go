@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/chzyer/readline"
+	"github.com/chzyer/readline/runes"
 )
 
 // eventKind says what ended one read of the prompt.
@@ -175,9 +176,8 @@ func (e *editor) loadHistory() {
 }
 
 func (e *editor) read(initial string) (event, error) {
-	e.rl.SetPrompt(e.state.prompt())
-	e.pump.setEditor(true)
-	defer e.pump.setEditor(false)
+	prompt := e.state.prompt()
+	e.rl.SetPrompt(prompt)
 	// Straight to the terminal: readline's own writer redraws the prompt.
 	io.WriteString(e.out, bracketedPasteOn)
 	defer io.WriteString(e.out, bracketedPasteOff)
@@ -187,7 +187,12 @@ func (e *editor) read(initial string) (event, error) {
 	if err := e.raw.enter(); err != nil {
 		return event{}, fmt.Errorf("terminal: %w", err)
 	}
-	line, err := e.rl.ReadlineWithDefault(initial)
+	// The initial text goes in before keys may arrive, or keys typed
+	// ahead would be overwritten by it.
+	e.rl.Operation.SetBuffer(initial)
+	e.pump.setEditor(true)
+	line, err := e.rl.Readline()
+	e.pump.setEditor(false)
 	e.raw.exit()
 	e.mu.Lock()
 	pasting := e.pasting
@@ -196,6 +201,9 @@ func (e *editor) read(initial string) (event, error) {
 
 	switch {
 	case pasting:
+		// The editor ended the line it showed; clear it, since the REPL
+		// shows the text again with the paste in it.
+		io.WriteString(e.out, eraseLines(rows(prompt+line, readline.GetScreenWidth())))
 		paste, _ := e.pump.takePaste()
 		return event{kind: evPaste, text: line + paste, pasteOnly: paste}, nil
 	case errors.Is(err, readline.ErrInterrupt):
@@ -217,3 +225,18 @@ const (
 	bracketedPasteOn  = "\x1b[?2004h"
 	bracketedPasteOff = "\x1b[?2004l"
 )
+
+// rows is how many terminal rows text takes at the given width.
+func rows(text string, width int) int {
+	w := runes.WidthAll([]rune(text))
+	if width <= 0 || w == 0 {
+		return 1
+	}
+	return (w + width - 1) / width
+}
+
+// eraseLines moves up n rows from the start of the line below them and
+// clears from there down.
+func eraseLines(n int) string {
+	return fmt.Sprintf("\x1b[%dA\r\x1b[J", n)
+}

@@ -23,6 +23,8 @@ var (
 // character that no terminal sends.
 const pasteRune = '\ue000'
 
+var pasteMarker = []byte(string(pasteRune))
+
 // chunk is a piece of terminal input, or an end-of-file mark (Ctrl-D on an
 // empty line in the terminal's cooked mode; the terminal stays usable).
 type chunk struct {
@@ -46,6 +48,7 @@ type pump struct {
 	err       error // permanent read error (terminal gone)
 	editorOn  bool  // the line editor may read
 	pastes    []string
+	held      bool   // a paste marker went to the editor; wait for takePaste
 	interrupt uint64 // bumped by Ctrl-C to wake a blocked Python read
 
 	// Paste scanner state, touched only by the reading goroutine.
@@ -148,7 +151,7 @@ func (p *pump) finishPaste(typed *[]byte) {
 	}
 	p.mu.Lock()
 	p.pastes = append(p.pastes, text)
-	p.queue = append(p.queue, chunk{data: []byte(string(pasteRune))})
+	p.queue = append(p.queue, chunk{data: pasteMarker})
 	p.cond.Broadcast()
 	p.mu.Unlock()
 }
@@ -183,6 +186,8 @@ func (p *pump) takePaste() (string, bool) {
 	}
 	s := p.pastes[0]
 	p.pastes = p.pastes[1:]
+	p.held = false
+	p.cond.Broadcast()
 	return s, true
 }
 
@@ -210,7 +215,7 @@ func (r editorReader) Read(b []byte) (int, error) {
 			// it is still Ctrl-D to the editor.
 			p.queue[0] = chunk{data: []byte{4}}
 		}
-		if p.editorOn && len(p.queue) > 0 {
+		if p.editorOn && !p.held && len(p.queue) > 0 {
 			break
 		}
 		if p.err != nil {
@@ -222,6 +227,14 @@ func (r editorReader) Read(b []byte) (int, error) {
 	end := len(c.data)
 	if i := bytes.IndexAny(c.data, "\r\n\x03\x04"); i >= 0 {
 		end = i + 1
+	}
+	if bytes.HasPrefix(c.data, pasteMarker) {
+		// The editor returns on the marker; what follows it is for the
+		// next prompt, after the REPL has taken the paste.
+		end = len(pasteMarker)
+		p.held = true
+	} else if i := bytes.Index(c.data[:end], pasteMarker); i >= 0 {
+		end = i
 	}
 	n := copy(b, c.data[:end])
 	c.data = c.data[n:]

@@ -25,16 +25,24 @@ func feed(t *testing.T, pieces ...string) *pump {
 	return p
 }
 
-// readEditor collects what the line editor would read until the pump ends.
-func readEditor(p *pump) string {
+// readEditor collects what the line editor would read until the pump ends,
+// taking each paste when the editor meets its marker, as the REPL does.
+func readEditor(p *pump) (typed string, pastes []string) {
 	p.setEditor(true)
 	var b strings.Builder
 	buf := make([]byte, 4096)
 	for {
 		n, err := editorReader{p}.Read(buf)
 		b.Write(buf[:n])
+		if strings.HasSuffix(string(buf[:n]), string(pasteRune)) {
+			s, ok := p.takePaste()
+			if !ok {
+				return b.String() + "<marker without paste>", pastes
+			}
+			pastes = append(pastes, s)
+		}
 		if err != nil {
-			return b.String()
+			return b.String(), pastes
 		}
 	}
 }
@@ -52,20 +60,14 @@ func TestPumpLiftsPastesOutOfTypedInput(t *testing.T) {
 		{"CRLF becomes LF", []string{"\x1b[200~a\r\nb\x1b[201~"}, "\ue000", []string{"a\nb"}},
 		{"lone escape is typed", []string{"\x1b", "[A"}, "\x1b[A", nil},
 		{"two pastes", []string{"\x1b[200~1\x1b[201~\x1b[200~2\x1b[201~"}, "\ue000\ue000", []string{"1", "2"}},
+		{"keys right after a paste wait for it", []string{"\x1b[200~u = 1\x1b[201~\rlen\r"}, "\ue000\rlen\r", []string{"u = 1"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := feed(t, tc.pieces...)
-			if got := readEditor(p); got != tc.typed {
+			got, pastes := readEditor(p)
+			if got != tc.typed {
 				t.Errorf("editor read %q, want %q", got, tc.typed)
-			}
-			var pastes []string
-			for {
-				s, ok := p.takePaste()
-				if !ok {
-					break
-				}
-				pastes = append(pastes, s)
 			}
 			if strings.Join(pastes, "|") != strings.Join(tc.pastes, "|") {
 				t.Errorf("pastes %q, want %q", pastes, tc.pastes)
@@ -82,11 +84,12 @@ func TestPumpLargePasteIsOneEvent(t *testing.T) {
 	}
 	pieces = append(pieces, "\x1b[201~")
 	p := feed(t, pieces...)
-	if got := readEditor(p); got != "\ue000" {
+	got, pastes := readEditor(p)
+	if got != "\ue000" {
 		t.Fatalf("editor read %q, want the paste marker alone", got)
 	}
-	if s, _ := p.takePaste(); s != big {
-		t.Fatalf("paste of %d bytes, want %d", len(s), len(big))
+	if len(pastes) != 1 || pastes[0] != big {
+		t.Fatalf("%d pastes, want one of %d bytes", len(pastes), len(big))
 	}
 }
 

@@ -37,7 +37,6 @@ func (r *plainReader) read(initial string) (event, error) {
 		return event{kind: evInterrupt}, nil
 	}
 	if line == "" && err != nil {
-		io.WriteString(r.prompts, "\n") // as python3 -i does at EOF
 		return event{kind: evEOF}, nil
 	}
 	line = strings.TrimSuffix(line, "\n")

@@ -209,6 +209,17 @@ func (r *session) loop() int {
 		mode, cont := r.state.get()
 		switch ev.kind {
 		case evEOF:
+			if _, ok := r.input.(*plainReader); ok {
+				io.WriteString(r.prompts(), "\n") // as python3 -i does at EOF
+			}
+			if cont && pendingPaste == "" {
+				// End of input finishes a pending block, as in python3,
+				// which runs it before exiting.
+				if status, exit := r.submit(mode, cont, "", false); exit {
+					return r.finish(status)
+				}
+				continue
+			}
 			return r.finish(0)
 		case evInterrupt:
 			// The partial line is discarded, never run; as in python3.
@@ -255,6 +266,14 @@ func (r *session) loop() int {
 	}
 }
 
+// prompts is where the plain reader writes prompts.
+func (r *session) prompts() io.Writer {
+	if pr, ok := r.input.(*plainReader); ok {
+		return pr.prompts
+	}
+	return r.opts.Stdout
+}
+
 func (r *session) addHistory(m Mode, line string) {
 	if r.hist == nil {
 		return
@@ -275,9 +294,6 @@ func (r *session) echoPaste(mode Mode, cont bool, ev event) {
 	text := ev.text[:strings.LastIndexByte(ev.text, '\n')]
 	lines := strings.Split(text, "\n")
 	var b strings.Builder
-	// The editor already printed the prompt and the typed part and moved to
-	// the next line; redraw that line with the paste's first line.
-	b.WriteString("\x1b[A\r\x1b[K")
 	for i, l := range lines {
 		if i == 0 {
 			b.WriteString(promptFor(mode, cont))
