@@ -290,6 +290,67 @@ done:
     return out;
 }
 
+char *pyb_run_pending(size_t *out_len, pyb_error *err) {
+    char *out = NULL;
+    PyEval_RestoreThread(main_tstate);
+
+    PyObject *codes = NULL, *res = NULL;
+    PyObject *mod = PyImport_ImportModule("_pyaichat_repl");
+    if (mod == NULL) goto error;
+    codes = PyObject_CallMethod(mod, "take_pending", NULL);
+    if (codes == NULL) goto error;
+    if (!PyList_Check(codes)) {
+        PyErr_SetString(PyExc_TypeError, "take_pending did not return a list");
+        goto error;
+    }
+    PyObject *main_mod = PyImport_AddModule("__main__"); /* borrowed */
+    if (main_mod == NULL) goto error;
+    PyObject *globals = PyModule_GetDict(main_mod); /* borrowed */
+
+    /* User code runs here, with no Python frame beneath it, as in python3's
+     * own interactive loop. */
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(codes); i++) {
+        PyObject *r = PyEval_EvalCode(PyList_GET_ITEM(codes, i), globals, globals);
+        if (r == NULL) {
+            failed = 1;
+            break;
+        }
+        Py_DECREF(r);
+    }
+    if (failed) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
+        res = PyObject_CallMethod(mod, "show_exception", "O", value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    } else {
+        res = PyObject_CallMethod(mod, "after_run", NULL);
+    }
+    if (res == NULL) goto error;
+    if (!PyUnicode_Check(res)) {
+        PyErr_SetString(PyExc_TypeError, "the REPL helper did not return str");
+        goto error;
+    }
+    out = dup_utf8(res, out_len);
+    if (out == NULL) set_error_text(err, "MemoryError", "cannot copy the result");
+    goto done;
+
+error:
+    fetch_error(err);
+done:
+    Py_XDECREF(res);
+    Py_XDECREF(codes);
+    Py_XDECREF(mod);
+    if (PyErr_CheckSignals() < 0) PyErr_Clear(); /* a Ctrl-C that came too late */
+    keep_go_sigint();
+    main_tstate = PyEval_SaveThread();
+    return out;
+}
+
 void pyb_kick(void) {
     PyGILState_STATE st = PyGILState_Ensure();
     PyGILState_Release(st);

@@ -30,6 +30,12 @@ int pyb_load_module(const char *name, const char *source, pyb_error *err);
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
                size_t *out_len, int user_code, pyb_error *err);
 
+/* Runs the code that the last REPL helper call queued (push, run_block,
+ * run_file, run_command) in __main__, from C so that no Python frame sits
+ * under user code, then lets the helper show an exception or record the
+ * input. Returns "ok" or "exit:N" (malloc'd), or NULL with *err set. */
+char *pyb_run_pending(size_t *out_len, pyb_error *err);
+
 /* From any thread: take and drop the GIL once. A GIL request sets the eval
  * breaker of the running thread, which is what makes it look at the signal
  * that PyErr_SetInterrupt tripped (CPython issue 95820). */

@@ -211,6 +211,20 @@ func (in *Interp) call(module, fn, arg string, userCode bool) (string, error) {
 	return C.GoStringN(res, C.int(n)), nil
 }
 
+// runPending runs the user code a helper queued; Ctrl-C reaches it.
+func (in *Interp) runPending() (string, error) {
+	in.busy.Store(true)
+	defer in.busy.Store(false)
+	var n C.size_t
+	var cerr C.pyb_error
+	res := C.pyb_run_pending(&n, &cerr)
+	if res == nil {
+		return "", takeError(&cerr)
+	}
+	defer C.free(unsafe.Pointer(res))
+	return C.GoStringN(res, C.int(n)), nil
+}
+
 func takeError(cerr *C.pyb_error) *Error {
 	defer C.pyb_error_free(cerr)
 	e := &Error{Type: "Error"}

@@ -36,10 +36,27 @@ func parseOutcome(res string, err error) (Outcome, error) {
 	return Outcome{}, fmt.Errorf("pybridge: unexpected helper result %q", res)
 }
 
+// runInput compiles input with a helper and, when it queued code, runs
+// that code, all in one job on the interpreter's thread.
+func (in *Interp) runInput(fn, arg string) (Outcome, error) {
+	var res string
+	var err error
+	derr := in.Do(func() {
+		res, err = in.call(replModule, fn, arg, false)
+		if err == nil && res == "run" {
+			res, err = in.runPending()
+		}
+	})
+	if derr != nil {
+		return Outcome{}, derr
+	}
+	return parseOutcome(res, err)
+}
+
 // Push feeds one line typed at the prompt, as CPython's interactive loop
 // does: output and tracebacks go to the process's stdout and stderr.
 func (in *Interp) Push(line string) (Outcome, error) {
-	return parseOutcome(in.Call(replModule, "push", line, true))
+	return in.runInput("push", line)
 }
 
 // ResetBlock discards a pending incomplete statement.
@@ -50,17 +67,17 @@ func (in *Interp) ResetBlock() error {
 
 // RunBlock runs pasted text: parsed whole, top-level statements in order.
 func (in *Interp) RunBlock(source string) (Outcome, error) {
-	return parseOutcome(in.Call(replModule, "run_block", source, true))
+	return in.runInput("run_block", source)
 }
 
 // RunFile runs a script in __main__, like python3 -i FILE.
 func (in *Interp) RunFile(path string) (Outcome, error) {
-	return parseOutcome(in.Call(replModule, "run_file", path, true))
+	return in.runInput("run_file", path)
 }
 
 // RunCommand runs -c code in __main__.
 func (in *Interp) RunCommand(source string) (Outcome, error) {
-	return parseOutcome(in.Call(replModule, "run_command", source, true))
+	return in.runInput("run_command", source)
 }
 
 // RouteStdin makes user code's sys.stdin read through Config.ReadLine.

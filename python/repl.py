@@ -18,12 +18,12 @@ def _console_class():
     import codeop
 
     class _Console(code.InteractiveConsole):
-        """InteractiveConsole with CPython's REPL conventions.
+        """InteractiveConsole's input handling, CPython's execution.
 
-        code.InteractiveConsole already compiles with codeop in "single" mode
-        (so expression values go through sys.displayhook and bind ``_``), prints
-        tracebacks without its own frame and sets sys.last_*.  We only add the
-        exit protocol: SystemExit escapes to the caller.
+        code.InteractiveConsole buffers lines and decides with codeop whether
+        a statement is complete, compiling it in "single" mode (so values go
+        through sys.displayhook and bind ``_``).  Running the code is left to
+        pybridge (see runcode), and an exception is shown by show_exception.
         """
 
         _last_source = ()
@@ -59,13 +59,10 @@ def _console_class():
             return False
 
         def runcode(self, code_obj):
-            try:
-                exec(code_obj, self.locals)
-            except SystemExit:
-                raise
-            except BaseException:  # KeyboardInterrupt too, as CPython prints it
-                self.showtraceback()
-                return False
+            # pybridge runs it from C, with no Python frame under it, so
+            # user code sees the stack python3 -i gives it (f_back is None,
+            # the full recursion limit, inspect.stack() of one frame).
+            _queue(code_obj, "\n".join(self._last_source))
             return True
 
     return _Console
@@ -179,38 +176,52 @@ def _undecodable(source):
     return False
 
 
+# Code compiled from the user's input, waiting for pybridge to run it: a list
+# of code objects and the source they came from (for the automatic context).
+_pending = []
+_pending_source = ""
+
+
+def _queue(code_obj, source):
+    global _pending_source
+    _pending.append(code_obj)
+    _pending_source = source
+
+
+def _ready():
+    """What the Go side does next: "run" the queued code, or nothing."""
+    return "run" if _pending else "ok"
+
+
 def push(line):
-    """Feed one line typed at the prompt. Returns "more", "ok" or "exit:N"."""
+    """Feed one line typed at the prompt: "more" (incomplete), "run" (code
+    is queued for pybridge.run_pending) or "ok" (nothing to run, e.g. a
+    SyntaxError, already shown)."""
     try:
         if _undecodable(line):
             _console.resetbuffer()
             return "ok"
-        more = _console.push(line)
-        if not more:
-            _recent.record("\n".join(_console._last_source))
-    except SystemExit as exc:
-        _console.resetbuffer()
-        status = _exit_status(exc)
-        _flush()
-        return "exit:%d" % status
+        if _console.push(line):
+            return "more"
+        return _ready()
     finally:
         _flush()
-    return "more" if more else "ok"
 
 
 def reset(_=""):
     """Discard a pending block (Ctrl-C at a continuation prompt)."""
     _console.resetbuffer()
+    del _pending[:]
     return "ok"
 
 
 def run_block(source):
-    """Run pasted text the way Python 3.13's REPL and IPython run a paste.
+    """Compile pasted text the way Python 3.13's REPL and IPython run a paste.
 
     The whole block is parsed at once, so blank lines inside an indented block
-    do not end it; its top-level statements then run in order, each compiled
-    as the interactive interpreter would ("single" mode, so values display),
-    stopping at the first exception.
+    do not end it; its top-level statements are then queued in order, each
+    compiled as the interactive interpreter would ("single" mode, so values
+    display). pybridge stops at the first exception.
     """
     import ast
 
@@ -219,65 +230,88 @@ def run_block(source):
             return "ok"
         try:
             tree = compile(source, "<stdin>", "exec", ast.PyCF_ONLY_AST)
+            codes = [compile(ast.Interactive(body=[stmt]), "<stdin>", "single") for stmt in tree.body]
         except (SyntaxError, ValueError, OverflowError):
             _console.showsyntaxerror("<stdin>")
             return "ok"
-        for stmt in tree.body:
-            unit = ast.Interactive(body=[stmt])
-            try:
-                code_obj = compile(unit, "<stdin>", "single")
-            except (SyntaxError, ValueError):
-                _console.showsyntaxerror("<stdin>")
-                return "ok"
-            if not _console.runcode(code_obj):
-                break
-        _recent.record(source)
-    except SystemExit as exc:
-        return "exit:%d" % _exit_status(exc)
+        for code_obj in codes:
+            _queue(code_obj, source)
+        return _ready()
     finally:
         _flush()
-    return "ok"
+
+
+def _show_compile_error():
+    exc_type, exc, _ = sys.exc_info()
+    sys.last_type, sys.last_value, sys.last_traceback = exc_type, exc, None
+    sys.excepthook(exc_type, exc, None)
 
 
 def run_file(path):
-    """Run a file as __main__ (like ``python3 -i FILE``)."""
-    import runpy  # only when a file is given: keeps start-up lean
-
+    """Compile a file to run as __main__ (like ``python3 -i FILE``): it runs
+    in __main__ itself, so its globals stay in the interactive namespace."""
     try:
         try:
-            # runpy would make a fresh module; -i keeps the file's globals in
-            # the interactive namespace, so execute in __main__ itself.
             with io.open_code(path) as f:
                 source = f.read()
             code_obj = compile(source, path, "exec")
-            _main.__dict__["__file__"] = path
-            exec(code_obj, _main.__dict__)
-        except SystemExit:
-            raise
-        except BaseException:
-            _console.showtraceback()
-    except SystemExit as exc:
-        return "exit:%d" % _exit_status(exc)
+        except (OSError, SyntaxError, ValueError):
+            _show_compile_error()
+            return "ok"
+        _main.__dict__["__file__"] = path
+        _queue(code_obj, "")
+        return _ready()
     finally:
         _flush()
-    del runpy
-    return "ok"
 
 
 def run_command(source):
-    """Run ``-c CODE`` in __main__ (like ``python3 -i -c CODE``)."""
+    """Compile ``-c CODE`` to run in __main__ (like ``python3 -i -c CODE``)."""
     try:
         try:
-            exec(compile(source, "<string>", "exec"), _main.__dict__)
-        except SystemExit:
-            raise
-        except BaseException:
-            _console.showtraceback()
-    except SystemExit as exc:
-        return "exit:%d" % _exit_status(exc)
+            code_obj = compile(source, "<string>", "exec")
+        except (SyntaxError, ValueError):
+            _show_compile_error()
+            return "ok"
+        _queue(code_obj, "")
+        return _ready()
     finally:
         _flush()
+
+
+def take_pending():
+    """Hand the queued code to pybridge (called from C)."""
+    codes = list(_pending)
+    del _pending[:]
+    return codes
+
+
+def after_run(_=None):
+    """Called from C once the queued code ran to the end."""
+    _recent.record(_pending_source)
+    _flush()
     return "ok"
+
+
+def show_exception(exc):
+    """Called from C with the exception that stopped the queued code: the
+    exit status for SystemExit, else show it as python3 -i does."""
+    try:
+        if isinstance(exc, SystemExit):
+            return "exit:%d" % _exit_status(exc)
+        tb = exc.__traceback__
+        sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+        try:
+            sys.excepthook(type(exc), exc, tb)
+        except BaseException as hook_err:
+            sys.stderr.write("Error in sys.excepthook:\n")
+            sys.__excepthook__(type(hook_err), hook_err, hook_err.__traceback__)
+            sys.stderr.write("\nOriginal exception was:\n")
+            sys.__excepthook__(type(exc), exc, tb)
+        _recent.record(_pending_source)
+        return "ok"
+    finally:
+        _flush()
 
 
 class _Stdin(io.TextIOBase):
