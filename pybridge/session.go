@@ -59,6 +59,11 @@ func (in *Interp) Push(line string) (Outcome, error) {
 	return in.runInput("push", line)
 }
 
+// PushEOF finishes a pending statement at end of input, as python3 does.
+func (in *Interp) PushEOF() (Outcome, error) {
+	return in.runInput("push_eof", "")
+}
+
 // ResetBlock discards a pending incomplete statement.
 func (in *Interp) ResetBlock() error {
 	_, err := in.Call(replModule, "reset", "", false)

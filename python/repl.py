@@ -42,16 +42,11 @@ def _console_class():
                 except SyntaxError:
                     code_obj = self.compile(source, filename, symbol)
             except (OverflowError, SyntaxError, ValueError) as err:
-                # codeop compiles the last line without its newline, and then
-                # reports "incomplete input" where CPython's REPL, whose
-                # tokenizer sees the newline, reports the real error.
-                if isinstance(err, SyntaxError) and err.msg == "incomplete input":
-                    try:
-                        compile(source + "\n", filename, symbol, codeop.PyCF_DONT_IMPLY_DEDENT)
-                    except (OverflowError, SyntaxError, ValueError):
-                        self.showsyntaxerror(filename)
-                        return False
-                self.showsyntaxerror(filename)
+                better = _interactive_error(source, filename, symbol, err)
+                try:
+                    raise better
+                except (OverflowError, SyntaxError, ValueError):
+                    self.showsyntaxerror(filename)
                 return False
             if code_obj is None:
                 return True
@@ -66,6 +61,56 @@ def _console_class():
             return True
 
     return _Console
+
+
+def _interactive_error(source, filename, symbol, err):
+    """The error CPython's own REPL reports for source, given the one codeop
+    raised. The REPL parses with its interactive tokenizer, which sees each
+    line's newline and never runs the "was never closed" check; codeop
+    compiles a string, so a few messages differ. Others pass unchanged."""
+    import codeop
+
+    if not isinstance(err, SyntaxError):
+        return err
+    flags = codeop.PyCF_DONT_IMPLY_DEDENT
+    retry = None
+    if err.msg == "incomplete input":
+        retry = source + "\n"
+    elif err.msg.endswith("was never closed"):
+        closers = _closers(source)
+        if closers:
+            retry = source + "\n" + closers + "\n"
+    elif isinstance(err, IndentationError) and err.msg.startswith("expected an indented block"):
+        err.end_offset = err.offset  # the REPL marks one column
+    if retry is not None:
+        try:
+            compile(retry, filename, symbol, flags)
+        except SyntaxError as other:
+            if other.end_lineno != other.lineno and other.text:
+                # The REPL's range stops at the end of the reported line.
+                other.end_lineno = other.lineno
+                other.end_offset = len(other.text.rstrip("\n"))
+            return other
+    return err
+
+
+def _closers(source):
+    """The brackets that would close the ones source leaves open."""
+    import io as _io
+    import tokenize
+
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    stack = []
+    try:
+        for tok in tokenize.generate_tokens(_io.StringIO(source).readline):
+            if tok.type == tokenize.OP:
+                if tok.string in pairs:
+                    stack.append(pairs[tok.string])
+                elif stack and tok.string == stack[-1]:
+                    stack.pop()
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return "".join(reversed(stack))
 
 
 _main = sys.modules["__main__"]
@@ -203,6 +248,25 @@ def push(line):
             return "ok"
         if _console.push(line):
             return "more"
+        return _ready()
+    finally:
+        _flush()
+
+
+def push_eof(_=""):
+    """End of input with a statement pending: compile what is buffered as
+    final, as python3 does at EOF ("was never closed" and the like)."""
+    import codeop
+
+    source = "\n".join(_console.buffer)
+    _console.resetbuffer()
+    try:
+        try:
+            code_obj = compile(source + "\n", "<stdin>", "single", codeop.PyCF_DONT_IMPLY_DEDENT)
+        except (OverflowError, SyntaxError, ValueError):
+            _console.showsyntaxerror("<stdin>")
+            return "ok"
+        _queue(code_obj, source)
         return _ready()
     finally:
         _flush()

@@ -214,9 +214,13 @@ func (r *session) loop() int {
 			}
 			if cont && pendingPaste == "" {
 				// End of input finishes a pending block, as in python3,
-				// which runs it before exiting.
-				if status, exit := r.submit(mode, cont, "", false); exit {
-					return r.finish(status)
+				// which runs it (or reports it unfinished) before exiting.
+				r.state.setContinuation(false)
+				out, err := r.in.PushEOF()
+				if err != nil {
+					r.warn(err.Error())
+				} else if out.Exit {
+					return r.finish(out.Status)
 				}
 				continue
 			}
