@@ -80,8 +80,6 @@ def _interactive_error(source, filename, symbol, err):
         closers = _closers(source)
         if closers:
             retry = source + "\n" + closers + "\n"
-    elif isinstance(err, IndentationError) and err.msg.startswith("expected an indented block"):
-        err.end_offset = err.offset  # the REPL marks one column
     if retry is not None:
         try:
             compile(retry, filename, symbol, flags)
@@ -90,7 +88,9 @@ def _interactive_error(source, filename, symbol, err):
                 # The REPL's range stops at the end of the reported line.
                 other.end_lineno = other.lineno
                 other.end_offset = len(other.text.rstrip("\n"))
-            return other
+            err = other
+    if isinstance(err, IndentationError) and err.msg.startswith("expected an indented block"):
+        err.end_offset = err.offset  # the REPL marks one column
     return err
 
 
