@@ -13,6 +13,9 @@ type Outcome struct {
 	More   bool // the statement is incomplete: show the continuation prompt
 	Exit   bool // the code raised SystemExit
 	Status int  // the exit status CPython would use, when Exit
+	// Partial is what the code's output left on the terminal's current
+	// line (print(x, end="")), to draw the next prompt after it.
+	Partial string
 }
 
 const replModule = "_pyaichat_repl"
@@ -41,16 +44,22 @@ func parseOutcome(res string, err error) (Outcome, error) {
 func (in *Interp) runInput(fn, arg string) (Outcome, error) {
 	var res string
 	var err error
+	var partial string
 	derr := in.Do(func() {
 		res, err = in.call(replModule, fn, arg, false)
 		if err == nil && res == "run" {
 			res, err = in.runPending()
 		}
+		if err == nil {
+			partial, _ = in.call(replModule, "stdout_tail", "", false)
+		}
 	})
 	if derr != nil {
 		return Outcome{}, derr
 	}
-	return parseOutcome(res, err)
+	out, err := parseOutcome(res, err)
+	out.Partial = partial
+	return out, err
 }
 
 // Push feeds one line typed at the prompt, as CPython's interactive loop

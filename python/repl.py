@@ -235,6 +235,8 @@ def _queue(code_obj, source):
 
 def _ready():
     """What the Go side does next: "run" the queued code, or nothing."""
+    if _tail_raw is not None:
+        _tail_raw.tail = b""  # the prompt and the echoed line ended it
     return "run" if _pending else "ok"
 
 
@@ -453,7 +455,90 @@ class _Stdin(io.TextIOBase):
         pass
 
 
+class _TailRaw(io.RawIOBase):
+    """sys.stdout's raw layer on a terminal: it writes through to the real
+    file and remembers the text after the last newline, so the prompt can
+    be drawn after output that did not end a line (print(x, end=",")),
+    where CPython's own prompt would appear, instead of over it."""
+
+    def __init__(self, raw):
+        self._raw = raw
+        self.tail = b""
+
+    def write(self, b):
+        n = self._raw.write(b)
+        if n:
+            data = bytes(memoryview(b)[:n])
+            i = max(data.rfind(b"\n"), data.rfind(b"\r"))
+            self.tail = data[i + 1 :] if i >= 0 else self.tail + data
+            self.tail = self.tail[-512:]
+        return n
+
+    def fileno(self):
+        return self._raw.fileno()
+
+    def isatty(self):
+        return self._raw.isatty()
+
+    def writable(self):
+        return True
+
+    @property
+    def name(self):
+        return self._raw.name
+
+    @property
+    def mode(self):
+        return self._raw.mode
+
+    @property
+    def closefd(self):
+        return False
+
+
+_tail_raw = None
+_original_stdout = None
+
+
+def _track_stdout_tail():
+    global _tail_raw, _original_stdout
+    out = sys.stdout
+    if out is None or not out.isatty():
+        return
+    # The same layers as before, with _TailRaw over the FileIO: buffered
+    # (line-buffered on a terminal), or unbuffered under PYTHONUNBUFFERED.
+    buffer = getattr(out, "buffer", None)
+    if type(buffer) is io.BufferedWriter and type(buffer.raw) is io.FileIO:
+        _tail_raw = _TailRaw(buffer.raw)
+        layer = io.BufferedWriter(_tail_raw)
+    elif type(buffer) is io.FileIO:
+        _tail_raw = layer = _TailRaw(buffer)
+    else:
+        return
+    out.flush()
+    _original_stdout = out  # kept alive: it owns fd 1
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        layer,
+        encoding=out.encoding,
+        errors=out.errors,
+        line_buffering=out.line_buffering,
+        write_through=out.write_through,
+    )
+
+
+def stdout_tail(_=""):
+    """The text the last output left on the terminal's current line."""
+    if _tail_raw is None or not _tail_raw.tail:
+        return ""
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    return _tail_raw.tail.decode("utf-8", "replace")
+
+
 def install_stdin(_=""):
+    _track_stdout_tail()
     sys.stdin = _Stdin(sys.__stdin__)
     # Set in every interactive interpreter; libraries test for them.
     sys.ps1 = "py> "

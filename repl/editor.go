@@ -56,6 +56,7 @@ type modeState struct {
 	mu           sync.Mutex
 	mode         Mode
 	continuation bool // a py> statement is incomplete
+	lead         string
 	onToggle     func(Mode)
 }
 
@@ -77,9 +78,21 @@ func (s *modeState) setContinuation(c bool) {
 	s.mu.Unlock()
 }
 
+// prompt is the prompt to draw, after any text that output left on the
+// line (see setLead).
 func (s *modeState) prompt() string {
-	m, cont := s.get()
-	return promptFor(m, cont)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lead + promptFor(s.mode, s.continuation)
+}
+
+// setLead records what the last output left on the terminal's current line.
+// The line editor redraws its whole line, so the prompt must carry that
+// text to leave it in place, as python3's prompt simply follows it.
+func (s *modeState) setLead(lead string) {
+	s.mu.Lock()
+	s.lead = lead
+	s.mu.Unlock()
 }
 
 func promptFor(m Mode, cont bool) string {
@@ -143,7 +156,7 @@ func (e *editor) filter(r rune) (rune, bool) {
 			next = ModePy
 		}
 		e.state.set(next)
-		e.rl.SetPrompt(promptFor(next, false))
+		e.rl.SetPrompt(e.state.prompt())
 		e.loadHistory()
 		if e.state.onToggle != nil {
 			e.state.onToggle(next)

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/pyaichat/pyaichat/pybridge"
 )
@@ -333,6 +335,7 @@ func (r *session) submit(mode Mode, cont bool, text string, block bool) (status 
 		r.warn(err.Error())
 		return 0, false
 	}
+	r.keepPartialLine(out.Partial)
 	if out.Exit {
 		return out.Status, true
 	}
@@ -348,6 +351,25 @@ func (r *session) recentContext() string {
 	}
 	return s
 }
+
+// keepPartialLine makes the next prompt follow output that did not end its
+// line, as in python3; text the editor could not redraw faithfully (escape
+// sequences, very long) is kept by moving to a new line instead.
+func (r *session) keepPartialLine(partial string) {
+	r.state.setLead("")
+	if partial == "" || !r.tty {
+		return
+	}
+	if utf8.RuneCountInString(partial) <= maxLead && strings.IndexFunc(partial, notPrintable) < 0 {
+		r.state.setLead(partial)
+		return
+	}
+	io.WriteString(r.opts.Stdout, "\n")
+}
+
+const maxLead = 200
+
+func notPrintable(c rune) bool { return !unicode.IsPrint(c) && c != ' ' }
 
 // ask hands a line typed at ai> to the assistant; Ctrl-C cancels it.
 func (r *session) ask(line string) {

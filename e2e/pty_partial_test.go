@@ -1,0 +1,18 @@
+package e2e
+
+import "testing"
+
+// Output that does not end its line stays on screen with the prompt after
+// it, as in python3 (the line editor redraws its whole line, so the prompt
+// has to carry that text).
+func TestPTYPromptFollowsOutputWithoutNewline(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	enter(s, `print("abc", end=",")`)
+	s.ExpectCursorLine("abc,py>")
+	enter(s, "1+1")
+	s.ExpectString("2\r\n")
+	s.ExpectCursorLine("py>")
+	s.Send("\x04")
+	assertExit(t, s, 0)
+}
