@@ -18,7 +18,7 @@ import (
 
 // fixtureDir holds the 26 captured provider responses; its README is the
 // oracle this file parses, so the expectations cannot drift from it.
-const fixtureDir = "../../shared/fixtures/openai-wire"
+const fixtureDir = "testdata/openai-wire" // a copy of shared/fixtures/openai-wire, so a clone tests alone
 
 type oracleCall struct {
 	Choice    int
