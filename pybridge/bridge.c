@@ -250,6 +250,27 @@ static void keep_go_sigint(void) {
         sigaction(SIGINT, &go_sigint, NULL);
 }
 
+/* The str a helper returned, as malloc'd UTF-8; NULL with *err set when it
+ * is not a str or cannot be copied. */
+static char *str_result(PyObject *res, const char *what, size_t *out_len, pyb_error *err) {
+    if (!PyUnicode_Check(res)) {
+        PyErr_Format(PyExc_TypeError, "%s returned %.100s, not str", what, Py_TYPE(res)->tp_name);
+        fetch_error(err);
+        return NULL;
+    }
+    char *out = dup_utf8(res, out_len);
+    if (out == NULL) set_error_text(err, "MemoryError", "cannot copy the result");
+    return out;
+}
+
+/* After user code: a SIGINT that arrived once it had finished is stale, so
+ * drop it rather than let it surface in the next statement; and put Go's
+ * SIGINT handler back if the code replaced it. */
+static void settle_after_user_code(void) {
+    if (PyErr_CheckSignals() < 0) PyErr_Clear();
+    keep_go_sigint();
+}
+
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
                size_t *out_len, int user_code, pyb_error *err) {
     char *out = NULL;
@@ -265,13 +286,7 @@ char *pyb_call(const char *module, const char *func, const char *arg, size_t arg
     if (py_arg == NULL) goto error;
     res = PyObject_CallOneArg(fn, py_arg);
     if (res == NULL) goto error;
-    if (!PyUnicode_Check(res)) {
-        PyErr_Format(PyExc_TypeError, "%s returned %.100s, not str", func,
-                     Py_TYPE(res)->tp_name);
-        goto error;
-    }
-    out = dup_utf8(res, out_len);
-    if (out == NULL) set_error_text(err, "MemoryError", "cannot copy the result");
+    out = str_result(res, func, out_len, err);
     goto done;
 
 error:
@@ -280,12 +295,7 @@ done:
     Py_XDECREF(res);
     Py_XDECREF(py_arg);
     Py_XDECREF(fn);
-    /* A SIGINT that arrived after the code finished is stale: drop it so it
-     * does not surface in the next statement. */
-    if (user_code) {
-        if (PyErr_CheckSignals() < 0) PyErr_Clear();
-        keep_go_sigint();
-    }
+    if (user_code) settle_after_user_code();
     main_tstate = PyEval_SaveThread();
     return out;
 }
@@ -331,12 +341,7 @@ char *pyb_run_pending(size_t *out_len, pyb_error *err) {
         res = PyObject_CallMethod(mod, "after_run", NULL);
     }
     if (res == NULL) goto error;
-    if (!PyUnicode_Check(res)) {
-        PyErr_SetString(PyExc_TypeError, "the REPL helper did not return str");
-        goto error;
-    }
-    out = dup_utf8(res, out_len);
-    if (out == NULL) set_error_text(err, "MemoryError", "cannot copy the result");
+    out = str_result(res, "the REPL helper", out_len, err);
     goto done;
 
 error:
@@ -345,8 +350,7 @@ done:
     Py_XDECREF(res);
     Py_XDECREF(codes);
     Py_XDECREF(mod);
-    if (PyErr_CheckSignals() < 0) PyErr_Clear(); /* a Ctrl-C that came too late */
-    keep_go_sigint();
+    settle_after_user_code();
     main_tstate = PyEval_SaveThread();
     return out;
 }
