@@ -63,7 +63,7 @@ func Run(opts Options) (status int) {
 }
 
 type session struct {
-	opts  Opts
+	opts  Options
 	state *modeState
 	in    *pybridge.Interp
 	input lineReader
@@ -78,9 +78,6 @@ type session struct {
 	aiCancel   atomic.Pointer[context.CancelFunc]
 	stuckSince atomic.Int64 // unix nanos of a Ctrl-C that found Python stuck
 }
-
-// Opts is an alias kept short for the session's field.
-type Opts = Options
 
 func (r *session) warn(msg string) {
 	fmt.Fprintf(r.opts.Stderr, "pyaichat: %s\n", msg)
