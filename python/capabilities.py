@@ -207,9 +207,14 @@ def _render_container(obj, t, out, level):
 
 def _render_user(obj, t, out):
     """A user (or library) object: only ever reached in the isolated copy."""
-    summary = _library_summary(obj, t, out.left)
+    try:
+        summary = _library_summary(obj, t)
+    except Exception:  # noqa: the library's own repr answers instead
+        summary = None
     if summary is not None:
-        out.put(summary)
+        text, elided = summary
+        out.put(text)
+        out.cut = out.cut or elided
         return
     r = repr(obj)
     if type(r) is not str:
@@ -217,23 +222,206 @@ def _render_user(obj, t, out):
     out.put(r)
 
 
-def _library_summary(obj, t, limit):
-    """numpy arrays and pandas objects as shape, dtype/columns and a head, when
-    the session already uses those libraries (they are never imported)."""
-    np = sys.modules.get("numpy")
-    if np is not None and t is getattr(np, "ndarray", None):
-        body = np.array2string(obj, threshold=100, edgeitems=3, separator=", ")
-        return "array(%s, shape=%s, dtype=%s)" % (body, obj.shape, obj.dtype)
+# ---- numpy and pandas --------------------------------------------------
+#
+# Summaries of the libraries' big objects, built from a few elements or a
+# head slice so that their cost does not grow with the data: numpy's repr
+# walks 6**ndim elements and honours a threshold the user may have raised;
+# pandas' repr of a DataFrame imports a module lazily (refused in the copy).
+# The libraries are looked up in sys.modules, never imported.
+
+_NP_THRESHOLD = 100  # arrays with more elements are summarised
+_NP_SHOWN = 128  # values printed at most, whatever the number of dimensions
+_NP_DIMS = 4  # dimensions printed at most
+_NP_ITEM = 60  # characters per object or string element
+_PD_ROWS = 5  # rows in a DataFrame's head
+_PD_COLS = 10  # columns in a DataFrame's head
+_PD_NAMES = 50  # columns listed with their dtype
+_PD_SERIES_ROWS = 10
+_PD_CELL = 40  # characters per cell (pandas' display.max_colwidth)
+
+
+def _library_summary(obj, t):
+    """(text, elided) for numpy arrays and pandas objects when the session
+    already uses those libraries, else None."""
+    nd = _lib("numpy", "ndarray")
+    if type(nd) is type and nd in _T_MRO(t):
+        return _np_summary(sys.modules["numpy"], obj, t)
     pd = sys.modules.get("pandas")
-    if pd is not None:
-        if t is getattr(pd, "DataFrame", None):
-            cols = ", ".join(str(c) for c in list(obj.columns[:50]))
-            head = obj.head(5).to_string(max_cols=20, max_colwidth=40)
-            return "DataFrame shape=%s columns=[%s]\n%s" % (obj.shape, cols, head)
-        if t is getattr(pd, "Series", None):
-            head = obj.head(10).to_string(max_rows=10)
-            return "Series name=%r length=%d dtype=%s\n%s" % (obj.name, len(obj), obj.dtype, head)
+    index = _lib("pandas", "Index")
+    if type(index) is not type:
+        return None
+    if t is _lib("pandas", "DataFrame"):
+        return _pd_frame(pd, obj)
+    if t is _lib("pandas", "Series"):
+        return _pd_series(pd, obj)
+    if index in _T_MRO(t):
+        return _pd_index(obj, t)
     return None
+
+
+def _np_cells(dt):
+    """How many values one element of dtype dt holds: a structured dtype's
+    fields and subarrays are printed in full by numpy."""
+    sub = dt.subdtype
+    if sub is not None:
+        n = 1
+        for d in sub[1]:
+            n *= d
+        return n * _np_cells(sub[0])
+    if dt.names is None:
+        return 1
+    return sum(_np_cells(dt.fields[name][0]) for name in dt.names)
+
+
+def _np_edges(shape, cells):
+    """(edgeitems, lead): numpy's edgeitems, and how many leading axes to
+    fix at 0, so that at most _NP_DIMS dimensions and _NP_SHOWN values are
+    printed; None when not even one element fits."""
+    if 0 in shape:
+        return 3, 0
+    for lead in range(max(len(shape) - _NP_DIMS, 0), len(shape) + 1):
+        for e in (3, 2, 1):
+            n = cells
+            for d in shape[lead:]:
+                n *= min(d, 2 * e)
+            if n <= _NP_SHOWN:
+                return e, lead
+    return None
+
+
+def _np_summary(np, a, t):
+    shape, dtype = a.shape, a.dtype
+    tail = "shape=%s, dtype=%s" % (shape, dtype)
+    # numpy's own names: array([...]) for ndarray, memmap([...])...
+    name = "array" if t is np.ndarray else _T_NAME(t)
+    edges = _np_edges(shape, _np_cells(dtype))
+    if edges is None:
+        return "%s(<values not shown: %d per element>, %s)" % (name, _np_cells(dtype), tail), True
+    e, lead = edges
+    view = a[(0,) * lead + (Ellipsis,)] if lead else a
+    elided = [view.size < a.size or view.size > _NP_THRESHOLD]
+    if t is np.ndarray or t is getattr(np, "memmap", None):
+
+        def cut(r):
+            if len(r) > _NP_ITEM:
+                elided[0] = True
+                return r[:_NP_ITEM] + "..."
+            return r
+
+        def item(x):
+            text, c = _bounded_repr(x, _NP_ITEM, True)
+            elided[0] = elided[0] or c
+            # As numpy shows them: a list element is not a dimension.
+            return "list(%s)" % text if type(x) is list else text
+
+        def string(x):
+            return cut(repr(x[: _NP_ITEM + 1]))
+
+        prefix = name + "("
+        body = np.array2string(
+            view,
+            threshold=_NP_THRESHOLD,
+            edgeitems=e,
+            separator=", ",
+            prefix=prefix,
+            formatter={"object": item, "numpystr": string, "void": lambda x: cut(repr(x))},
+        )
+        text = "%s%s, %s)" % (prefix, body, tail)
+    else:
+        # Subclasses (masked arrays, matrices, ...) print themselves, under
+        # bounded print options.
+        with np.printoptions(threshold=_NP_THRESHOLD, edgeitems=e):
+            r = repr(view)
+        if type(r) is not str:
+            raise TypeError("__repr__ returned non-string")
+        text = "%s\n%s" % (r, tail)
+    if view.size < a.size:
+        text += "\n(only the sub-array [%s] is shown)" % ", ".join(["0"] * lead)
+    return text, elided[0]
+
+
+def _pd_name(x):
+    return _bounded_repr(x, _PD_CELL, True)[0]
+
+
+def _pd_table(pd, frame, header=True):
+    """A small frame's rows as pandas prints them. Through the formatter
+    DataFrame.to_string uses: to_string itself imports a module lazily."""
+    with pd.option_context("display.max_colwidth", _PD_CELL):
+        fmt = sys.modules.get("pandas.io.formats.format")
+        formatter = getattr(fmt, "DataFrameFormatter", None)
+        if formatter is not None and hasattr(formatter, "get_strcols"):
+            f = formatter(frame, header=header)
+            return f.adj.adjoin(1, *f.get_strcols())
+        return frame.to_string(header=header)
+
+
+def _pd_index_line(idx):
+    t = type(idx)
+    if t is _lib("pandas", "RangeIndex"):
+        return repr(idx)
+    names = [n for n in idx.names]
+    if len(names) > 1:
+        return "%s, %d levels, names %s" % (_T_NAME(t), len(names), _pd_name(names))
+    line = "%s, dtype %s" % (_T_NAME(t), idx.dtype)
+    if names and names[0] is not None:
+        line += ", name " + _pd_name(names[0])
+    return line
+
+
+def _pd_frame(pd, df):
+    nrows, ncols = df.shape
+    k = min(ncols, _PD_NAMES)
+    # The dtypes of the listed columns only: a zero-row slice copies nothing.
+    dtypes = list(df.iloc[:0, :k].dtypes)
+    cols = ", ".join("%s %s" % (_pd_name(c), d) for c, d in zip(df.columns[:k].tolist(), dtypes))
+    if ncols > k:
+        cols += ", ... (%d more)" % (ncols - k)
+    elif not ncols:
+        cols = "(none)"
+    lines = [
+        "DataFrame, %d rows x %d columns" % (nrows, ncols),
+        "columns: " + cols,
+        "index: " + _pd_index_line(df.index),
+    ]
+    hr, hc = min(nrows, _PD_ROWS), min(ncols, _PD_COLS)
+    if hr and hc:
+        if hr == nrows and hc == ncols:
+            lines.append("rows:")
+        elif hc == ncols:
+            lines.append("head (first %d rows):" % hr)
+        else:
+            lines.append("head (first %d rows, first %d columns):" % (hr, hc))
+        lines.append(_pd_table(pd, df.iloc[:hr, :hc]))
+    return "\n".join(lines), nrows > hr or ncols > hc
+
+
+def _pd_series(pd, s):
+    n = len(s)
+    first = "Series"
+    if s.name is not None:
+        first += " " + _pd_name(s.name)
+    lines = [
+        "%s, length %d, dtype %s" % (first, n, s.dtype),
+        "index: " + _pd_index_line(s.index),
+    ]
+    h = min(n, _PD_SERIES_ROWS)
+    if h:
+        lines.append("rows:" if h == n else "head (first %d):" % h)
+        lines.append(_pd_table(pd, s.iloc[:h].to_frame(), header=False))
+    return "\n".join(lines), n > h
+
+
+def _pd_index(idx, t):
+    n = len(idx)
+    if t is _lib("pandas", "RangeIndex"):
+        return repr(idx), False
+    h = min(n, _PD_SERIES_ROWS)
+    line = "%s, length %d" % (_T_NAME(t), n)
+    if h < n:
+        line += ", first %d:" % h
+    return line + "\n" + repr(idx[:h]), h < n
 
 
 def _bounded_repr(obj, limit, user):
@@ -275,10 +463,110 @@ def _preview(v):
         return "builtin function"
     if issubclass(t, type):
         return "class " + _qual(v)
-    np = sys.modules.get("numpy")
-    if np is not None and t is getattr(np, "ndarray", None):
-        return "ndarray, shape %s, %s" % (v.shape, _clean(str(v.dtype)))
+    lib = _lib_preview(v, t)
+    if lib is not None:
+        return lib
     return _qual(t) + " object"
+
+
+def _lib(module, name):
+    """module.name read from the module's dict if the session imported
+    module (never imported here), else None."""
+    m = sys.modules.get(module)
+    if type(m) is not types.ModuleType:
+        return None
+    return m.__dict__.get(name)
+
+
+def _pandas_own(t):
+    mod = _T_MODULE(t)
+    return type(mod) is str and mod.startswith("pandas.")
+
+
+def _lib_preview(v, t):
+    """numpy arrays and pandas objects by shape and dtype, read through
+    numpy's C getters and the dicts of pandas' own types: no user code, and
+    none of pandas' caches is filled. None when that does not answer."""
+    nd = _lib("numpy", "ndarray")
+    if type(nd) is type and nd in _T_MRO(t):
+        shape = nd.__dict__["shape"].__get__(v)
+        dtype = nd.__dict__["dtype"].__get__(v)
+        return "%s, shape %s, %s" % (_T_NAME(t), shape, _clean(str(dtype))[:_PREVIEW_LIMIT])
+    pd_index = _lib("pandas", "Index")
+    if pd_index is None or not _pandas_own(t):
+        return None
+    try:
+        if t is _lib("pandas", "DataFrame"):
+            axes = _pd_axes(v)
+            if axes is not None and len(axes) == 2:
+                ncols, nrows = _pd_len(axes[0]), _pd_len(axes[1])
+                if ncols is not None and nrows is not None:
+                    return "DataFrame, %d rows x %d columns" % (nrows, ncols)
+        elif t is _lib("pandas", "Series"):
+            axes = _pd_axes(v)
+            n = _pd_len(axes[0]) if axes is not None and len(axes) == 1 else None
+            if n is not None:
+                return "Series%s, length %d%s" % (_pd_series_name(v), n, _pd_series_dtype(v, nd))
+        elif type(pd_index) is type and pd_index in _T_MRO(t):
+            n = _pd_len(v)
+            if n is not None:
+                data = v.__dict__.get("_data")
+                dtype = nd.__dict__["dtype"].__get__(data) if type(data) is nd else None
+                return "%s, length %d%s" % (_T_NAME(t), n, ", " + _clean(str(dtype)) if dtype is not None else "")
+    except Exception:  # noqa: another pandas version; the generic preview
+        pass
+    return None
+
+
+def _pd_axes(v):
+    mgr = v.__dict__.get("_mgr")
+    if mgr is None or not _pandas_own(type(mgr)):
+        return None
+    axes = mgr.axes
+    return axes if type(axes) is list else None
+
+
+def _pd_len(idx):
+    """len(idx) for pandas' own Index types, from the range, array or codes
+    they hold; None for anything else."""
+    if not _pandas_own(type(idx)):
+        return None
+    d = idx.__dict__
+    for key in ("_range", "_data"):
+        x = d.get(key)
+        if type(x) is range or type(x) is _lib("numpy", "ndarray"):
+            return len(x)
+        if x is not None and _pandas_own(type(x)):
+            return len(x)  # pandas' own extension arrays
+    codes = d.get("_codes")
+    if type(codes) is not tuple and codes is not None and _pandas_own(type(codes)):
+        codes = tuple(codes)
+    if type(codes) is tuple and codes and type(codes[0]) is _lib("numpy", "ndarray"):
+        return len(codes[0])
+    return None
+
+
+def _pd_series_name(v):
+    name = v.__dict__.get("_name")
+    if name is None:
+        return ""
+    try:
+        text, cut = _bounded_repr(name, _PREVIEW_LIMIT // 2, False)
+    except _NeedsUserCode:
+        return ""
+    return " " + text + ("..." if cut else "")
+
+
+def _pd_series_dtype(v, nd):
+    blocks = v.__dict__["_mgr"].blocks
+    if type(blocks) is not tuple or len(blocks) != 1 or not _pandas_own(type(blocks[0])):
+        return ""
+    values = blocks[0].values
+    if type(values) is nd:
+        return ", " + _clean(str(nd.__dict__["dtype"].__get__(values)))
+    if _pandas_own(type(values)):
+        return ", " + _clean(str(values.dtype))
+    return ""
 
 
 # ---- the session -------------------------------------------------------
