@@ -43,7 +43,7 @@ type editor struct {
 	pump  *pump
 	state *modeState
 	hist  *histories
-	out   io.Writer // the terminal
+	out   *frameWriter // the terminal, a frame at a time
 	raw   *rawMode
 
 	mu      sync.Mutex
@@ -112,12 +112,15 @@ const indentUnit = "    "
 const indentRune = '\ue001'
 
 func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer, fd int) (*editor, error) {
-	e := &editor{pump: p, state: st, hist: hist, out: stdout, raw: &rawMode{fd: fd}}
+	e := &editor{pump: p, state: st, hist: hist, out: newFrameWriter(stdout), raw: &rawMode{fd: fd}}
+	p.mu.Lock()
+	p.editorWaits = e.out.readerWaits
+	p.mu.Unlock()
 	cfg := &readline.Config{
 		Prompt:                 st.prompt(),
 		Stdin:                  editorReader{p},
-		Stdout:                 stdout,
-		Stderr:                 stdout,
+		Stdout:                 e.out,
+		Stderr:                 e.out,
 		HistoryLimit:           historyLimit,
 		DisableAutoSaveHistory: true, // per-mode history is ours
 		InterruptPrompt:        "^C",
@@ -135,8 +138,19 @@ func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer, fd int
 	return e, nil
 }
 
-// filter runs on readline's goroutine for every rune typed.
+// filter runs on readline's goroutine for every rune typed, before
+// readline handles it.
 func (e *editor) filter(r rune) (rune, bool) {
+	r, handle := e.translate(r)
+	if handle {
+		e.out.keyStart()
+	}
+	return r, handle
+}
+
+// translate is the key map on top of readline's: the paste marker ends
+// the line, TAB switches modes or indents.
+func (e *editor) translate(r rune) (rune, bool) {
 	switch r {
 	case pasteRune:
 		e.mu.Lock()
@@ -166,9 +180,14 @@ func (e *editor) filter(r rune) (rune, bool) {
 	return r, true
 }
 
-// OnChange implements readline.Listener: it expands the indent marker that
-// the filter put in place of a TAB typed inside a block.
+// OnChange implements readline.Listener, called after readline handled a
+// key (and with key 0 before it draws the prompt): the key's output may go
+// out, and the indent marker that the filter put in place of a TAB typed
+// inside a block is expanded.
 func (e *editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
+	if key != 0 {
+		e.out.keyDone()
+	}
 	if key != indentRune || pos == 0 || pos > len(line) || line[pos-1] != indentRune {
 		return nil, 0, false
 	}
@@ -201,10 +220,14 @@ func (e *editor) read(initial string) (event, error) {
 		return event{}, fmt.Errorf("terminal: %w", err)
 	}
 	// The initial text goes in before keys may arrive, or keys typed
-	// ahead would be overwritten by it.
-	e.rl.Operation.SetBuffer(initial)
+	// ahead would be overwritten by it. (Setting it redraws the line, which
+	// is wasted on an empty one.)
+	if initial != "" {
+		e.rl.Operation.SetBuffer(initial)
+	}
 	e.pump.setEditor(true)
 	line, err := e.rl.Readline()
+	e.out.flush()
 	e.pump.setEditor(false)
 	e.raw.exit()
 	e.mu.Lock()

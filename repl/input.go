@@ -50,6 +50,10 @@ type pump struct {
 	pastes    []string
 	held      bool   // a paste marker went to the editor; wait for takePaste
 	interrupt uint64 // bumped by Ctrl-C to wake a blocked Python read
+	// editorWaits, if set, is told (under mu) when the editor's reader
+	// blocks for input and when input comes: the editor's output is sent
+	// once it has handled all the keys it was given.
+	editorWaits func(waiting bool)
 
 	// Paste scanner state, touched only by the reading goroutine.
 	inPaste bool
@@ -209,6 +213,12 @@ func (r editorReader) Read(b []byte) (int, error) {
 	p := r.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	waited := false
+	defer func() {
+		if waited && p.editorWaits != nil {
+			p.editorWaits(false)
+		}
+	}()
 	for {
 		if p.editorOn && len(p.queue) > 0 && p.queue[0].eof {
 			// Ctrl-D typed ahead while code ran (the terminal was cooked):
@@ -221,6 +231,10 @@ func (r editorReader) Read(b []byte) (int, error) {
 		if p.err != nil {
 			return 0, p.err
 		}
+		if !waited && p.editorWaits != nil {
+			p.editorWaits(true)
+		}
+		waited = true
 		p.cond.Wait()
 	}
 	c := &p.queue[0]

@@ -1,0 +1,101 @@
+package repl
+
+import (
+	"io"
+	"sync"
+	"time"
+)
+
+// frameWriter sends the line editor's output to the terminal one frame at a
+// time. chzyer/readline redraws the whole line for every key, in two writes
+// (erase, then prompt and text), so a line typed ahead or pasted into a
+// program that does not bracket pastes costs two writes per character,
+// each one a wake-up of the terminal. While the editor is handling keys the
+// writes are gathered, and they go out together when it has handled every
+// key it was given: when its reader waits for more, when a line is
+// returned, or at the latest after maxHold.
+type frameWriter struct {
+	dst io.Writer
+
+	mu      sync.Mutex
+	buf     []byte
+	inKey   bool // the editor is handling a key
+	waiting bool // the editor's reader is blocked waiting for keys
+	timer   *time.Timer
+}
+
+// maxHold bounds how long output may be held when the editor takes a path
+// that never reports a key as done (search mode, a key the filter drops).
+const maxHold = 2 * time.Millisecond
+
+func newFrameWriter(dst io.Writer) *frameWriter {
+	f := &frameWriter{dst: dst}
+	f.timer = time.AfterFunc(time.Hour, f.expire)
+	f.timer.Stop()
+	return f
+}
+
+// Write holds p while a key is being handled or earlier output is held,
+// and writes it straight through otherwise (the prompt, a resize redraw).
+func (f *frameWriter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.inKey && len(f.buf) == 0 {
+		return f.dst.Write(p)
+	}
+	f.buf = append(f.buf, p...)
+	return len(p), nil
+}
+
+// keyStart is called by the editor's input filter before it handles a key.
+func (f *frameWriter) keyStart() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.inKey && len(f.buf) == 0 {
+		f.timer.Reset(maxHold)
+	}
+	f.inKey = true
+}
+
+// keyDone is called by the editor's listener after it handled a key; the
+// frame is complete if no more keys are waiting to be handled.
+func (f *frameWriter) keyDone() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inKey = false
+	if f.waiting {
+		f.flushLocked()
+	}
+}
+
+// readerWaits is called by the editor's reader when it blocks for input
+// (true) and when input arrives (false).
+func (f *frameWriter) readerWaits(w bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waiting = w
+	if w && !f.inKey {
+		f.flushLocked()
+	}
+}
+
+// flush writes out whatever is held: the editor returned.
+func (f *frameWriter) flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inKey = false
+	f.flushLocked()
+}
+
+func (f *frameWriter) expire() { f.flush() }
+
+func (f *frameWriter) flushLocked() {
+	f.timer.Stop()
+	if len(f.buf) == 0 {
+		return
+	}
+	// A terminal that went away is the REPL's to notice, on its next
+	// read; the editor has no use for the error.
+	_, _ = f.dst.Write(f.buf)
+	f.buf = f.buf[:0]
+}

@@ -1,0 +1,96 @@
+package repl
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// writeLog records each write the terminal would receive.
+type writeLog struct {
+	mu     sync.Mutex
+	writes []string
+}
+
+func (w *writeLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes = append(w.writes, string(p))
+	return len(p), nil
+}
+
+func (w *writeLog) get() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.writes...)
+}
+
+func TestFrameWriterOneWritePerBatchOfKeys(t *testing.T) {
+	var log writeLog
+	f := newFrameWriter(&log)
+
+	f.Write([]byte("py> ")) // the prompt: no key is being handled
+	if got := log.get(); len(got) != 1 || got[0] != "py> " {
+		t.Fatalf("prompt: writes %q, want it written through at once", got)
+	}
+
+	// Three keys typed ahead: the reader has more to give, so it does
+	// not wait between them.
+	for _, k := range []string{"1", "+", "1"} {
+		f.keyStart()
+		f.Write([]byte("\r\x1b[J"))
+		f.Write([]byte("py> ..." + k))
+		f.keyDone()
+	}
+	if got := log.get(); len(got) != 1 {
+		t.Fatalf("while keys are pending: writes %q, want nothing more yet", got[1:])
+	}
+	f.readerWaits(true) // all keys handled, the editor waits for more
+	got := log.get()
+	if len(got) != 2 {
+		t.Fatalf("after the reader waits: %d writes %q, want the three redraws as one", len(got)-1, got[1:])
+	}
+	if want := "\r\x1b[Jpy> ...1\r\x1b[Jpy> ...+\r\x1b[Jpy> ...1"; got[1] != want {
+		t.Errorf("frame = %q, want %q (every write, in order)", got[1], want)
+	}
+
+	// A key handled while the reader already waits goes out when done.
+	f.keyStart()
+	f.Write([]byte("x"))
+	f.keyDone()
+	if got := log.get(); len(got) != 3 || got[2] != "x" {
+		t.Errorf("single key: writes %q, want %q sent when the key is done", got[2:], "x")
+	}
+	f.readerWaits(false)
+}
+
+func TestFrameWriterFlushesOnReturnAndAfterMaxHold(t *testing.T) {
+	var log writeLog
+	f := newFrameWriter(&log)
+	f.keyStart()
+	f.Write([]byte("py> 1+1\n"))
+	f.flush() // the editor returned the line
+	if got := strings.Join(log.get(), ""); got != "py> 1+1\n" {
+		t.Fatalf("after flush: %q", got)
+	}
+	// Later writes are not held once flushed.
+	f.Write([]byte("2"))
+	if got := log.get(); len(got) != 2 {
+		t.Fatalf("write after flush was held: %q", got)
+	}
+
+	// A key the editor never reports done is still shown.
+	f.keyStart()
+	f.Write([]byte("search"))
+	deadline := time.Now().Add(5 * time.Second)
+	for len(log.get()) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("held output never written: %q", log.get())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := log.get()[2]; got != "search" {
+		t.Errorf("expired frame = %q, want %q", got, "search")
+	}
+}
