@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,11 +187,32 @@ func TestPTYCtrlCAtPromptDiscardsLine(t *testing.T) {
 	s.ExpectString("KeyboardInterrupt")
 	s.ExpectString("py> ")
 	// a pending block is discarded too
-	s.SendLine("if True:")
+	enter(s, "if True:")
 	s.ExpectString("... ")
-	s.SendLine("    print('never')")
+	enter(s, "    print('never')")
 	s.ExpectString("... ")
 	s.Send(ptytest.CtrlC)
+	s.ExpectString("KeyboardInterrupt")
+	s.ExpectString("py> ")
+	typeLine(t, s, "'fresh'", "'fresh'")
+	if strings.Contains(s.Output(), "never\r\n") {
+		t.Errorf("the discarded block ran\n%s", s.Dump())
+	}
+}
+
+// A Ctrl-C that comes as a signal while no code runs (kill -INT, or the key
+// typed in the instant between two prompts, when the terminal is cooked)
+// is a Ctrl-C at the prompt, as in python3: the pending block is dropped.
+func TestPTYSigintBetweenPromptsDiscardsBlock(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	enter(s, "if True:")
+	s.ExpectString("... ")
+	enter(s, "    print('never')")
+	s.ExpectString("... ")
+	if err := syscall.Kill(s.Pid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
 	s.ExpectString("KeyboardInterrupt")
 	s.ExpectString("py> ")
 	typeLine(t, s, "'fresh'", "'fresh'")

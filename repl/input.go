@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/pyaichat/pyaichat/pybridge"
@@ -41,6 +40,7 @@ type chunk struct {
 // 20,000-character paste take over a minute.
 type pump struct {
 	src io.Reader
+	tty bool // src is a terminal: a read of 0 bytes is Ctrl-D, not the end
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -61,8 +61,8 @@ type pump struct {
 	partial []byte // a possible marker prefix held back between reads
 }
 
-func newPump(src io.Reader) *pump {
-	p := &pump{src: src}
+func newPump(src io.Reader, tty bool) *pump {
+	p := &pump{src: src, tty: tty}
 	p.cond = sync.NewCond(&p.mu)
 	go p.run()
 	return p
@@ -76,7 +76,7 @@ func (p *pump) run() {
 			p.scan(buf[:n])
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) && isTTY(p.src) {
+			if errors.Is(err, io.EOF) && p.tty {
 				// Ctrl-D in cooked mode: one EOF, and the terminal goes on.
 				p.push(chunk{eof: true})
 				continue
@@ -87,15 +87,10 @@ func (p *pump) run() {
 			p.mu.Unlock()
 			return
 		}
-		if n == 0 && isTTY(p.src) {
+		if n == 0 && p.tty {
 			p.push(chunk{eof: true})
 		}
 	}
-}
-
-func isTTY(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && isTerminal(int(f.Fd()))
 }
 
 func (p *pump) push(c chunk) {
@@ -314,6 +309,20 @@ func (p *pump) interruptRead() {
 	p.interrupt++
 	p.cond.Broadcast()
 	p.mu.Unlock()
+}
+
+// ctrlCBetweenPrompts hands the line editor a Ctrl-C key for a Ctrl-C that
+// came as a signal while no code ran: between two prompts the terminal is
+// cooked, and the key would otherwise be lost where python3 reports it.
+// Input typed ahead is dropped, as the terminal drops it on a Ctrl-C.
+func (p *pump) ctrlCBetweenPrompts() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.editorWaits == nil {
+		return // no line editor: a plain reader has no key for it
+	}
+	p.queue = []chunk{{data: []byte{3}}}
+	p.cond.Broadcast()
 }
 
 // discardTyped drops input typed while code ran that nobody read; used when

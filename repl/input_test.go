@@ -15,7 +15,7 @@ import (
 func feed(t *testing.T, pieces ...string) *pump {
 	t.Helper()
 	r, w := io.Pipe()
-	p := newPump(r)
+	p := newPump(r, false)
 	go func() {
 		for _, s := range pieces {
 			w.Write([]byte(s))
@@ -97,7 +97,7 @@ func TestEditorReadsStopAtLineEnds(t *testing.T) {
 	// Input typed ahead of an input() call must stay in the pump, not in
 	// the editor's own buffer.
 	r, w := io.Pipe()
-	p := newPump(r)
+	p := newPump(r, false)
 	go w.Write([]byte("first\rsecond\n"))
 	p.setEditor(true)
 	buf := make([]byte, 100)
@@ -115,7 +115,7 @@ func TestEditorReadsStopAtLineEnds(t *testing.T) {
 func TestReadLineIsInterruptible(t *testing.T) {
 	r, w := io.Pipe()
 	defer w.Close()
-	p := newPump(r)
+	p := newPump(r, false)
 	done := make(chan error, 1)
 	go func() {
 		_, err := p.readLine("", false, io.Discard)

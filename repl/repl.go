@@ -112,7 +112,7 @@ func (r *session) run() (status int) {
 
 	var plain *plainReader
 	if r.tty {
-		r.pump = newPump(o.Stdin)
+		r.pump = newPump(pollable(o.Stdin), true)
 		if os.Getenv("TERM") == "dumb" {
 			plain = &plainReader{pump: r.pump, prompts: o.Stdout, state: r.state}
 		}
@@ -439,6 +439,8 @@ func (r *session) onInterrupt() {
 			return
 		}
 		r.in.Interrupt()
+	} else if r.pump != nil {
+		r.pump.ctrlCBetweenPrompts()
 	}
 	if r.pump != nil {
 		r.pump.interruptRead()

@@ -1,6 +1,8 @@
 package repl
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"sync"
 
@@ -9,6 +11,22 @@ import (
 
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool { return isTerminal(int(f.Fd())) }
+
+// pollable opens the terminal behind f again, non-blocking, so that reads
+// wait in Go's network poller instead of holding a thread in read(2): a
+// key then wakes the goroutine that reads it and the ones it feeds on one
+// thread, where a blocking read made the scheduler pass them between
+// threads (a tenth of a py> round trip). The new descriptor has its own
+// O_NONBLOCK, leaving the shell's stdin as it was. f itself is the
+// fallback.
+func pollable(f *os.File) io.Reader {
+	// Fd would switch f to blocking mode; f is blocking already.
+	g, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return f
+	}
+	return g
+}
 
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
