@@ -209,6 +209,7 @@ func (e *editor) loadHistory() {
 
 func (e *editor) read(initial string) (event, error) {
 	prompt := e.state.prompt()
+	e.out.promptStart()
 	e.rl.SetPrompt(prompt)
 	// Straight to the terminal: readline's own writer redraws the prompt.
 	io.WriteString(e.out, bracketedPasteOn)

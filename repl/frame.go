@@ -13,12 +13,14 @@ import (
 // each one a wake-up of the terminal. While the editor is handling keys the
 // writes are gathered, and they go out together when it has handled every
 // key it was given: when its reader waits for more, when a line is
-// returned, or at the latest after maxHold.
+// returned, or at the latest after maxHold. Drawing the prompt (two
+// writes, and the bracketed paste switch) is one frame in the same way.
 type frameWriter struct {
 	dst io.Writer
 
 	mu      sync.Mutex
 	buf     []byte
+	holding bool // writes are gathered, not sent
 	inKey   bool // the editor is handling a key
 	waiting bool // the editor's reader is blocked waiting for keys
 	timer   *time.Timer
@@ -40,21 +42,37 @@ func newFrameWriter(dst io.Writer) *frameWriter {
 func (f *frameWriter) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.inKey && len(f.buf) == 0 {
+	if !f.holding {
 		return f.dst.Write(p)
 	}
 	f.buf = append(f.buf, p...)
 	return len(p), nil
 }
 
+// promptStart is called before the editor draws a prompt: the drawing is
+// sent when the editor's reader waits for the first key. A reader that is
+// waiting already will not say so again, so then nothing is held.
+func (f *frameWriter) promptStart() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.waiting {
+		f.holdLocked()
+	}
+}
+
 // keyStart is called by the editor's input filter before it handles a key.
 func (f *frameWriter) keyStart() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.inKey && len(f.buf) == 0 {
+	f.holdLocked()
+	f.inKey = true
+}
+
+func (f *frameWriter) holdLocked() {
+	if !f.holding {
+		f.holding = true
 		f.timer.Reset(maxHold)
 	}
-	f.inKey = true
 }
 
 // keyDone is called by the editor's listener after it handled a key; the
@@ -91,6 +109,7 @@ func (f *frameWriter) expire() { f.flush() }
 
 func (f *frameWriter) flushLocked() {
 	f.timer.Stop()
+	f.holding = false
 	if len(f.buf) == 0 {
 		return
 	}

@@ -94,3 +94,27 @@ func TestFrameWriterFlushesOnReturnAndAfterMaxHold(t *testing.T) {
 		t.Errorf("expired frame = %q, want %q", got, "search")
 	}
 }
+
+func TestFrameWriterPromptIsOneFrame(t *testing.T) {
+	var log writeLog
+	f := newFrameWriter(&log)
+	f.promptStart()
+	f.Write([]byte("\x1b[?2004h"))
+	f.Write([]byte("\r\x1b[J"))
+	f.Write([]byte("py> "))
+	if got := log.get(); len(got) != 0 {
+		t.Fatalf("prompt sent before the reader waits: %q", got)
+	}
+	f.readerWaits(true)
+	if got := log.get(); len(got) != 1 || got[0] != "\x1b[?2004h\r\x1b[Jpy> " {
+		t.Fatalf("prompt frame: writes %q, want one", got)
+	}
+
+	// With the reader already waiting, nobody would release a held
+	// prompt: it is written through.
+	f.promptStart()
+	f.Write([]byte("... "))
+	if got := log.get(); len(got) != 2 || got[1] != "... " {
+		t.Errorf("prompt with the reader waiting: writes %q, want it sent at once", got)
+	}
+}
