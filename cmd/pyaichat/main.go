@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent"
@@ -107,6 +108,15 @@ func parseArgs(args []string) (cmdline, error) {
 }
 
 func main() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		// One processor for Go code: Python runs on its own thread, outside
+		// any processor, and the Go side only edits lines and waits on I/O.
+		// With a second processor idle, every goroutine made ready wakes
+		// another thread to steal it, and on the way from a key to Python
+		// and back those wake-ups cost more than the work (see make
+		// bench-repl).
+		runtime.GOMAXPROCS(1)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
