@@ -8,7 +8,9 @@
 // that may run user code (an expression, a user __repr__, a signature) runs
 // in a fork()ed, sandboxed copy of the session under a deadline
 // (pybridge.CallIsolated), so that the session never changes. See README.md
-// for exactly what is promised.
+// for exactly what is promised. Hook for the REPL: call
+// Interp.PrepareIsolated on entering ai> mode (and DiscardIsolated on
+// leaving it), so that the first call finds a ready copy of the session.
 package capabilities
 
 import (
@@ -221,7 +223,15 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 
 	// First in the session, where only code that runs no user code answers;
 	// then, if that code says the answer needs user code, in a copy.
-	out, err := r.in.Call(helperModule, "inproc", string(body), false)
+	// CallReadOnly keeps a ready copy of the session (PrepareIsolated);
+	// get_last_exception may read source lines into linecache for the
+	// copy, a change that an earlier copy would miss, so it uses Call.
+	var out string
+	if name == "get_last_exception" {
+		out, err = r.in.Call(helperModule, "inproc", string(body), false)
+	} else {
+		out, err = r.in.CallReadOnly(helperModule, "inproc", string(body))
+	}
 	if err != nil {
 		return nil, fromBridge(name, err)
 	}
@@ -231,6 +241,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	}
 	if env.Isolate {
 		out, err = r.in.CallIsolatedContext(ctx, helperModule, "isolated", string(body), r.opts.Deadline)
+		// One answer often makes several calls: have a copy ready for the
+		// next (forked once the session is idle; a py> statement drops it).
+		r.in.PrepareIsolated()
 		if err != nil {
 			return nil, fromBridge(name, err)
 		}

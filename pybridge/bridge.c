@@ -272,9 +272,13 @@ static void settle_after_user_code(void) {
 }
 
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
-               size_t *out_len, int user_code, pyb_error *err) {
+               size_t *out_len, int kind, pyb_error *err) {
     char *out = NULL;
     PyEval_RestoreThread(main_tstate);
+    /* A collection could run a user __del__ or gc callback, which a
+     * read-only call must not (a ready copy of the session would miss its
+     * effects). */
+    int gc_was = kind == PYB_CALL_READ_ONLY ? PyGC_Disable() : 0;
 
     PyObject *fn = NULL, *py_arg = NULL, *res = NULL;
     PyObject *mod = PyImport_ImportModule(module);
@@ -295,7 +299,8 @@ done:
     Py_XDECREF(res);
     Py_XDECREF(py_arg);
     Py_XDECREF(fn);
-    if (user_code) settle_after_user_code();
+    if (gc_was > 0) PyGC_Enable();
+    if (kind == PYB_CALL_USER) settle_after_user_code();
     main_tstate = PyEval_SaveThread();
     return out;
 }

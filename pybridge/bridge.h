@@ -23,12 +23,20 @@ int pyb_init(const char *executable, int argc, char **argv,
 /* Compiles source and registers it as module name in sys.modules. */
 int pyb_load_module(const char *name, const char *source, pyb_error *err);
 
+/* What a pyb_call may do. */
+enum {
+    PYB_CALL_HELPER = 0,    /* a helper of pyaichat's */
+    PYB_CALL_USER = 1,      /* may run user code: Go's SIGINT handler is kept */
+    PYB_CALL_READ_ONLY = 2, /* a helper that changes nothing; the cyclic GC is
+                               off during it, so no user finalizer runs */
+};
+
 /* Calls <module>.<func>(arg) (module imported already) with the GIL held and
  * returns its str result as malloc'd UTF-8 (length in *out_len), or NULL
- * with *err set. user_code says the call may run user code, after which a
- * SIGINT handler installed by that code is moved out of Go's way. */
+ * with *err set. kind is a PYB_CALL_* value: after user code, a SIGINT
+ * handler installed by that code is moved out of Go's way. */
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
-               size_t *out_len, int user_code, pyb_error *err);
+               size_t *out_len, int kind, pyb_error *err);
 
 /* Runs the code that the last REPL helper call queued (push, run_block,
  * run_file, run_command) in __main__, from C so that no Python frame sits

@@ -11,7 +11,14 @@
  * inherited descriptor, makes shared writable mappings read-only, limits
  * its resources and installs a seccomp filter; a C audit hook, installed
  * once in the parent and armed only in the child, refuses files, processes,
- * sockets, ctypes and imports with a clear Python exception. */
+ * sockets, ctypes and imports with a clear Python exception.
+ *
+ * A fork costs time in proportion to the session's memory (page tables:
+ * 15-20 ms for 1 GiB), so a copy can also be made ahead of time, while the
+ * session is idle (pyb_prepare_isolated): a "ready copy" that installs all
+ * the guards and then waits for one request on a socket. The call then
+ * only sends the request and reads the result. Go decides when a ready
+ * copy is still the session as it is (isolate.go, readyCopy). */
 #define PY_SSIZE_T_CLEAN
 #define _GNU_SOURCE
 #include <Python.h>
@@ -26,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -366,11 +374,13 @@ static int install_seccomp(pid_t self) {
 #endif /* ISO_AUDIT_ARCH */
 #endif /* __linux__ */
 
-/* Runs in the forked child; never returns. */
-static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long long timeout_ms)
-    __attribute__((noreturn));
-
-static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long long timeout_ms) {
+/* Makes the forked child safe to run user code in: no Go signal handlers,
+ * no terminal, no descriptors but /dev/null and chan_fd (moved to
+ * RESULT_FD), resource limits, read-only shared mappings, the seccomp
+ * filter and the armed audit hook; then re-creates the GIL and thread
+ * bookkeeping for the only thread that exists. Returns the PYB_GUARD_*
+ * flags. Runs only C, and Python from PyOS_AfterFork_Child on. */
+static int child_guard(int chan_fd, pid_t parent, long long cpu_seconds) {
     /* Go's signal handlers would run Go code: default dispositions, no
      * blocked signals. */
     struct sigaction dfl;
@@ -392,9 +402,9 @@ static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long 
     prctl(PR_SET_DUMPABLE, 0); /* no core file on a crash */
 #endif
 
-    /* Descriptors: /dev/null for stdio, the pipe at RESULT_FD, nothing else
-     * (no terminal, no sockets, no files the session has open). */
-    int w = fcntl(wfd, F_DUPFD, 10);
+    /* Descriptors: /dev/null for stdio, the channel at RESULT_FD, nothing
+     * else (no terminal, no sockets, no files the session has open). */
+    int w = fcntl(chan_fd, F_DUPFD, 10);
     int null = open("/dev/null", O_RDWR);
     if (w < 0 || null < 0) _exit(126);
     dup2(null, 0);
@@ -408,7 +418,7 @@ static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long 
     setrlimit(RLIMIT_FSIZE, &rl); /* no file may grow */
     setrlimit(RLIMIT_NPROC, &rl); /* no process may be created (non-root) */
     /* A backstop in case the parent cannot kill the child at the deadline. */
-    rl.rlim_cur = rl.rlim_max = (rlim_t)(timeout_ms / 1000 + 2);
+    rl.rlim_cur = rl.rlim_max = (rlim_t)cpu_seconds;
     setrlimit(RLIMIT_CPU, &rl);
 
     int guards = 0;
@@ -430,8 +440,16 @@ static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long 
     /* We hold the GIL (taken before the fork); this re-creates it and the
      * thread bookkeeping for the only thread that exists now. */
     PyOS_AfterFork_Child();
+    return guards;
+}
 
-    PyObject *res = PyObject_CallOneArg(fn, arg);
+/* Calls fn(arg) (or reports why it cannot: fn is NULL) and writes the
+ * result to RESULT_FD; never returns. */
+static void child_answer(PyObject *fn, PyObject *arg, int guards, const char *no_text)
+    __attribute__((noreturn));
+
+static void child_answer(PyObject *fn, PyObject *arg, int guards, const char *no_text) {
+    PyObject *res = fn != NULL ? PyObject_CallOneArg(fn, arg) : NULL;
     const char *data = NULL;
     Py_ssize_t n = 0;
     PyObject *bytes = NULL;
@@ -444,8 +462,7 @@ static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long 
     }
     if (data == NULL) {
         PyErr_Clear();
-        data = "{\"error\": {\"type\": \"InternalError\", \"message\": "
-               "\"the isolated helper did not return text\"}}";
+        data = no_text;
         n = (Py_ssize_t)strlen(data);
     }
     /* Header: guard flags and the payload length, so that the parent can
@@ -458,6 +475,151 @@ static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long 
         write_all(RESULT_FD, data, (size_t)n) != 0)
         _exit(124);
     _exit(0);
+}
+
+static const char no_text_result[] =
+    "{\"error\": {\"type\": \"InternalError\", \"message\": "
+    "\"the isolated helper did not return text\"}}";
+
+/* An on-demand copy: runs in the forked child; never returns. */
+static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long long timeout_ms)
+    __attribute__((noreturn));
+
+static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long long timeout_ms) {
+    int guards = child_guard(wfd, parent, timeout_ms / 1000 + 2);
+    child_answer(fn, arg, guards, no_text_result);
+}
+
+/* ---- the ready copy ------------------------------------------------- */
+
+/* A ready copy is forked while the session is idle and waits, guarded,
+ * for one request on a socket (RESULT_FD in the child), which also
+ * carries the result back. The request is a 16-byte header (module and
+ * function name lengths as u32, the argument's length as u64, little
+ * endian) followed by the three strings. */
+#define REQ_HDR 16
+#define REQ_NAME_MAX 4096
+
+static int read_full(int fd, void *buf, size_t n) {
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static uint64_t get_le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void put_le(unsigned char *p, int n, uint64_t v) {
+    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void ready_child_main(int fd, pid_t parent) __attribute__((noreturn));
+
+static void ready_child_main(int fd, pid_t parent) {
+    /* Every guard is in place before the copy waits: all it can do until
+     * the request comes is read it. */
+    int guards = child_guard(fd, parent, PYB_READY_CPU_BACKSTOP);
+    unsigned char hdr[REQ_HDR];
+    /* End of file: the session discarded this copy (or died). */
+    if (read_full(RESULT_FD, hdr, sizeof hdr) != 0) _exit(0);
+    uint64_t mlen = get_le(hdr, 4), flen = get_le(hdr + 4, 4), alen = get_le(hdr + 8, 8);
+    if (mlen > REQ_NAME_MAX || flen > REQ_NAME_MAX || alen > ((uint64_t)1 << 40)) _exit(123);
+    char *buf = malloc((size_t)(mlen + flen + alen + 2));
+    if (buf == NULL) _exit(123);
+    char *mname = buf, *fname = buf + mlen + 1, *arg = buf + mlen + flen + 2;
+    if (read_full(RESULT_FD, mname, (size_t)mlen) != 0 ||
+        read_full(RESULT_FD, fname, (size_t)flen) != 0 ||
+        read_full(RESULT_FD, arg, (size_t)alen) != 0)
+        _exit(0);
+    mname[mlen] = '\0';
+    fname[flen] = '\0';
+
+    /* The parent looked the helper up in the session; the copy has the
+     * same modules (loading one discards the copy), so this imports
+     * nothing. */
+    PyObject *fn = NULL, *py_arg = NULL;
+    PyObject *name = PyUnicode_FromString(mname);
+    PyObject *mod = name != NULL ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (mod != NULL) {
+        fn = PyObject_GetAttrString(mod, fname);
+        Py_DECREF(mod);
+    }
+    if (fn != NULL) {
+        py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)alen, "surrogateescape");
+        if (py_arg == NULL) Py_CLEAR(fn);
+    }
+    child_answer(fn, py_arg, guards,
+                 fn != NULL ? no_text_result
+                            : "{\"error\": {\"type\": \"InternalError\", \"message\": "
+                              "\"the ready copy of the session has no such helper\"}}");
+}
+
+/* Python threads other than the calling one (GIL held). While there are
+ * none, no Python code runs between pybridge's jobs, so a copy forked
+ * while idle stays identical to the session until the next job. */
+static int other_python_threads(void) {
+    PyThreadState *me = PyThreadState_Get();
+    int n = 0;
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(PyThreadState_GetInterpreter(me));
+         t != NULL; t = PyThreadState_Next(t))
+        if (t != me) n++;
+    return n;
+}
+
+int pyb_prepare_isolated(int *pid_out, int *fd_out, pyb_error *err) {
+    *pid_out = 0;
+    *fd_out = -1;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    if (install_guard(err) != 0) {
+        PyGILState_Release(gil);
+        return PYB_ISO_ERROR;
+    }
+    if (other_python_threads() > 0) {
+        PyGILState_Release(gil);
+        return PYB_ISO_SKIPPED;
+    }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "cannot create the request socket: %s", strerror(errno));
+        iso_error(err, "IsolationError", buf);
+        PyGILState_Release(gil);
+        return PYB_ISO_ERROR;
+    }
+    /* As in pyb_call_isolated: the import lock, not the at-fork hooks. */
+    _PyImport_AcquireLock();
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(sv[0]);
+        ready_child_main(sv[1], parent);
+    }
+    int fork_errno = errno;
+    _PyImport_ReleaseLock();
+    PyGILState_Release(gil);
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        char buf[128];
+        snprintf(buf, sizeof buf, "fork failed: %s", strerror(fork_errno));
+        iso_error(err, "IsolationError", buf);
+        return PYB_ISO_ERROR;
+    }
+    /* Non-blocking: a request is sent under the call's deadline. */
+    fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+    *pid_out = pid;
+    *fd_out = sv[0];
+    return 0;
 }
 
 /* ---- the parent ----------------------------------------------------- */
@@ -485,6 +647,50 @@ static void describe_exit(int status, pyb_error *err) {
         snprintf(buf, sizeof buf, "the isolated evaluation ended without a result");
     }
     iso_error(err, "Crashed", buf);
+}
+
+/* Sends a request to a ready copy; GIL released. Returns 0 once it is sent
+ * or the copy is gone (its result then never comes: read_result sees end
+ * of file), PYB_ISO_TIMEOUT or PYB_ISO_CANCELED. */
+static int send_request(int fd, const char *module, const char *func, const char *arg,
+                        size_t arg_len, int cancel_fd, long long deadline) {
+    size_t mlen = strlen(module), flen = strlen(func);
+    size_t total = REQ_HDR + mlen + flen + arg_len;
+    char *msg = malloc(total);
+    if (msg == NULL) return 0;
+    put_le((unsigned char *)msg, 4, mlen);
+    put_le((unsigned char *)msg + 4, 4, flen);
+    put_le((unsigned char *)msg + 8, 8, arg_len);
+    memcpy(msg + REQ_HDR, module, mlen);
+    memcpy(msg + REQ_HDR + mlen, func, flen);
+    memcpy(msg + REQ_HDR + mlen + flen, arg, arg_len);
+    size_t off = 0;
+    int rc = 0;
+    while (off < total) {
+        /* MSG_NOSIGNAL: a copy that died is EPIPE here, not SIGPIPE. */
+        ssize_t n = send(fd, msg + off, total - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) break; /* gone */
+        long long left = deadline - now_ms();
+        if (left <= 0) {
+            rc = PYB_ISO_TIMEOUT;
+            break;
+        }
+        struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = cancel_fd, .events = POLLIN}};
+        int np = cancel_fd >= 0 ? 2 : 1;
+        int r = poll(p, (nfds_t)np, left > 1000000 ? 1000000 : (int)left);
+        if (r < 0 && errno != EINTR) break;
+        if (r > 0 && np == 2 && p[1].revents != 0) {
+            rc = PYB_ISO_CANCELED;
+            break;
+        }
+    }
+    free(msg);
+    return rc;
 }
 
 /* Waits for the pipe to reach EOF, the deadline or cancel_fd; GIL released.
@@ -532,6 +738,7 @@ static int read_result(int rfd, int cancel_fd, long long deadline, char **buf, s
 
 int pyb_call_isolated(const char *module, const char *func, const char *arg,
                       size_t arg_len, long long timeout_ms, int cancel_fd,
+                      int ready_pid, int ready_fd, int *used_ready,
                       char **out, size_t *out_len, int *guards, int *reap,
                       pyb_error *err) {
     long long deadline = now_ms() + timeout_ms;
@@ -539,67 +746,96 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
     *out = NULL;
     *out_len = 0;
     *guards = 0;
+    *used_ready = 0;
 
     PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *fn = NULL, *py_arg = NULL;
     if (install_guard(err) != 0) goto fail_gil;
+    /* Looked up in the session even when a ready copy answers, so that a
+     * missing helper is reported the same way. The cyclic GC is off
+     * meanwhile: a collection could run a user __del__ in the session,
+     * which a ready copy would not see (and a read-only call must not do). */
+    int gc_was = PyGC_Disable();
     PyObject *mod = PyImport_ImportModule(module);
-    if (mod == NULL) {
-        iso_fetch(err);
-        goto fail_gil;
+    if (mod != NULL) {
+        fn = PyObject_GetAttrString(mod, func);
+        Py_DECREF(mod);
     }
-    fn = PyObject_GetAttrString(mod, func);
-    Py_DECREF(mod);
-    if (fn == NULL) {
-        iso_fetch(err);
-        goto fail_gil;
-    }
-    py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)arg_len, "surrogateescape");
+    if (fn != NULL) py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)arg_len, "surrogateescape");
+    if (gc_was) PyGC_Enable();
     if (py_arg == NULL) {
         iso_fetch(err);
         goto fail_gil;
     }
 
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        char buf[128];
-        snprintf(buf, sizeof buf, "cannot create the result pipe: %s", strerror(errno));
-        iso_error(err, "IsolationError", buf);
-        goto fail_gil;
-    }
+    /* A ready copy is the session as it is now only if no other Python
+     * thread could have run since it was forked. */
+    long long cpu_seconds = timeout_ms / 1000 + 2;
+    int use_ready = ready_pid > 0 && ready_fd >= 0 && cpu_seconds <= PYB_READY_CPU_BACKSTOP &&
+                    strlen(module) <= REQ_NAME_MAX && strlen(func) <= REQ_NAME_MAX &&
+                    other_python_threads() == 0;
+    pid_t pid;
+    int rfd;
+    if (use_ready) {
+        pid = ready_pid;
+        rfd = ready_fd;
+        *used_ready = 1;
+        Py_CLEAR(fn);
+        Py_CLEAR(py_arg);
+    } else {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) != 0) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "cannot create the result pipe: %s", strerror(errno));
+            iso_error(err, "IsolationError", buf);
+            goto fail_gil;
+        }
 
-    /* Not PyOS_BeforeFork/AfterFork_Parent: those run the user's
-     * os.register_at_fork callbacks in the session, which a read-only call
-     * must not do. They only add the import lock around the fork, which we
-     * take ourselves so that no import is half done in the copy. The child
-     * still calls PyOS_AfterFork_Child, under the guards. */
-    _PyImport_AcquireLock();
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        child_main(fn, py_arg, p[1], parent, timeout_ms);
-    }
-    int fork_errno = errno;
-    _PyImport_ReleaseLock();
-    close(p[1]);
-    Py_CLEAR(fn);
-    Py_CLEAR(py_arg);
-    if (pid < 0) {
-        close(p[0]);
-        char buf[128];
-        snprintf(buf, sizeof buf, "fork failed: %s", strerror(fork_errno));
-        iso_error(err, "IsolationError", buf);
-        PyGILState_Release(gil);
-        return PYB_ISO_ERROR;
+        /* Not PyOS_BeforeFork/AfterFork_Parent: those run the user's
+         * os.register_at_fork callbacks in the session, which a read-only
+         * call must not do. They only add the import lock around the fork,
+         * which we take ourselves so that no import is half done in the
+         * copy. The child still calls PyOS_AfterFork_Child, under the
+         * guards. */
+        _PyImport_AcquireLock();
+        pid_t parent = getpid();
+        pid = fork();
+        if (pid == 0) {
+            close(p[0]);
+            child_main(fn, py_arg, p[1], parent, timeout_ms);
+        }
+        int fork_errno = errno;
+        _PyImport_ReleaseLock();
+        close(p[1]);
+        Py_CLEAR(fn);
+        Py_CLEAR(py_arg);
+        if (pid < 0) {
+            close(p[0]);
+            char buf[128];
+            snprintf(buf, sizeof buf, "fork failed: %s", strerror(fork_errno));
+            iso_error(err, "IsolationError", buf);
+            PyGILState_Release(gil);
+            return PYB_ISO_ERROR;
+        }
+        rfd = p[0];
     }
 
     /* The user's threads run while we wait. */
     PyThreadState *ts = PyEval_SaveThread();
+    int rc = 0;
+    if (use_ready) {
+#ifdef __linux__
+        /* The CPU backstop an on-demand copy gets; lowering a child's
+         * limit needs no privilege. */
+        struct rlimit rl = {.rlim_cur = (rlim_t)cpu_seconds, .rlim_max = (rlim_t)cpu_seconds};
+        prlimit(pid, RLIMIT_CPU, &rl, NULL);
+#endif
+        rc = send_request(rfd, module, func, arg, arg_len, cancel_fd, deadline);
+    }
     char *buf = NULL;
     size_t have = 0;
-    int rc = read_result(p[0], cancel_fd, deadline, &buf, &have);
-    close(p[0]);
+    if (rc == 0) rc = read_result(rfd, cancel_fd, deadline, &buf, &have);
+    close(rfd);
     int status = 0;
     int complete = 0;
     uint64_t len = 0;

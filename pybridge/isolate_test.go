@@ -76,7 +76,7 @@ def raises(arg):
     raise ValueError("bad " + arg)
 `
 
-func loadIsoHelper(t *testing.T) {
+func loadIsoHelper(t testing.TB) {
 	t.Helper()
 	if err := testInterp.LoadModule("_iso_test", isoHelper); err != nil {
 		t.Fatal(err)

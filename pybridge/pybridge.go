@@ -73,7 +73,7 @@ type Config struct {
 
 // Interp is the embedded interpreter. Only one can exist per process.
 type Interp struct {
-	jobs      chan func()
+	jobs      chan job
 	tid       int           // OS thread that owns the interpreter
 	busy      atomic.Bool   // Python is running user code
 	kicking   atomic.Bool   // a pyb_kick is in flight
@@ -81,6 +81,23 @@ type Interp struct {
 	closed    chan struct{} // closed by Close
 	closeMu   sync.Mutex
 	isClosed  bool
+
+	// The ready copy for isolated calls (isolate.go). ready and dead
+	// belong to the serve goroutine; want and wake are how
+	// PrepareIsolated asks it for a copy.
+	ready readyCopy
+	dead  bool // Python is finalized
+	want  atomic.Bool
+	wake  chan struct{}
+	stats isolationCounters
+}
+
+// A job runs on the interpreter's thread. Every job may run user code and
+// so discards the ready copy of the session, unless it is marked keep:
+// isolated calls and helpers that change nothing (CallReadOnly).
+type job struct {
+	fn   func()
+	keep bool
 }
 
 var started atomic.Bool
@@ -107,7 +124,7 @@ func Start(cfg Config) (*Interp, error) {
 	current.readLine = cfg.ReadLine
 	current.Unlock()
 
-	in := &Interp{jobs: make(chan func()), closed: make(chan struct{})}
+	in := &Interp{jobs: make(chan job), closed: make(chan struct{}), wake: make(chan struct{}, 1)}
 	ready := make(chan error, 1)
 	go in.serve(cfg, ready)
 	if err := <-ready; err != nil {
@@ -137,17 +154,48 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 		return
 	}
 	ready <- nil
-	for job := range in.jobs {
-		job()
+
+	// Between jobs, a ready copy is forked once PrepareIsolated asked for
+	// one and no job has come for readyIdle (see isolate.go).
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	for {
+		select {
+		case j := <-in.jobs:
+			if !j.keep {
+				in.want.Store(false)
+				in.discardReady()
+			}
+			j.fn()
+		case <-in.wake:
+			if in.ready.pid != 0 {
+				in.want.Store(false) // one is ready already
+			}
+		case <-idle.C:
+			if in.want.Swap(false) && in.ready.pid == 0 && !in.dead {
+				in.prepareReady()
+			}
+		}
+		if in.want.Load() && in.ready.pid == 0 && !in.dead {
+			idle.Reset(readyIdle)
+		} else {
+			idle.Stop()
+		}
 	}
 }
 
 // Do runs fn on the interpreter's thread and waits for it. Python jobs must
-// run only through Do.
-func (in *Interp) Do(fn func()) error {
+// run only through Do. fn may run user code: a ready copy of the session
+// (PrepareIsolated) is discarded first.
+func (in *Interp) Do(fn func()) error { return in.do(fn, false) }
+
+// do runs fn as a job; keep says that it changes nothing a ready copy of
+// the session could show (it runs no user code and leaves the session's
+// objects as they were).
+func (in *Interp) do(fn func(), keep bool) error {
 	done := make(chan struct{})
 	select {
-	case in.jobs <- func() { defer close(done); fn() }:
+	case in.jobs <- job{fn: func() { defer close(done); fn() }, keep: keep}:
 	case <-in.closed:
 		return ErrClosed
 	}
@@ -179,16 +227,42 @@ func (in *Interp) LoadModule(name, source string) error {
 // LoadModule, or _pyaichat_repl). Set userCode when the call may run the
 // user's code: Ctrl-C then reaches it as KeyboardInterrupt.
 func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
+	kind := callHelper
+	if userCode {
+		kind = callUser
+	}
 	var out string
 	var err error
-	if derr := in.Do(func() { out, err = in.call(module, fn, arg, userCode) }); derr != nil {
+	if derr := in.Do(func() { out, err = in.call(module, fn, arg, kind) }); derr != nil {
 		return "", derr
 	}
 	return out, err
 }
 
-// call runs on the interpreter's thread.
-func (in *Interp) call(module, fn, arg string, userCode bool) (string, error) {
+// CallReadOnly is Call for a helper that runs no user code and changes
+// nothing that a later isolated call could see (no object of the session,
+// no module, no cache the isolated helper reads): it leaves a ready copy
+// of the session (PrepareIsolated) in place. The cyclic garbage collector
+// is off during the call, so that no user __del__ runs in it. A helper
+// that does change such state must go through Call.
+func (in *Interp) CallReadOnly(module, fn, arg string) (string, error) {
+	var out string
+	var err error
+	if derr := in.do(func() { out, err = in.call(module, fn, arg, callReadOnly) }, true); derr != nil {
+		return "", derr
+	}
+	return out, err
+}
+
+// What a call may do (bridge.h).
+const (
+	callHelper   = C.PYB_CALL_HELPER    // a helper of pyaichat's
+	callUser     = C.PYB_CALL_USER      // may run user code
+	callReadOnly = C.PYB_CALL_READ_ONLY // changes nothing; GC off
+)
+
+// call runs on the interpreter's thread; kind is a call* constant.
+func (in *Interp) call(module, fn, arg string, kind int) (string, error) {
 	cmod, cfn := C.CString(module), C.CString(fn)
 	defer C.free(unsafe.Pointer(cmod))
 	defer C.free(unsafe.Pointer(cfn))
@@ -197,13 +271,11 @@ func (in *Interp) call(module, fn, arg string, userCode bool) (string, error) {
 	defer C.free(unsafe.Pointer(carg))
 	var n C.size_t
 	var cerr C.pyb_error
-	flag := C.int(0)
-	if userCode {
-		flag = 1
+	if kind == callUser {
 		in.busy.Store(true)
 		defer in.busy.Store(false)
 	}
-	res := C.pyb_call(cmod, cfn, carg, C.size_t(len(arg)), &n, flag, &cerr)
+	res := C.pyb_call(cmod, cfn, carg, C.size_t(len(arg)), &n, C.int(kind), &cerr)
 	if res == nil {
 		return "", takeError(&cerr)
 	}
@@ -285,10 +357,12 @@ func (in *Interp) Close(timeout time.Duration) bool {
 
 	done := make(chan struct{})
 	go func() {
-		in.jobs <- func() {
+		// Not a keep job: the ready copy is discarded first.
+		in.jobs <- job{fn: func() {
+			in.dead = true
 			C.pyb_finalize()
 			close(done)
-		}
+		}}
 	}()
 	select {
 	case <-done:

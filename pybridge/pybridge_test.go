@@ -9,6 +9,9 @@ import (
 var testInterp *Interp
 
 func TestMain(m *testing.M) {
+	if os.Getenv(readyChildEnv) != "" {
+		readyChildMain()
+	}
 	in, err := Start(Config{Argv: []string{""}})
 	if err != nil {
 		panic(err)

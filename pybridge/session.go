@@ -46,12 +46,12 @@ func (in *Interp) runInput(fn, arg string) (Outcome, error) {
 	var err error
 	var partial string
 	derr := in.Do(func() {
-		res, err = in.call(replModule, fn, arg, false)
+		res, err = in.call(replModule, fn, arg, callHelper)
 		if err == nil && res == "run" {
 			res, err = in.runPending()
 		}
 		if err == nil {
-			partial, _ = in.call(replModule, "stdout_tail", "", false)
+			partial, _ = in.call(replModule, "stdout_tail", "", callHelper)
 		}
 	})
 	if derr != nil {
@@ -108,7 +108,8 @@ func (in *Interp) SetPath0(script string) error {
 }
 
 // RecentContext describes the last few py> inputs and their results or
-// errors, for the assistant's automatic context.
+// errors, for the assistant's automatic context. It only reads what the
+// REPL helper recorded, so a ready copy of the session survives it.
 func (in *Interp) RecentContext() (string, error) {
-	return in.Call(replModule, "recent_context", "", false)
+	return in.CallReadOnly(replModule, "recent_context", "")
 }
