@@ -25,6 +25,9 @@ func (t registryTools) Tools() []Tool {
 	return out
 }
 
+// Prepare readies the capabilities for the calls of a question to come.
+func (t registryTools) Prepare() { _ = t.r.Prepare() } // a load error is reported by the call itself
+
 func (t registryTools) Call(ctx context.Context, name string, args json.RawMessage) (string, bool) {
 	res, cerr := t.r.Call(ctx, name, args)
 	if cerr != nil {

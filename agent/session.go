@@ -90,6 +90,14 @@ func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error 
 }
 
 // Ask answers one question for `pyaichat -p`: the answer goes to out, and a
+// Prepare tells the tools that a question is likely soon (the user switched
+// to ai>), so that their first calls are fast; it returns quickly.
+func (s *Session) Prepare() {
+	if p, ok := s.tools.(interface{ Prepare() }); ok {
+		p.Prepare()
+	}
+}
+
 // non-nil error (one line) means the process should exit non-zero.
 func (s *Session) Ask(ctx context.Context, question string, out io.Writer) error {
 	if !s.cfg.Configured() {
@@ -134,6 +142,8 @@ type turn struct {
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
 	qctx, cancel := context.WithTimeoutCause(ctx, s.cfg.QuestionTimeout, errDeadline)
 	defer cancel()
+	// The tools get ready while the model reads the question.
+	s.Prepare()
 	t := &turn{s: s, out: &lineWriter{w: out, key: s.cfg.APIKey}, seen: map[string]int{}}
 	t.notices = t.out
 	if notices != out {

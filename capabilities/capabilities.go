@@ -280,6 +280,19 @@ func (r *Registry) CallText(ctx context.Context, name, expr string) (json.RawMes
 	return r.Call(ctx, name, args)
 }
 
+// Prepare readies the registry for calls expected soon (the user is at
+// ai>): it loads the Python helper now, a job that would otherwise discard
+// the session's ready copy at the first call, and asks pybridge for a ready
+// copy, so that isolated evaluations need not fork while the user waits.
+// It takes one short job on the interpreter's thread.
+func (r *Registry) Prepare() error {
+	if err := r.load(); err != nil {
+		return err
+	}
+	r.in.PrepareIsolated()
+	return nil
+}
+
 func (r *Registry) load() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestListDescribesSevenCapabilities(t *testing.T) {
@@ -316,5 +317,33 @@ func TestCallText(t *testing.T) {
 		if _, cerr := reg.CallText(context.Background(), c[0], c[1]); cerr == nil || cerr.Type != TypeInvalidArguments {
 			t.Errorf("%v: %v", c, cerr)
 		}
+	}
+}
+
+// Prepare (the user entered ai>) loads the helper and leaves a ready copy,
+// so that even the first call of a fresh registry does not fork.
+func TestPrepareReadiesTheFirstCall(t *testing.T) {
+	fresh := New(interp, Options{Deadline: time.Second})
+	if err := fresh.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !interp.IsolationStats().Ready; {
+		if time.Now().After(deadline) {
+			t.Fatal("no ready copy within 10s of Prepare")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := interp.IsolationStats()
+	res, cerr := fresh.Call(context.Background(), "eval_expr", json.RawMessage(exprArgs("6 * 7")))
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	if !strings.Contains(string(res), `"42"`) {
+		t.Errorf("eval_expr(6 * 7) = %s", res)
+	}
+	after := interp.IsolationStats()
+	if after.Used != before.Used+1 || after.Forked != before.Forked {
+		t.Errorf("the first call after Prepare: used %d ready copies and forked %d times, want 1 and 0",
+			after.Used-before.Used, after.Forked-before.Forked)
 	}
 }

@@ -57,7 +57,7 @@ type modeState struct {
 	mode         Mode
 	continuation bool // a py> statement is incomplete
 	lead         string
-	onToggle     func(Mode)
+	onToggle     func(Mode) // called by set when the mode changes
 }
 
 func (s *modeState) get() (Mode, bool) {
@@ -66,10 +66,16 @@ func (s *modeState) get() (Mode, bool) {
 	return s.mode, s.continuation
 }
 
+// set switches mode and tells onToggle, if set.
 func (s *modeState) set(m Mode) {
 	s.mu.Lock()
+	changed := s.mode != m
 	s.mode = m
+	onToggle := s.onToggle
 	s.mu.Unlock()
+	if changed && onToggle != nil {
+		onToggle(m)
+	}
 }
 
 func (s *modeState) setContinuation(c bool) {
@@ -172,9 +178,6 @@ func (e *editor) translate(r rune) (rune, bool) {
 		e.state.set(next)
 		e.rl.SetPrompt(e.state.prompt())
 		e.loadHistory()
-		if e.state.onToggle != nil {
-			e.state.onToggle(next)
-		}
 		return 0, false // readline refreshes the line with the new prompt
 	}
 	return r, true

@@ -166,6 +166,7 @@ func (r *session) run() (status int) {
 			r.warn(err.Error())
 		} else {
 			r.assistant = a
+			r.state.onToggle = r.modeChanged
 		}
 	}
 	if o.OneShot != nil {
@@ -338,6 +339,20 @@ func (r *session) submit(mode Mode, cont bool, text string, block bool) (status 
 	}
 	r.state.setContinuation(out.More)
 	return 0, false
+}
+
+// modeChanged readies the assistant's tools while the user types a
+// question at ai>, and lets them go on the way back to py>. It runs on the
+// line editor's goroutine, so the work (a job on the interpreter's thread)
+// is left to another.
+func (r *session) modeChanged(m Mode) {
+	if m == ModeAI {
+		if p, ok := r.assistant.(interface{ Prepare() }); ok {
+			go p.Prepare()
+		}
+		return
+	}
+	go r.in.DiscardIsolated()
 }
 
 // recentContext is the automatic context of the py> session.
