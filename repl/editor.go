@@ -216,7 +216,6 @@ func (e *editor) read(initial string) (event, error) {
 	e.rl.SetPrompt(prompt)
 	// Straight to the terminal: readline's own writer redraws the prompt.
 	io.WriteString(e.out, bracketedPasteOn)
-	defer io.WriteString(e.out, bracketedPasteOff)
 
 	// Raw before readline draws the prompt (ReadlineWithDefault draws it
 	// before readline itself switches modes).
@@ -231,6 +230,8 @@ func (e *editor) read(initial string) (event, error) {
 	}
 	e.pump.setEditor(true)
 	line, err := e.rl.Readline()
+	// Paste mode goes off with the editor's last frame, in one write.
+	io.WriteString(e.out, bracketedPasteOff)
 	e.out.flush()
 	e.pump.setEditor(false)
 	e.raw.exit()
