@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -92,76 +92,44 @@ type replRun struct {
 	rssKiB  float64       // VmRSS after the lines
 }
 
-// ptyReader collects a child's PTY output on its own goroutine; waitFor is
-// called from the benchmark goroutine.
+// ptyReader reads a child's PTY output on the benchmark's own goroutine,
+// so that the harness adds no hand-off of its own to a round trip.
 type ptyReader struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	eof  bool
-	more chan struct{} // signalled (non-blocking) after every read
+	f   *os.File
+	buf []byte
 }
 
-func (r *ptyReader) loop(f *os.File) {
-	p := make([]byte, 32<<10)
-	for {
-		n, err := f.Read(p)
-		r.mu.Lock()
-		r.buf.Write(p[:n])
-		if err != nil {
-			r.eof = true
-		}
-		r.mu.Unlock()
-		select {
-		case r.more <- struct{}{}:
-		default:
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// waitFor waits until first, then (if not "") then after it, appear in the
+// waitFor reads until first, then (if not "") then after it, appear in the
 // output after offset from; it returns the offset after the match.
 func (r *ptyReader) waitFor(from int, first, then string, timeout time.Duration) (int, error) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
+	if err := r.f.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		return 0, fmt.Errorf("the PTY takes no deadline: %w", err)
+	}
+	p := make([]byte, 32<<10)
 	for {
-		r.mu.Lock()
-		out := r.buf.Bytes()[from:]
-		end := -1
+		out := r.buf[from:]
 		if i := bytes.Index(out, []byte(first)); i >= 0 {
-			end = i + len(first)
-			if then != "" {
-				if j := bytes.Index(out[end:], []byte(then)); j >= 0 {
-					end += j + len(then)
-				} else {
-					end = -1
-				}
+			end := i + len(first)
+			if then == "" {
+				return from + end, nil
+			}
+			if j := bytes.Index(out[end:], []byte(then)); j >= 0 {
+				return from + end + j + len(then), nil
 			}
 		}
-		eof := r.eof
-		tail := string(out[max(0, len(out)-300):])
-		r.mu.Unlock()
-		if end >= 0 {
-			return from + end, nil
-		}
-		if eof {
-			return 0, fmt.Errorf("the program ended waiting for %q then %q; output ends %q", first, then, tail)
-		}
-		select {
-		case <-r.more:
-		case <-deadline.C:
-			return 0, fmt.Errorf("timed out after %v waiting for %q then %q; output ends %q", timeout, first, then, tail)
+		n, err := r.f.Read(p)
+		r.buf = append(r.buf, p[:n]...)
+		if err != nil {
+			tail := string(r.buf[max(0, len(r.buf)-300):])
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return 0, fmt.Errorf("timed out after %v waiting for %q then %q; output ends %q", timeout, first, then, tail)
+			}
+			return 0, fmt.Errorf("waiting for %q then %q: %w; output ends %q", first, then, err, tail)
 		}
 	}
 }
 
-func (r *ptyReader) len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.Len()
-}
+func (r *ptyReader) len() int { return len(r.buf) }
 
 // measureREPL starts p on a PTY, times the first prompt, types `1+1` lines
 // times, reads VmRSS and leaves with Ctrl-D.
@@ -183,8 +151,7 @@ func measureREPL(p replProg, home string, lines int) (replRun, error) {
 			_ = cmd.Wait()
 		}
 	}()
-	r := &ptyReader{more: make(chan struct{}, 1)}
-	go r.loop(f)
+	r := &ptyReader{f: f}
 	off, err := r.waitFor(0, p.prompt, "", 30*time.Second)
 	if err != nil {
 		return res, fmt.Errorf("first prompt: %w", err)
