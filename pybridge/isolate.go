@@ -113,10 +113,7 @@ func (in *Interp) IsolationStats() IsolationStats {
 // is ready already.
 func (in *Interp) PrepareIsolated() {
 	in.want.Store(true)
-	select {
-	case in.wake <- struct{}{}:
-	default:
-	}
+	in.jobs.poke()
 }
 
 // DiscardIsolated drops the ready copy, if any, and a pending request for

@@ -73,31 +73,21 @@ type Config struct {
 
 // Interp is the embedded interpreter. Only one can exist per process.
 type Interp struct {
-	jobs      chan job
-	tid       int           // OS thread that owns the interpreter
-	busy      atomic.Bool   // Python is running user code
-	kicking   atomic.Bool   // a pyb_kick is in flight
-	kickSince atomic.Int64  // when it started, unix nanos
-	closed    chan struct{} // closed by Close
+	jobs      *jobLine
+	tid       int          // OS thread that owns the interpreter
+	busy      atomic.Bool  // Python is running user code
+	kicking   atomic.Bool  // a pyb_kick is in flight
+	kickSince atomic.Int64 // when it started, unix nanos
 	closeMu   sync.Mutex
 	isClosed  bool
 
 	// The ready copy for isolated calls (isolate.go). ready and dead
-	// belong to the serve goroutine; want and wake are how
-	// PrepareIsolated asks it for a copy.
+	// belong to the serve goroutine; want (and a wake-up on the job line)
+	// is how PrepareIsolated asks it for a copy.
 	ready readyCopy
 	dead  bool // Python is finalized
 	want  atomic.Bool
-	wake  chan struct{}
 	stats isolationCounters
-}
-
-// A job runs on the interpreter's thread. Every job may run user code and
-// so discards the ready copy of the session, unless it is marked keep:
-// isolated calls and helpers that change nothing (CallReadOnly).
-type job struct {
-	fn   func()
-	keep bool
 }
 
 var started atomic.Bool
@@ -124,7 +114,11 @@ func Start(cfg Config) (*Interp, error) {
 	current.readLine = cfg.ReadLine
 	current.Unlock()
 
-	in := &Interp{jobs: make(chan job), closed: make(chan struct{}), wake: make(chan struct{}, 1)}
+	jobs, err := newJobLine()
+	if err != nil {
+		return nil, err
+	}
+	in := &Interp{jobs: jobs}
 	ready := make(chan error, 1)
 	go in.serve(cfg, ready)
 	if err := <-ready; err != nil {
@@ -157,29 +151,26 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 
 	// Between jobs, a ready copy is forked once PrepareIsolated asked for
 	// one and no job has come for readyIdle (see isolate.go).
-	idle := time.NewTimer(time.Hour)
-	idle.Stop()
 	for {
-		select {
-		case j := <-in.jobs:
+		timeout := time.Duration(-1)
+		if in.want.Load() && in.ready.pid == 0 && !in.dead {
+			timeout = readyIdle
+		}
+		if !in.jobs.wait(timeout) {
+			if in.want.Swap(false) && in.ready.pid == 0 && !in.dead {
+				in.prepareReady()
+			}
+			continue
+		}
+		for _, j := range in.jobs.take() {
 			if !j.keep {
 				in.want.Store(false)
 				in.discardReady()
 			}
-			j.fn()
-		case <-in.wake:
-			if in.ready.pid != 0 {
-				in.want.Store(false) // one is ready already
-			}
-		case <-idle.C:
-			if in.want.Swap(false) && in.ready.pid == 0 && !in.dead {
-				in.prepareReady()
-			}
+			j.run()
 		}
-		if in.want.Load() && in.ready.pid == 0 && !in.dead {
-			idle.Reset(readyIdle)
-		} else {
-			idle.Stop()
+		if in.ready.pid != 0 {
+			in.want.Store(false) // one is ready already
 		}
 	}
 }
@@ -193,13 +184,18 @@ func (in *Interp) Do(fn func()) error { return in.do(fn, false) }
 // the session could show (it runs no user code and leaves the session's
 // objects as they were).
 func (in *Interp) do(fn func(), keep bool) error {
-	done := make(chan struct{})
-	select {
-	case in.jobs <- job{fn: func() { defer close(done); fn() }, keep: keep}:
-	case <-in.closed:
-		return ErrClosed
+	w, err := in.jobs.getWaiter()
+	if err != nil {
+		return err
 	}
-	<-done
+	if err := in.jobs.submit(job{fn: fn, keep: keep, done: w}, false); err != nil {
+		in.jobs.putWaiter(w)
+		return err
+	}
+	if err := w.waitDone(); err != nil {
+		return err // w is left alone: its pipe is in an unknown state
+	}
+	in.jobs.putWaiter(w)
 	return nil
 }
 
@@ -356,17 +352,19 @@ func (in *Interp) Close(timeout time.Duration) bool {
 	in.closeMu.Unlock()
 
 	done := make(chan struct{})
-	go func() {
-		// Not a keep job: the ready copy is discarded first.
-		in.jobs <- job{fn: func() {
-			in.dead = true
-			C.pyb_finalize()
-			close(done)
-		}}
-	}()
+	// Not a keep job: the ready copy is discarded first. The last job:
+	// later ones are refused (ErrClosed), whether or not finalizing ends in
+	// time.
+	err := in.jobs.submit(job{fn: func() {
+		in.dead = true
+		C.pyb_finalize()
+		close(done)
+	}}, true)
+	if err != nil {
+		return true
+	}
 	select {
 	case <-done:
-		close(in.closed)
 		return true
 	case <-time.After(timeout):
 		return false

@@ -1,0 +1,179 @@
+package pybridge
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// jobLine carries jobs to the interpreter's thread and says when each is
+// done. Both directions go through pipes rather than Go channels. A channel
+// hand-off to a locked goroutine is a futex wake of that one thread plus a
+// transfer of the Go processor, and the kernel puts the woken thread on
+// whichever CPU is idle: on a VM that cost 70 to 120 us a round trip, most
+// of a py> line. A pipe write is a synchronous wake-up, which runs the
+// reader on the writer's CPU as the writer blocks: about 15 us.
+//
+// The interpreter's thread waits in read(2) on the wake pipe, runs every
+// queued job when a byte comes, and writes a byte to the caller's own pipe
+// after each job. A caller waits in read(2) on that pipe.
+type jobLine struct {
+	wakeR, wakeW int // the interpreter's thread reads wakeR
+
+	mu      sync.Mutex
+	queue   []job
+	closed  bool
+	waiters []*waiter // idle ones, for reuse
+}
+
+// A job runs on the interpreter's thread. Every job may run user code and
+// so discards the ready copy of the session, unless it is marked keep:
+// isolated calls and helpers that change nothing (CallReadOnly).
+type job struct {
+	fn   func()
+	keep bool
+	done *waiter // nil: nobody waits (Close waits its own way)
+}
+
+// waiter is a caller's pipe: the interpreter's thread writes one byte when
+// the job is done.
+type waiter struct {
+	r, w int
+	// seq is stored after the job and loaded after the byte is read: the
+	// race detector does not see a pipe as synchronisation, but it does an
+	// atomic, so what the job wrote happens before what the caller reads.
+	seq atomic.Uint64
+}
+
+func newJobLine() (*jobLine, error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pybridge: job pipe: %w", err)
+	}
+	// A full pipe needs no more bytes: the thread runs every queued job on
+	// each wake-up, so a byte that could not be written is not missed.
+	if err := unix.SetNonblock(p[1], true); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, fmt.Errorf("pybridge: job pipe: %w", err)
+	}
+	return &jobLine{wakeR: p[0], wakeW: p[1]}, nil
+}
+
+// submit queues j and wakes the interpreter's thread. With last set, no
+// job may follow j.
+func (l *jobLine) submit(j job, last bool) error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.queue = append(l.queue, j)
+	l.closed = last
+	l.mu.Unlock()
+	l.poke()
+	return nil
+}
+
+// poke wakes the interpreter's thread without a job (PrepareIsolated).
+func (l *jobLine) poke() {
+	for {
+		_, err := unix.Write(l.wakeW, []byte{1})
+		if err != unix.EINTR {
+			return // EAGAIN: the pipe is full of wake-ups already
+		}
+	}
+}
+
+// take returns the queued jobs, oldest first.
+func (l *jobLine) take() []job {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.queue
+	l.queue = nil
+	return q
+}
+
+// wait blocks the interpreter's thread until a wake-up, or until timeout
+// passes (timeout < 0: no limit). It reports whether one came.
+func (l *jobLine) wait(timeout time.Duration) bool {
+	if timeout >= 0 {
+		fds := []unix.PollFd{{Fd: int32(l.wakeR), Events: unix.POLLIN}}
+		ms := int(timeout / time.Millisecond)
+		for {
+			n, err := unix.Poll(fds, ms)
+			if err == unix.EINTR {
+				continue // Interrupt's SIGURG; a fresh timeout is near enough
+			}
+			if err != nil || n == 0 {
+				return false
+			}
+			break
+		}
+	}
+	var buf [64]byte // several wake-ups are one
+	for {
+		_, err := unix.Read(l.wakeR, buf[:])
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
+}
+
+// run runs j on the interpreter's thread and tells its caller.
+func (j job) run() {
+	j.fn()
+	if j.done != nil {
+		j.done.seq.Add(1)
+		for {
+			_, err := unix.Write(j.done.w, []byte{1})
+			if err != unix.EINTR {
+				break
+			}
+		}
+	}
+}
+
+// getWaiter returns an idle waiter, making one if none is free.
+func (l *jobLine) getWaiter() (*waiter, error) {
+	l.mu.Lock()
+	if n := len(l.waiters); n > 0 {
+		w := l.waiters[n-1]
+		l.waiters = l.waiters[:n-1]
+		l.mu.Unlock()
+		return w, nil
+	}
+	l.mu.Unlock()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("pybridge: job pipe: %w", err)
+	}
+	return &waiter{r: p[0], w: p[1]}, nil
+}
+
+func (l *jobLine) putWaiter(w *waiter) {
+	l.mu.Lock()
+	l.waiters = append(l.waiters, w)
+	l.mu.Unlock()
+}
+
+// waitDone blocks until the interpreter's thread has run the job that
+// carries w.
+func (w *waiter) waitDone() error {
+	var b [1]byte
+	for {
+		n, err := unix.Read(w.r, b[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n != 1 {
+			return errors.Join(errors.New("pybridge: lost the interpreter's answer"), err)
+		}
+		w.seq.Load()
+		return nil
+	}
+}
