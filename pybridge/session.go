@@ -44,19 +44,17 @@ func parseOutcome(res string, err error) (Outcome, error) {
 func (in *Interp) runInput(fn, arg string) (Outcome, error) {
 	var res string
 	var err error
-	var partial string
 	derr := in.Do(func() {
 		res, err = in.call(replModule, fn, arg, callHelper)
 		if err == nil && res == "run" {
 			res, err = in.runPending()
 		}
-		if err == nil {
-			partial, _ = in.call(replModule, "stdout_tail", "", callHelper)
-		}
 	})
 	if derr != nil {
 		return Outcome{}, derr
 	}
+	// The helpers answer "<result>\n<what output left on the line>".
+	res, partial, _ := strings.Cut(res, "\n")
 	out, err := parseOutcome(res, err)
 	out.Partial = partial
 	return out, err

@@ -163,12 +163,15 @@ class _Recent:
         self.items.append((self._clip(source), outcome))
         del self.items[: -self.keep]
 
-    def _repr(self, value):
-        import reprlib
+    _reprlib = None
 
-        r = reprlib.Repr()
-        r.maxstring = r.maxother = self.item_chars
-        return r.repr(value)
+    def _repr(self, value):
+        if self._reprlib is None:
+            import reprlib
+
+            self._reprlib = reprlib.Repr()
+            self._reprlib.maxstring = self._reprlib.maxother = self.item_chars
+        return self._reprlib.repr(value)
 
     def render(self):
         lines = []
@@ -235,15 +238,42 @@ def _queue(code_obj, source):
 
 def _ready():
     """What the Go side does next: "run" the queued code, or nothing."""
-    if _tail_raw is not None:
-        _tail_raw.tail = b""  # the prompt and the echoed line ended it
     return "run" if _pending else "ok"
 
 
+def _entry(fn):
+    """An entry point for input: its answer (see _ready) comes back with
+    what output left on the terminal's current line, as "<answer>\n<tail>",
+    so that the next prompt can follow it. After "run" the tail comes from
+    after_run instead, once the code has run."""
+
+    def entry(arg=""):
+        answer = fn(arg)
+        if answer == "run":
+            return answer
+        return answer + _tail_suffix()
+
+    entry.__name__, entry.__doc__ = fn.__name__, fn.__doc__
+    return entry
+
+
+def _tail_suffix():
+    tail = stdout_tail()
+    return "\n" + tail if tail else ""
+
+
+def _line_entered():
+    """Typed or pasted input was echoed and ended the terminal's line."""
+    if _tail_raw is not None:
+        _tail_raw.tail = b""
+
+
+@_entry
 def push(line):
     """Feed one line typed at the prompt: "more" (incomplete), "run" (code
     is queued for pybridge.run_pending) or "ok" (nothing to run, e.g. a
     SyntaxError, already shown)."""
+    _line_entered()
     try:
         if _undecodable(line):
             _console.resetbuffer()
@@ -255,11 +285,13 @@ def push(line):
         _flush()
 
 
+@_entry
 def push_eof(_=""):
     """End of input with a statement pending: compile what is buffered as
     final, as python3 does at EOF ("was never closed" and the like)."""
     import codeop
 
+    _line_entered()
     source = "\n".join(_console.buffer)
     _console.resetbuffer()
     try:
@@ -281,6 +313,7 @@ def reset(_=""):
     return "ok"
 
 
+@_entry
 def run_block(source):
     """Compile pasted text the way Python 3.13's REPL and IPython run a paste.
 
@@ -291,6 +324,7 @@ def run_block(source):
     """
     import ast
 
+    _line_entered()
     try:
         if _undecodable(source):
             return "ok"
@@ -313,6 +347,7 @@ def _show_compile_error():
     sys.excepthook(exc_type, exc, None)
 
 
+@_entry
 def run_file(path):
     """Compile a file to run as __main__ (like ``python3 -i FILE``): it runs
     in __main__ itself, so its globals stay in the interactive namespace."""
@@ -331,6 +366,7 @@ def run_file(path):
         _flush()
 
 
+@_entry
 def run_command(source):
     """Compile ``-c CODE`` to run in __main__ (like ``python3 -i -c CODE``)."""
     try:
@@ -356,7 +392,7 @@ def after_run(_=None):
     """Called from C once the queued code ran to the end."""
     _recent.record(_pending_source)
     _flush()
-    return "ok"
+    return "ok" + _tail_suffix()
 
 
 def show_exception(exc):
@@ -375,7 +411,8 @@ def show_exception(exc):
             sys.stderr.write("\nOriginal exception was:\n")
             sys.__excepthook__(type(exc), exc, tb)
         _recent.record(_pending_source)
-        return "ok"
+        _flush()
+        return "ok" + _tail_suffix()
     finally:
         _flush()
 
