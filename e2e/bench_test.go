@@ -20,7 +20,9 @@ import (
 // (same libpython) in one run, each under a fresh PTY, as issue 2
 // ("Performance") asks: time to the first prompt, resident memory (VmRSS)
 // after 50 lines, and the round trip of `1+1` (median of the 50 lines of a
-// run). Every iteration runs both programs once, alternating which goes
+// run). Memory is read again after the REPL sat idle at the prompt for
+// idleSettle, as a user leaves it, with the anonymous (private) part of it
+// beside the total. Every iteration runs both programs once, alternating which goes
 // first; the figures are medians over the b.N iterations. Run it with
 //
 //	go test ./e2e -run '^$' -bench VersusPython -benchtime 7x
@@ -55,10 +57,14 @@ func BenchmarkVersusPython(b *testing.B) {
 	}
 	startup := func(r replRun) float64 { return float64(r.startup) / 1e6 }
 	rss := func(r replRun) float64 { return r.rssKiB / 1024 }
+	idle := func(r replRun) float64 { return r.idleRSSKiB / 1024 }
+	idleAnon := func(r replRun) float64 { return r.idleAnonKiB / 1024 }
 	rtt := func(r replRun) float64 { return float64(r.rtt) / 1e6 }
 	pyS, paS := med("python3", startup), med("pyaichat", startup)
 	pyM, paM := med("python3", rss), med("pyaichat", rss)
 	pyR, paR := med("python3", rtt), med("pyaichat", rtt)
+	pyI, paI := med("python3", idle), med("pyaichat", idle)
+	pyA, paA := med("python3", idleAnon), med("pyaichat", idleAnon)
 	b.ReportMetric(0, "ns/op") // the per-op time means nothing here
 	b.ReportMetric(paS, "pyaichat-prompt-ms")
 	b.ReportMetric(pyS, "python3-prompt-ms")
@@ -66,6 +72,8 @@ func BenchmarkVersusPython(b *testing.B) {
 	b.ReportMetric(paM, "pyaichat-rss-MiB")
 	b.ReportMetric(pyM, "python3-rss-MiB")
 	b.ReportMetric(paM/pyM, "rss-ratio")
+	b.ReportMetric(paI, "pyaichat-idle-rss-MiB")
+	b.ReportMetric(pyI, "python3-idle-rss-MiB")
 	b.ReportMetric(paR, "pyaichat-1+1-ms")
 	b.ReportMetric(pyR, "python3-1+1-ms")
 	var sb strings.Builder
@@ -73,6 +81,8 @@ func BenchmarkVersusPython(b *testing.B) {
 	fmt.Fprintf(&sb, "  %-34s %10s %10s %7s  %s\n", "figure", "python3", "pyaichat", "ratio", "issue 2 target")
 	fmt.Fprintf(&sb, "  %-34s %10.1f %10.1f %6.2fx  %s\n", "time to first prompt (ms)", pyS, paS, paS/pyS, "<= 1.3x")
 	fmt.Fprintf(&sb, "  %-34s %10.1f %10.1f %6.2fx  %s\n", "VmRSS after 50 lines (MiB)", pyM, paM, paM/pyM, "<= 1.5x")
+	fmt.Fprintf(&sb, "  %-34s %10.1f %10.1f %6.2fx  %s\n", fmt.Sprintf("  then idle %s: VmRSS", idleSettle), pyI, paI, paI/pyI, "")
+	fmt.Fprintf(&sb, "  %-34s %10.1f %10.1f %6.2fx  %s\n", "               of which RssAnon", pyA, paA, paA/pyA, "")
 	fmt.Fprintf(&sb, "  %-34s %10.3f %10.3f %6.2fx  %s\n", "round trip of 1+1 (ms)", pyR, paR, paR/pyR, "< 0.5 ms")
 	fmt.Fprintf(&sb, "  load average: %s", loadavg())
 	if b.N > 1 { // the N=1 warm-up round the testing package runs first says nothing
@@ -90,7 +100,13 @@ type replRun struct {
 	startup time.Duration // fork to the first prompt
 	rtt     time.Duration // median round trip of one line
 	rssKiB  float64       // VmRSS after the lines
+	// VmRSS and RssAnon after idleSettle more at the prompt
+	idleRSSKiB, idleAnonKiB float64
 }
+
+// idleSettle is how long a run leaves the REPL at its prompt before the
+// idle memory reading.
+const idleSettle = 1500 * time.Millisecond
 
 // ptyReader reads a child's PTY output on the benchmark's own goroutine,
 // so that the harness adds no hand-off of its own to a round trip.
@@ -171,8 +187,14 @@ func measureREPL(p replProg, home string, lines int) (replRun, error) {
 		rtts = append(rtts, float64(time.Since(t0)))
 	}
 	res.rtt = time.Duration(median(rtts))
-	res.rssKiB, err = vmRSS(cmd.Process.Pid)
-	if err != nil {
+	if res.rssKiB, err = procStatus(cmd.Process.Pid, "VmRSS"); err != nil {
+		return res, err
+	}
+	time.Sleep(idleSettle)
+	if res.idleRSSKiB, err = procStatus(cmd.Process.Pid, "VmRSS"); err != nil {
+		return res, err
+	}
+	if res.idleAnonKiB, err = procStatus(cmd.Process.Pid, "RssAnon"); err != nil {
 		return res, err
 	}
 	if _, err := f.WriteString("\x04"); err != nil {
@@ -191,20 +213,21 @@ func measureREPL(p replProg, home string, lines int) (replRun, error) {
 	return res, nil
 }
 
-func vmRSS(pid int) (float64, error) {
+// procStatus reads one figure in KiB, such as VmRSS, from /proc/PID/status.
+func procStatus(pid int, field string) (float64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			f := strings.Fields(rest)
 			if len(f) > 0 {
 				return strconv.ParseFloat(f[0], 64)
 			}
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 func median(xs []float64) float64 {

@@ -119,8 +119,12 @@ const indentRune = '\ue001'
 
 func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer, fd int) (*editor, error) {
 	e := &editor{pump: p, state: st, hist: hist, out: newFrameWriter(stdout), raw: &rawMode{fd: fd}}
+	trim := newIdleTrim(idleTrimAfter, idleTrimMin)
 	p.mu.Lock()
-	p.editorWaits = e.out.readerWaits
+	p.editorWaits = func(waiting bool) {
+		e.out.readerWaits(waiting)
+		trim.waiting(waiting)
+	}
 	p.mu.Unlock()
 	cfg := &readline.Config{
 		Prompt:                 st.prompt(),

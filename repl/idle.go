@@ -1,0 +1,68 @@
+package repl
+
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// idleTrim gives the Go heap's garbage back to the system while the user
+// pauses at a prompt. chzyer/readline allocates for every key it redraws
+// (a 4 KiB bufio.Writer per redraw, a copy of its config), some 40 KB a
+// line, and Go's first collection comes only when 4 MiB have piled up;
+// the pages it freed stay resident after it. A collection in a pause
+// keeps the REPL's own heap near what is live (about 250 KB) for the cost
+// of one small collection, which a person who stopped typing cannot
+// notice. Nothing runs while code runs or keys arrive, and nothing runs at
+// all until enough garbage was made to be worth returning.
+type idleTrim struct {
+	after time.Duration // how long the prompt must wait for keys
+	min   uint64        // bytes allocated since the last trim that make one worthwhile
+	timer *time.Timer
+
+	mu        sync.Mutex
+	trimmedAt uint64 // the heap's cumulative allocation at the last trim
+	trims     int    // how many trims ran, for tests
+}
+
+const (
+	idleTrimAfter = time.Second
+	idleTrimMin   = 512 << 10
+)
+
+func newIdleTrim(after time.Duration, min uint64) *idleTrim {
+	t := &idleTrim{after: after, min: min}
+	t.timer = time.AfterFunc(time.Hour, t.trim)
+	t.timer.Stop()
+	return t
+}
+
+// waiting is told when the line editor blocks for keys (true) and when
+// keys come (false).
+func (t *idleTrim) waiting(w bool) {
+	if w {
+		t.timer.Reset(t.after)
+	} else {
+		t.timer.Stop()
+	}
+}
+
+// heapAllocated is the heap's cumulative allocation: reading it does not
+// stop the world, as runtime.ReadMemStats does.
+func heapAllocated() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+func (t *idleTrim) trim() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if heapAllocated()-t.trimmedAt < t.min {
+		return
+	}
+	debug.FreeOSMemory()
+	t.trimmedAt = heapAllocated()
+	t.trims++
+}
