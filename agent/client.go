@@ -122,8 +122,43 @@ func (c *client) newID() string {
 	return "call_pyaichat_" + strconv.FormatInt(c.ids.Add(1), 10)
 }
 
+// endpoint is the base URL with /chat/completions added to its path; a
+// query stays a query (Azure's ?api-version=...).
 func (c *client) endpoint() string {
-	return strings.TrimRight(c.cfg.BaseURL, "/") + "/chat/completions"
+	u, err := url.Parse(c.cfg.BaseURL)
+	if err != nil {
+		return c.cfg.BaseURL // the request reports it
+	}
+	return u.JoinPath("chat/completions").String()
+}
+
+// setKey puts the key where the server looks for it: Azure OpenAI wants it
+// in an api-key header (Bearer there means an Entra ID token), every other
+// server as a Bearer token.
+func (c *client) setKey(h http.Header) {
+	switch {
+	case c.cfg.APIKey == "":
+	case isAzure(c.cfg.BaseURL):
+		h.Set("api-key", c.cfg.APIKey)
+	default:
+		h.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+}
+
+// isAzure reports whether base is an Azure OpenAI or Azure AI Foundry
+// resource.
+func isAzure(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, suffix := range []string{".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"} {
+		if strings.HasSuffix(host, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // where is the base URL as shown to the user: no userinfo, no query (Azure
@@ -214,9 +249,7 @@ func (c *client) try(ctx context.Context, model string, body []byte) (*Stream, t
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
+	c.setKey(req.Header)
 	dog := time.AfterFunc(c.cfg.FirstByteTimeout, func() { cancel(errNoResponse) })
 	resp, err := c.http.Do(req)
 	if err != nil {

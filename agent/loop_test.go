@@ -520,3 +520,46 @@ func TestColorSummaryIsDim(t *testing.T) {
 }
 
 var _ http.Handler = http.HandlerFunc(nil)
+
+// A reasoning model's thinking is shown dimmed before the answer on a
+// terminal, goes with the notices in one-shot mode, and is not shown at
+// all without colour (a pipe).
+func TestReasoningShown(t *testing.T) {
+	reply := sse(sseBody(
+		chunk(`{"role":"assistant","reasoning_content":"x is a list;"}`, ""),
+		chunk(`{"reasoning_content":" len is 3.\n"}`, ""),
+		chunk(`{"content":"x has 3 items."}`, "stop"),
+	))
+	for _, c := range []struct {
+		name     string
+		color    bool
+		oneShot  bool
+		wantOut  string
+		wantNote string
+	}{
+		{"terminal", true, false, "\x1b[2mx is a list;\x1b[0m\x1b[2m len is 3.\x1b[0m\nx has 3 items.\n", ""},
+		{"pipe", false, false, "x has 3 items.\n", ""},
+		{"one-shot", true, true, "x has 3 items.\n", "\x1b[2mx is a list;\x1b[0m\x1b[2m len is 3.\x1b[0m\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, reply)
+			cfg := f.config()
+			cfg.Color = c.color
+			s := NewSession(cfg, &fakeTools{}, nil)
+			out, notes := newSyncBuffer(), newSyncBuffer()
+			var err error
+			if c.oneShot {
+				s.Notices = notes
+				err = s.Ask(context.Background(), "x?", out)
+			} else {
+				err = s.Handle(context.Background(), "x?", out)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != c.wantOut || notes.String() != c.wantNote {
+				t.Errorf("out %q, notices %q; want %q, %q", out.String(), notes.String(), c.wantOut, c.wantNote)
+			}
+		})
+	}
+}

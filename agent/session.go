@@ -137,6 +137,8 @@ type turn struct {
 	repeats int
 	usage   Usage
 	hasUse  bool
+	// thinking is set while reasoning text is being shown.
+	thinking bool
 }
 
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
@@ -180,6 +182,39 @@ func (t *turn) notify(msg string) {
 	fmt.Fprintln(t.notices, t.dim(msg))
 }
 
+// think shows a reasoning model's thinking as it streams, dimmed, on a
+// terminal only: elsewhere (a pipe, -p) it is not the answer and only
+// noise. Each piece is dimmed on its own, so that an interrupted stream
+// never leaves the terminal dim.
+func (t *turn) think(text string) {
+	if !t.s.cfg.Color || text == "" {
+		return
+	}
+	if !t.thinking && t.notices == t.out {
+		t.out.endLine()
+	}
+	t.thinking = true
+	// A trailing newline goes after the colour ends, so the line is known
+	// to be ended.
+	body := strings.TrimSuffix(text, "\n")
+	shown := ""
+	if body != "" {
+		shown = t.dim(body)
+	}
+	if len(body) < len(text) {
+		shown += "\n"
+	}
+	io.WriteString(t.notices, shown)
+}
+
+// endThinking ends the thinking's last line before the answer or a notice.
+func (t *turn) endThinking() {
+	if t.thinking {
+		t.notices.endLine()
+		t.thinking = false
+	}
+}
+
 func (t *turn) dim(s string) string {
 	if t.s.cfg.Color {
 		return "\x1b[2m" + s + "\x1b[0m"
@@ -199,10 +234,16 @@ func (t *turn) run(ctx context.Context) error {
 		}
 		for stream.Next() {
 			kind, choice, text := stream.Current()
-			if choice == 0 && kind != DeltaReasoning {
+			switch {
+			case choice != 0:
+			case kind == DeltaReasoning:
+				t.think(text)
+			default:
+				t.endThinking()
 				t.out.WriteString(text)
 			}
 		}
+		t.endThinking()
 		res := stream.Result()
 		stream.Close()
 		if res.Usage != nil {

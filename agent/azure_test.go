@@ -1,0 +1,70 @@
+package agent
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestAzureKeyAndQuery sends a question to Azure-style base URLs. The
+// fake server stands in for the Azure host: the client's dialer reaches it
+// whatever host the URL names.
+func TestAzureKeyAndQuery(t *testing.T) {
+	cases := []struct {
+		base      string
+		wantPath  string
+		wantQuery string
+		azure     bool
+	}{
+		{"http://res.openai.azure.com/openai/deployments/gpt-4o?api-version=2024-10-21",
+			"/openai/deployments/gpt-4o/chat/completions", "api-version=2024-10-21", true},
+		{"http://res.openai.azure.com/openai/v1/", "/openai/v1/chat/completions", "", true},
+		{"http://res.services.ai.azure.com/openai/v1", "/openai/v1/chat/completions", "", true},
+		{"http://openrouter.example/api/v1", "/api/v1/chat/completions", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.base, func(t *testing.T) {
+			var got *http.Request
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				got = r
+				textReply("hello")(w, r)
+			})
+			target := f.srv.Listener.Addr().String()
+			cfg := f.config()
+			cfg.BaseURL = c.base
+			cfg.HTTPClient = &http.Client{Transport: &http.Transport{
+				DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+					return (&net.Dialer{}).DialContext(ctx, network, target)
+				},
+			}}
+			out := newSyncBuffer()
+			if err := NewSession(cfg, &fakeTools{}, nil).Handle(context.Background(), "hi?", out); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), "hello") {
+				t.Errorf("answer %q", out.String())
+			}
+			if got.URL.Path != c.wantPath || got.URL.RawQuery != c.wantQuery {
+				t.Errorf("request to %s?%s, want %s?%s", got.URL.Path, got.URL.RawQuery, c.wantPath, c.wantQuery)
+			}
+			apiKey, bearer := got.Header.Get("api-key"), got.Header.Get("Authorization")
+			if c.azure && (apiKey != testKey || bearer != "") {
+				t.Errorf("Azure: api-key %q, Authorization %q; want the key in api-key only", apiKey, bearer)
+			}
+			if !c.azure && (apiKey != "" || bearer != "Bearer "+testKey) {
+				t.Errorf("api-key %q, Authorization %q; want a Bearer token only", apiKey, bearer)
+			}
+		})
+	}
+}
+
+// The base URL as shown to the user never carries its query.
+func TestAzureQueryNotShown(t *testing.T) {
+	u, _ := url.Parse(displayURL("https://res.openai.azure.com/openai/deployments/x?api-version=1&api-key=SECRET"))
+	if u.RawQuery != "" || strings.Contains(u.String(), "SECRET") {
+		t.Errorf("shown as %s", u)
+	}
+}
