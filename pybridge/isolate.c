@@ -71,6 +71,13 @@ static void iso_error(pyb_error *err, const char *type, const char *msg) {
     err->traceback = NULL;
 }
 
+/* An IsolationError: what failed, and the errno it failed with. */
+static void iso_errno(pyb_error *err, const char *what, int errnum) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s: %s", what, strerror(errnum));
+    iso_error(err, "IsolationError", buf);
+}
+
 /* A pending Python exception in the parent as type + str(value); the
  * helper's own lookups fail this way (missing module or function). */
 static void iso_fetch(pyb_error *err) {
@@ -576,6 +583,24 @@ static int other_python_threads(void) {
     return n;
 }
 
+/* Forks a copy of the session (GIL held): returns the child's pid in the
+ * parent, 0 in the child, or -1 with *err set.
+ *
+ * Not PyOS_BeforeFork/AfterFork_Parent: those run the user's
+ * os.register_at_fork callbacks in the session, which a read-only call
+ * must not do. They only add the import lock around the fork, which we
+ * take ourselves so that no import is half done in the copy. The child
+ * still calls PyOS_AfterFork_Child, under the guards (child_guard). */
+static pid_t fork_session(pyb_error *err) {
+    _PyImport_AcquireLock();
+    pid_t pid = fork();
+    if (pid == 0) return 0;
+    int fork_errno = errno;
+    _PyImport_ReleaseLock();
+    if (pid < 0) iso_errno(err, "fork failed", fork_errno);
+    return pid;
+}
+
 int pyb_prepare_isolated(int *pid_out, int *fd_out, pyb_error *err) {
     *pid_out = 0;
     *fd_out = -1;
@@ -590,29 +615,20 @@ int pyb_prepare_isolated(int *pid_out, int *fd_out, pyb_error *err) {
     }
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        char buf[128];
-        snprintf(buf, sizeof buf, "cannot create the request socket: %s", strerror(errno));
-        iso_error(err, "IsolationError", buf);
+        iso_errno(err, "cannot create the request socket", errno);
         PyGILState_Release(gil);
         return PYB_ISO_ERROR;
     }
-    /* As in pyb_call_isolated: the import lock, not the at-fork hooks. */
-    _PyImport_AcquireLock();
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = fork_session(err);
     if (pid == 0) {
         close(sv[0]);
         ready_child_main(sv[1], parent);
     }
-    int fork_errno = errno;
-    _PyImport_ReleaseLock();
     PyGILState_Release(gil);
     close(sv[1]);
     if (pid < 0) {
         close(sv[0]);
-        char buf[128];
-        snprintf(buf, sizeof buf, "fork failed: %s", strerror(fork_errno));
-        iso_error(err, "IsolationError", buf);
         return PYB_ISO_ERROR;
     }
     /* Non-blocking: a request is sent under the call's deadline. */
@@ -785,35 +801,20 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
     } else {
         int p[2];
         if (pipe2(p, O_CLOEXEC) != 0) {
-            char buf[128];
-            snprintf(buf, sizeof buf, "cannot create the result pipe: %s", strerror(errno));
-            iso_error(err, "IsolationError", buf);
+            iso_errno(err, "cannot create the result pipe", errno);
             goto fail_gil;
         }
-
-        /* Not PyOS_BeforeFork/AfterFork_Parent: those run the user's
-         * os.register_at_fork callbacks in the session, which a read-only
-         * call must not do. They only add the import lock around the fork,
-         * which we take ourselves so that no import is half done in the
-         * copy. The child still calls PyOS_AfterFork_Child, under the
-         * guards. */
-        _PyImport_AcquireLock();
         pid_t parent = getpid();
-        pid = fork();
+        pid = fork_session(err);
         if (pid == 0) {
             close(p[0]);
             child_main(fn, py_arg, p[1], parent, timeout_ms);
         }
-        int fork_errno = errno;
-        _PyImport_ReleaseLock();
         close(p[1]);
         Py_CLEAR(fn);
         Py_CLEAR(py_arg);
         if (pid < 0) {
             close(p[0]);
-            char buf[128];
-            snprintf(buf, sizeof buf, "fork failed: %s", strerror(fork_errno));
-            iso_error(err, "IsolationError", buf);
             PyGILState_Release(gil);
             return PYB_ISO_ERROR;
         }

@@ -227,12 +227,7 @@ func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
 	if userCode {
 		kind = callUser
 	}
-	var out string
-	var err error
-	if derr := in.Do(func() { out, err = in.call(module, fn, arg, kind) }); derr != nil {
-		return "", derr
-	}
-	return out, err
+	return in.callJob(module, fn, arg, kind)
 }
 
 // CallReadOnly is Call for a helper that runs no user code and changes
@@ -242,9 +237,15 @@ func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
 // is off during the call, so that no user __del__ runs in it. A helper
 // that does change such state must go through Call.
 func (in *Interp) CallReadOnly(module, fn, arg string) (string, error) {
+	return in.callJob(module, fn, arg, callReadOnly)
+}
+
+// callJob runs call as a job and waits for it; only a read-only call
+// keeps the ready copy.
+func (in *Interp) callJob(module, fn, arg string, kind int) (string, error) {
 	var out string
 	var err error
-	if derr := in.do(func() { out, err = in.call(module, fn, arg, callReadOnly) }, true); derr != nil {
+	if derr := in.do(func() { out, err = in.call(module, fn, arg, kind) }, kind == callReadOnly); derr != nil {
 		return "", derr
 	}
 	return out, err
