@@ -85,36 +85,37 @@ func BenchmarkBridgeFloor(b *testing.B) {
 // numpy and pandas summaries (isolated: the values are not builtin): the
 // cost must not grow with the data. 10**7 float64 values (80 MB) and a
 // 10**6-row DataFrame of three columns.
+const (
+	bmArray = "bm_arr = np.arange(10**7, dtype=np.float64)"
+	bmFrame = `bm_df = pd.DataFrame({"x": np.arange(10**6), "y": np.arange(10**6) * 0.5, "s": ["r%d" % i for i in range(10**6)]})`
+)
+
 func BenchmarkGetReprNumpy1e7(b *testing.B) {
 	needScientific(b)
-	setup(b, "bm_arr = np.arange(10**7, dtype=np.float64)")
+	setup(b, bmArray)
 	defer setup(b, "del bm_arr")
 	benchCall(b, "get_repr", "bm_arr")
 }
 
 func BenchmarkGetReprDataFrame1e6(b *testing.B) {
 	needScientific(b)
-	setup(b, `bm_df = pd.DataFrame({"x": np.arange(10**6), "y": np.arange(10**6) * 0.5, "s": ["r%d" % i for i in range(10**6)]})`)
+	setup(b, bmFrame)
 	defer setup(b, "del bm_df")
 	benchCall(b, "get_repr", "bm_df")
 }
 
 // The same, answered in the session: numpy's repr of 10**7 values itself,
 // and pandas' own repr of the frame, for comparison.
-func BenchmarkReprNumpy1e7Itself(b *testing.B) {
-	needScientific(b)
-	setup(b, "bm_arr = np.arange(10**7, dtype=np.float64)")
-	defer setup(b, "del bm_arr")
-	for b.Loop() {
-		value(b, "bm_arr")
-	}
-}
+func BenchmarkReprNumpy1e7Itself(b *testing.B)     { benchReprItself(b, bmArray, "bm_arr") }
+func BenchmarkReprDataFrame1e6Itself(b *testing.B) { benchReprItself(b, bmFrame, "bm_df") }
 
-func BenchmarkReprDataFrame1e6Itself(b *testing.B) {
+// benchReprItself times repr(name) in the session after running code,
+// which binds name.
+func benchReprItself(b *testing.B, code, name string) {
 	needScientific(b)
-	setup(b, `bm_df = pd.DataFrame({"x": np.arange(10**6), "y": np.arange(10**6) * 0.5, "s": ["r%d" % i for i in range(10**6)]})`)
-	defer setup(b, "del bm_df")
+	setup(b, code)
+	defer setup(b, "del "+name)
 	for b.Loop() {
-		value(b, "bm_df")
+		value(b, name)
 	}
 }

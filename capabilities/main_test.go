@@ -73,9 +73,16 @@ func setup(t testing.TB, code string) {
 // value is repr(eval(expr)) in the session, computed directly.
 func value(t testing.TB, expr string) string {
 	t.Helper()
-	out, err := interp.Call("_caps_test", "value", expr, true)
+	return mustCall(t, "_caps_test", "value", expr, true)
+}
+
+// mustCall is module.fn(arg) in the session, failing the test on an
+// exception.
+func mustCall(t testing.TB, module, fn, arg string, userCode bool) string {
+	t.Helper()
+	out, err := interp.Call(module, fn, arg, userCode)
 	if err != nil {
-		t.Fatalf("value %q: %v", expr, err)
+		t.Fatalf("%s.%s(%q): %v", module, fn, arg, err)
 	}
 	return out
 }

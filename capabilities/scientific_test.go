@@ -55,20 +55,12 @@ func needScientific(t testing.TB) {
 // pyText is str(eval(expr)) in the session.
 func pyText(t testing.TB, expr string) string {
 	t.Helper()
-	out, err := interp.Call("_sci_test", "text", expr, true)
-	if err != nil {
-		t.Fatalf("text %q: %v", expr, err)
-	}
-	return out
+	return mustCall(t, "_sci_test", "text", expr, true)
 }
 
 func sciCall(t testing.TB, fn, arg string) string {
 	t.Helper()
-	out, err := interp.Call("_sci_test", fn, arg, false)
-	if err != nil {
-		t.Fatalf("%s(%q): %v", fn, arg, err)
-	}
-	return out
+	return mustCall(t, "_sci_test", fn, arg, false)
 }
 
 // reprOf is get_repr(expr) checked to be within the repr cap, with the

@@ -244,18 +244,16 @@ _PD_CELL = 40  # characters per cell (pandas' display.max_colwidth)
 def _library_summary(obj, t):
     """(text, elided) for numpy arrays and pandas objects when the session
     already uses those libraries, else None."""
-    nd = _lib("numpy", "ndarray")
-    if type(nd) is type and nd in _T_MRO(t):
+    if _derives(t, "numpy", "ndarray"):
         return _np_summary(sys.modules["numpy"], obj, t)
     pd = sys.modules.get("pandas")
-    index = _lib("pandas", "Index")
-    if type(index) is not type:
+    if type(_lib("pandas", "Index")) is not type:
         return None
     if t is _lib("pandas", "DataFrame"):
         return _pd_frame(pd, obj)
     if t is _lib("pandas", "Series"):
         return _pd_series(pd, obj)
-    if index in _T_MRO(t):
+    if _derives(t, "pandas", "Index"):
         return _pd_index(obj, t)
     return None
 
@@ -478,6 +476,17 @@ def _lib(module, name):
     return m.__dict__.get(name)
 
 
+def _derives(t, module, name):
+    """Whether type t derives from the class module.name (see _lib)."""
+    base = _lib(module, name)
+    return type(base) is type and base in _T_MRO(t)
+
+
+def _np_dtype(nd, a):
+    """a.dtype for a numpy array, through ndarray's own getter."""
+    return nd.__dict__["dtype"].__get__(a)
+
+
 def _pandas_own(t):
     mod = _T_MODULE(t)
     return type(mod) is str and mod.startswith("pandas.")
@@ -488,9 +497,9 @@ def _lib_preview(v, t):
     numpy's C getters and the dicts of pandas' own types: no user code, and
     none of pandas' caches is filled. None when that does not answer."""
     nd = _lib("numpy", "ndarray")
-    if type(nd) is type and nd in _T_MRO(t):
+    if _derives(t, "numpy", "ndarray"):
         shape = nd.__dict__["shape"].__get__(v)
-        dtype = nd.__dict__["dtype"].__get__(v)
+        dtype = _np_dtype(nd, v)
         return "%s, shape %s, %s" % (_T_NAME(t), shape, _clean(str(dtype))[:_PREVIEW_LIMIT])
     pd_index = _lib("pandas", "Index")
     if pd_index is None or not _pandas_own(t):
@@ -507,11 +516,11 @@ def _lib_preview(v, t):
             n = _pd_len(axes[0]) if axes is not None and len(axes) == 1 else None
             if n is not None:
                 return "Series%s, length %d%s" % (_pd_series_name(v), n, _pd_series_dtype(v, nd))
-        elif type(pd_index) is type and pd_index in _T_MRO(t):
+        elif _derives(t, "pandas", "Index"):
             n = _pd_len(v)
             if n is not None:
                 data = v.__dict__.get("_data")
-                dtype = nd.__dict__["dtype"].__get__(data) if type(data) is nd else None
+                dtype = _np_dtype(nd, data) if type(data) is nd else None
                 return "%s, length %d%s" % (_T_NAME(t), n, ", " + _clean(str(dtype)) if dtype is not None else "")
     except Exception:  # noqa: another pandas version; the generic preview
         pass
@@ -563,7 +572,7 @@ def _pd_series_dtype(v, nd):
         return ""
     values = blocks[0].values
     if type(values) is nd:
-        return ", " + _clean(str(nd.__dict__["dtype"].__get__(values)))
+        return ", " + _clean(str(_np_dtype(nd, values)))
     if _pandas_own(type(values)):
         return ", " + _clean(str(values.dtype))
     return ""
