@@ -5,6 +5,7 @@ code.  Every entry point takes and returns plain strings so that one cgo
 crossing does one whole operation.
 """
 
+import functools
 import io
 import sys
 
@@ -247,13 +248,13 @@ def _entry(fn):
     so that the next prompt can follow it. After "run" the tail comes from
     after_run instead, once the code has run."""
 
+    @functools.wraps(fn)
     def entry(arg=""):
         answer = fn(arg)
         if answer == "run":
             return answer
         return answer + _tail_suffix()
 
-    entry.__name__, entry.__doc__ = fn.__name__, fn.__doc__
     return entry
 
 
