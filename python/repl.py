@@ -342,25 +342,121 @@ def run_block(source):
         _flush()
 
 
-def _show_compile_error():
+def _show_compile_error(filename=None):
+    """Show the SyntaxError (or ValueError) compiling setup code raised, as
+    python3 shows one: no traceback, since no code ran."""
     exc_type, exc, _ = sys.exc_info()
+    exc.__traceback__ = None
+    if filename is not None and isinstance(exc, SyntaxError) and exc.filename:
+        exc.filename = filename
     sys.last_type, sys.last_value, sys.last_traceback = exc_type, exc, None
     sys.excepthook(exc_type, exc, None)
 
 
+# Setup code (-c CODE, FILE) runs as python3 -i runs it, before the REPL:
+# a SystemExit from it is shown like any exception instead of exiting, and
+# FILE's __file__ and __cached__ are removed from __main__ once it ran.
+_setup_running = False
+_script_names = False
+
+
+def _setup_done():
+    global _setup_running, _script_names
+    _setup_running = False
+    if _script_names:
+        _script_names = False
+        _main.__dict__.pop("__file__", None)
+        _main.__dict__.pop("__cached__", None)
+
+
+def _importer(path):
+    """The importer python3 would run path's __main__ module with (a
+    directory or a zip file), or None for a plain script."""
+    for hook in sys.path_hooks:
+        try:
+            return hook(path)
+        except ImportError:
+            continue
+    return None
+
+
+# A directory or zip file runs through runpy, as python3 runs it; this shim
+# is the code pybridge runs, and its frame is left out of tracebacks.
+_RUN_MAIN_MODULE = compile(
+    "__import__('runpy')._run_module_as_main('__main__', False)", "<pyaichat>", "exec"
+)
+
+
+def _non_utf8(source, filename):
+    """CPython's error for a script that is not UTF-8 and declares no
+    encoding (compile() says "(unicode error)" instead), or None."""
+    import tokenize
+
+    try:
+        _, head = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError:
+        return None
+    if any(tokenize.cookie_re.match(line.decode("latin-1")) for line in head):
+        return None  # declared: compile() reports it as CPython does
+    for lineno, line in enumerate(source.splitlines(True), 1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as err:
+            return SyntaxError(
+                "Non-UTF-8 code starting with '\\x%.2x' in file %s on line %d, "
+                "but no encoding declared; see https://peps.python.org/pep-0263/ "
+                "for details" % (line[err.start], filename, lineno)
+            )
+    return None
+
+
+def _compile_script(path):
+    """The code object python3 would run for the script at path."""
+    with io.open_code(path) as f:
+        source = f.read()
+    if path.endswith(".pyc"):
+        import importlib.util
+        import marshal
+
+        if source[:4] != importlib.util.MAGIC_NUMBER:
+            raise RuntimeError("Bad magic number in .pyc file")
+        return marshal.loads(source[16:])
+    try:
+        return compile(source, path, "exec")
+    except SyntaxError as err:
+        if err.msg.startswith("(unicode error)"):
+            better = _non_utf8(source, path)
+            if better is not None:
+                raise better from None
+        raise
+
+
 @_entry
 def run_file(path):
-    """Compile a file to run as __main__ (like ``python3 -i FILE``): it runs
-    in __main__ itself, so its globals stay in the interactive namespace."""
+    """Queue FILE to run as __main__, like ``python3 -i FILE``: it runs in
+    __main__ itself, so its globals stay in the interactive namespace."""
+    import os
+
+    global _setup_running, _script_names
+    path = os.path.abspath(path)
     try:
+        if _importer(path) is not None:
+            _setup_running = True
+            _queue(_RUN_MAIN_MODULE, "")
+            return _ready()
         try:
-            with io.open_code(path) as f:
-                source = f.read()
-            code_obj = compile(source, path, "exec")
-        except (OSError, SyntaxError, ValueError):
-            _show_compile_error()
+            code_obj = _compile_script(path)
+        except OSError as err:
+            sys.stderr.write(
+                "pyaichat: can't open file %r: [Errno %d] %s\n" % (path, err.errno, err.strerror)
+            )
+            return "ok"
+        except (SyntaxError, ValueError, RuntimeError, EOFError):
+            _show_compile_error(path)
             return "ok"
         _main.__dict__["__file__"] = path
+        _main.__dict__["__cached__"] = None
+        _setup_running = _script_names = True
         _queue(code_obj, "")
         return _ready()
     finally:
@@ -369,13 +465,15 @@ def run_file(path):
 
 @_entry
 def run_command(source):
-    """Compile ``-c CODE`` to run in __main__ (like ``python3 -i -c CODE``)."""
+    """Queue ``-c CODE`` to run in __main__ (like ``python3 -i -c CODE``)."""
+    global _setup_running
     try:
         try:
             code_obj = compile(source, "<string>", "exec")
         except (SyntaxError, ValueError):
             _show_compile_error()
             return "ok"
+        _setup_running = True
         _queue(code_obj, "")
         return _ready()
     finally:
@@ -392,6 +490,7 @@ def take_pending():
 def after_run(_=None):
     """Called from C once the queued code ran to the end."""
     _recent.record(_pending_source)
+    _setup_done()
     _flush()
     return "ok" + _tail_suffix()
 
@@ -400,9 +499,11 @@ def show_exception(exc):
     """Called from C with the exception that stopped the queued code: the
     exit status for SystemExit, else show it as python3 -i does."""
     try:
-        if isinstance(exc, SystemExit):
+        if isinstance(exc, SystemExit) and not _setup_running:
             return "exit:%d" % _exit_status(exc)
         tb = exc.__traceback__
+        if tb is not None and tb.tb_frame.f_code is _RUN_MAIN_MODULE:
+            tb = exc.__traceback__ = tb.tb_next
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
         try:
             sys.excepthook(type(exc), exc, tb)
@@ -412,6 +513,7 @@ def show_exception(exc):
             sys.stderr.write("\nOriginal exception was:\n")
             sys.__excepthook__(type(exc), exc, tb)
         _recent.record(_pending_source)
+        _setup_done()
         _flush()
         return "ok" + _tail_suffix()
     finally:
@@ -590,6 +692,13 @@ def set_path0(entry):
     import os.path
 
     if entry:
-        entry = os.path.dirname(os.path.realpath(entry))
+        if _importer(os.path.abspath(entry)) is not None:
+            entry = os.path.abspath(entry)  # a directory or zip file runs from itself
+        else:
+            # python3 resolves the script's links with realpath(3), and
+            # keeps the name as given when that fails (no such file).
+            if os.path.exists(entry):
+                entry = os.path.realpath(entry)
+            entry = os.path.dirname(entry)
     sys.path.insert(0, entry)
     return "ok"

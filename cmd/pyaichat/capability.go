@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,6 +120,9 @@ func runSetup(in *pybridge.Interp, call capabilityCall) error {
 	if len(call.commands) == 0 && call.file == "" {
 		return nil
 	}
+	if err := in.SetPath0(call.file); err != nil {
+		return fmt.Errorf("setting sys.path[0]: %w", err)
+	}
 	saved, err := unix.Dup(1)
 	if err != nil {
 		return fmt.Errorf("saving stdout: %w", err)
@@ -135,7 +139,7 @@ func runSetup(in *pybridge.Interp, call capabilityCall) error {
 	}
 	if call.file != "" {
 		if _, err := os.Stat(call.file); err != nil {
-			return fmt.Errorf("can't open file %w", err)
+			return fmt.Errorf("can't open file %q: %w", call.file, errors.Unwrap(err))
 		}
 		if _, err := in.RunFile(call.file); err != nil {
 			return fmt.Errorf("running %s: %w", call.file, err)

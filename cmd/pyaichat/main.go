@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -144,8 +145,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pyaichat: reading a program from stdin is not supported; pipe lines instead")
 		return 2
 	case c.script != "":
-		if _, err := os.Stat(c.script); err != nil {
-			fmt.Fprintf(stderr, "pyaichat: can't open file %q: %v\n", c.script, err)
+		// python3 -i reports a FILE it cannot open and goes on to the REPL
+		// (so does pyaichat, from Python); a question about it cannot.
+		if _, err := os.Stat(c.script); err != nil && c.question != "" {
+			fmt.Fprintf(stderr, "pyaichat: can't open file %q: %v\n", c.script, errors.Unwrap(err))
 			return 2
 		}
 		argv = append([]string{c.script}, c.args...)
