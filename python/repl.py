@@ -342,13 +342,11 @@ def run_block(source):
         _flush()
 
 
-def _show_compile_error(filename=None):
-    """Show the SyntaxError (or ValueError) compiling setup code raised, as
-    python3 shows one: no traceback, since no code ran."""
+def _show_compile_error():
+    """Show the error that compiling setup code raised as python3 shows it:
+    with no traceback, since none of it ran."""
     exc_type, exc, _ = sys.exc_info()
     exc.__traceback__ = None
-    if filename is not None and isinstance(exc, SyntaxError) and exc.filename:
-        exc.filename = filename
     sys.last_type, sys.last_value, sys.last_traceback = exc_type, exc, None
     sys.excepthook(exc_type, exc, None)
 
@@ -452,7 +450,7 @@ def run_file(path):
             )
             return "ok"
         except (SyntaxError, ValueError, RuntimeError, EOFError):
-            _show_compile_error(path)
+            _show_compile_error()
             return "ok"
         _main.__dict__["__file__"] = path
         _main.__dict__["__cached__"] = None
