@@ -44,6 +44,8 @@ su_m = SuMut()
 su_dd = collections.defaultdict(list)
 su_gen = (i for i in range(3))
 su_it = iter([1, 2, 3])
+import sys
+su_modules = sorted(sys.modules)
 `)
 	calls := [][2]string{
 		{"eval_expr", "(su_x := 1)"},
@@ -78,6 +80,11 @@ su_it = iter([1, 2, 3])
 	got := value(t, "(su_G, su_m.n, dict(su_dd), [k for k in ('su_x', 'su_y', 'su_z', 'su_w', 'su_from_repr') if k in globals()])")
 	if want := "([1, 2], 0, {}, [])"; got != want {
 		t.Errorf("session changed: %s, want %s", got, want)
+	}
+	// Nor did loading the capabilities' helper, nor running them, import
+	// anything the user can see.
+	if got := value(t, "sorted(set(sys.modules) ^ set(su_modules))"); got != "[]" {
+		t.Errorf("sys.modules changed: %s", got)
 	}
 	// Checked last: these consume the iterators.
 	if got := value(t, "(list(su_gen), list(su_it))"); got != "([0, 1, 2], [1, 2, 3])" {

@@ -150,8 +150,32 @@ static PyObject *mod_readline(PyObject *self, PyObject *args) {
     return res;
 }
 
+/* Helper modules pybridge loaded (pyaichat's REPL helper, the capabilities'
+ * helper), by name. They stay out of sys.modules, and so do the modules they
+ * import while loading: loading one changes nothing user code can see, and
+ * user code that edits sys.modules cannot unload pyaichat's own code. (A
+ * module a helper imported is imported afresh if the user imports it.) */
+static PyObject *helpers;
+
+PyObject *pyb_helper(const char *name) {
+    PyObject *mod = helpers != NULL ? PyDict_GetItemString(helpers, name) : NULL;
+    if (mod == NULL) {
+        PyErr_Format(PyExc_ImportError, "pyaichat helper %s is not loaded", name);
+        return NULL;
+    }
+    Py_INCREF(mod);
+    return mod;
+}
+
+/* _pyaichat.helper(name): a helper module, for another helper. */
+static PyObject *mod_helper(PyObject *self, PyObject *name) {
+    const char *s = PyUnicode_AsUTF8(name);
+    return s != NULL ? pyb_helper(s) : NULL;
+}
+
 static PyMethodDef mod_methods[] = {
     {"readline", mod_readline, METH_NOARGS, "Read one line through pyaichat."},
+    {"helper", mod_helper, METH_O, "One of pyaichat's helper modules, by name."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -161,23 +185,53 @@ static struct PyModuleDef mod_def = {
 
 static PyObject *mod_init(void) { return PyModule_Create(&mod_def); }
 
+/* Removes from sys.modules every module not named in before. */
+static void forget_new_modules(PyObject *before) {
+    PyObject *modules = PyImport_GetModuleDict(); /* borrowed */
+    PyObject *names = PyDict_Keys(modules);
+    if (names == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names); i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        if (PySet_Contains(before, name) == 0 && PyDict_DelItem(modules, name) < 0) PyErr_Clear();
+    }
+    Py_DECREF(names);
+}
+
 /* Call with the GIL held. */
 static int load_module(const char *name, const char *source, pyb_error *err) {
     char filename[256];
     snprintf(filename, sizeof filename, "<pyaichat %s>", name);
-    PyObject *code = Py_CompileString(source, filename, Py_file_input);
-    if (code == NULL) {
-        fetch_error(err);
-        return -1;
-    }
-    PyObject *mod = PyImport_ExecCodeModule(name, code);
+    PyObject *code = NULL, *mod = NULL, *res = NULL;
+    PyObject *before = PySet_New(PyImport_GetModuleDict());
+    if (before == NULL) goto fail;
+    if (helpers == NULL && (helpers = PyDict_New()) == NULL) goto fail;
+    code = Py_CompileString(source, filename, Py_file_input);
+    if (code == NULL) goto fail;
+    mod = PyModule_New(name);
+    if (mod == NULL) goto fail;
+    PyObject *globals = PyModule_GetDict(mod); /* borrowed */
+    if (PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0) goto fail;
+    res = PyEval_EvalCode(code, globals, globals);
+    if (res == NULL) goto fail;
+    if (PyDict_SetItemString(helpers, name, mod) < 0) goto fail;
+    forget_new_modules(before);
+    Py_DECREF(res);
+    Py_DECREF(mod);
     Py_DECREF(code);
-    if (mod == NULL) {
-        fetch_error(err);
-        return -1;
-    }
-    Py_DECREF(mod); /* sys.modules keeps it */
+    Py_DECREF(before);
     return 0;
+
+fail:
+    fetch_error(err);
+    if (before != NULL) forget_new_modules(before);
+    Py_XDECREF(res);
+    Py_XDECREF(mod);
+    Py_XDECREF(code);
+    Py_XDECREF(before);
+    return -1;
 }
 
 int pyb_load_module(const char *name, const char *source, pyb_error *err) {
@@ -230,6 +284,14 @@ int pyb_init(const char *executable, int argc, char **argv,
 
     PyOS_ReadlineFunctionPointer = readline_hook;
 
+    /* Imported before any helper, so that it stays in sys.modules and every
+     * helper shares it (the isolated copy swaps its readline). */
+    PyObject *bridge = PyImport_ImportModule("_pyaichat");
+    if (bridge == NULL) {
+        fetch_error(err);
+        return -1;
+    }
+    Py_DECREF(bridge);
     if (load_module("_pyaichat_repl", helper_src, err) != 0) return -1;
     main_tstate = PyEval_SaveThread();
     return 0;
@@ -281,7 +343,7 @@ char *pyb_call(const char *module, const char *func, const char *arg, size_t arg
     int gc_was = kind == PYB_CALL_READ_ONLY ? PyGC_Disable() : 0;
 
     PyObject *fn = NULL, *py_arg = NULL, *res = NULL;
-    PyObject *mod = PyImport_ImportModule(module);
+    PyObject *mod = pyb_helper(module);
     if (mod == NULL) goto error;
     fn = PyObject_GetAttrString(mod, func);
     Py_DECREF(mod);
@@ -310,7 +372,7 @@ char *pyb_run_pending(size_t *out_len, pyb_error *err) {
     PyEval_RestoreThread(main_tstate);
 
     PyObject *codes = NULL, *res = NULL;
-    PyObject *mod = PyImport_ImportModule("_pyaichat_repl");
+    PyObject *mod = pyb_helper("_pyaichat_repl");
     if (mod == NULL) goto error;
     codes = PyObject_CallMethod(mod, "take_pending", NULL);
     if (codes == NULL) goto error;

@@ -20,8 +20,15 @@ void pyb_error_free(pyb_error *err);
 int pyb_init(const char *executable, int argc, char **argv,
              const char *helper_src, pyb_error *err);
 
-/* Compiles source and registers it as module name in sys.modules. */
+/* Compiles and runs source as pyaichat's helper module name, kept out of
+ * sys.modules with the modules it imports (see pyb_helper). */
 int pyb_load_module(const char *name, const char *source, pyb_error *err);
+
+#ifdef Py_PYTHON_H /* for the C files, which include Python.h first */
+/* A new reference to the loaded helper module name, or NULL with
+ * ImportError set. Call with the GIL held. */
+PyObject *pyb_helper(const char *name);
+#endif
 
 /* What a pyb_call may do. */
 enum {

@@ -49,6 +49,7 @@
 #include <termios.h>
 #endif
 
+#include "bridge.h"
 #include "isolate.h"
 
 /* The child's end of the result pipe after it rearranges its descriptors. */
@@ -550,13 +551,10 @@ static void ready_child_main(int fd, pid_t parent) {
     mname[mlen] = '\0';
     fname[flen] = '\0';
 
-    /* The parent looked the helper up in the session; the copy has the
-     * same modules (loading one discards the copy), so this imports
-     * nothing. */
+    /* The parent looked the helper up; the copy has the same helpers
+     * (loading one discards the copy), so this imports nothing. */
     PyObject *fn = NULL, *py_arg = NULL;
-    PyObject *name = PyUnicode_FromString(mname);
-    PyObject *mod = name != NULL ? PyImport_GetModule(name) : NULL;
-    Py_XDECREF(name);
+    PyObject *mod = pyb_helper(mname);
     if (mod != NULL) {
         fn = PyObject_GetAttrString(mod, fname);
         Py_DECREF(mod);
@@ -772,7 +770,7 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
      * meanwhile: a collection could run a user __del__ in the session,
      * which a ready copy would not see (and a read-only call must not do). */
     int gc_was = PyGC_Disable();
-    PyObject *mod = PyImport_ImportModule(module);
+    PyObject *mod = pyb_helper(module);
     if (mod != NULL) {
         fn = PyObject_GetAttrString(mod, func);
         Py_DECREF(mod);

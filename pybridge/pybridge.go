@@ -199,8 +199,10 @@ func (in *Interp) do(fn func(), keep bool) error {
 	return nil
 }
 
-// LoadModule compiles a helper module's source and registers it in
-// sys.modules under name, without touching the user's namespace.
+// LoadModule compiles and runs a helper module's source as module name.
+// Helpers are private to pyaichat: neither the helper nor a module it
+// imports while loading appears in the sys.modules that user code sees, so
+// loading one changes nothing there, and no edit of sys.modules unloads it.
 func (in *Interp) LoadModule(name, source string) error {
 	var err error
 	derr := in.Do(func() {
@@ -219,8 +221,8 @@ func (in *Interp) LoadModule(name, source string) error {
 }
 
 // Call calls module.fn(arg), a helper function taking and returning str, and
-// returns its result. module must be imported already (a helper loaded by
-// LoadModule, or _pyaichat_repl). Set userCode when the call may run the
+// returns its result. module is a helper loaded by LoadModule (or
+// _pyaichat_repl, loaded at Start). Set userCode when the call may run the
 // user's code: Ctrl-C then reaches it as KeyboardInterrupt.
 func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
 	kind := callHelper

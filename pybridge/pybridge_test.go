@@ -82,3 +82,50 @@ func BenchmarkCallOverhead(b *testing.B) {
 		}
 	}
 }
+
+// A helper module, and what it imports while loading, stay out of the
+// sys.modules that user code sees; user code that edits sys.modules cannot
+// unload it; the user importing the same module gets one of their own.
+func TestHelpersStayOutOfSysModules(t *testing.T) {
+	if _, err := testInterp.Push("import sys; hm_before = sorted(sys.modules)"); err != nil {
+		t.Fatal(err)
+	}
+	const helper = `
+import colorsys
+import sys
+
+def check(_):
+    import __main__
+    return repr((
+        "colorsys" in __main__.hm_before,
+        sorted(sys.modules) == __main__.hm_before,
+        colorsys.rgb_to_hsv(1, 0, 0),
+    ))
+`
+	if err := testInterp.LoadModule("_hm_test", helper); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want string) {
+		t.Helper()
+		got, err := testInterp.Call("_hm_test", "check", "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("(colorsys imported before, sys.modules unchanged, helper works) = %s, want %s", got, want)
+		}
+	}
+	check("(False, True, (0.0, 1.0, 1))")
+
+	for _, line := range []string{
+		"for hm_k in [k for k in sys.modules if k.startswith(('_pyaichat', '_hm'))]: del sys.modules[hm_k]",
+		"",
+		"import colorsys as hm_colorsys",
+		"hm_before = sorted(sys.modules)",
+	} {
+		if _, err := testInterp.Push(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("(True, True, (0.0, 1.0, 1))")
+}

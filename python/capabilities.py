@@ -32,6 +32,8 @@ import re
 import sys
 import types
 
+import _pyaichat  # pybridge's C module
+
 _MODULE_NAME = __name__
 
 # Type attributes read through type's own C descriptors, so that a
@@ -585,7 +587,10 @@ def _namespace():
     """The py> namespace: __main__'s dict as the REPL helper holds it. Read
     from the helper's module dict, never through attributes that could
     create its console lazily (and import code) on pyaichat's behalf."""
-    repl = sys.modules.get("_pyaichat_repl")
+    try:
+        repl = _pyaichat.helper("_pyaichat_repl")
+    except ImportError:  # the capabilities run without the REPL (tests)
+        repl = None
     main = repl.__dict__.get("_main") if type(repl) is types.ModuleType else None
     if type(main) is not types.ModuleType:
         main = sys.modules["__main__"]
@@ -925,12 +930,10 @@ def isolated(arg):
     code may run here; whatever it changes dies with the copy."""
     # Reading stdin through pyaichat would call back into Go, which does not
     # exist in this copy: stdin is at end of file here.
-    bridge = sys.modules.get("_pyaichat")
-    if bridge is not None:
-        try:
-            bridge.readline = _eof_readline
-        except Exception:
-            pass
+    try:
+        _pyaichat.readline = _eof_readline
+    except Exception:
+        pass
     # A collection here would walk the whole copied heap (and touch its
     # pages): the objects that existed at the fork are left alone.
     gc.freeze()
