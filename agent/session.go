@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +85,7 @@ func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error 
 		_, err := fmt.Fprintln(out, NotConfigured)
 		return err
 	}
-	return s.redact(s.ask(ctx, line, out, out))
+	return s.clean(s.ask(ctx, line, out, out))
 }
 
 // Ask answers one question for `pyaichat -p`: the answer goes to out, and a
@@ -107,16 +106,25 @@ func (s *Session) Ask(ctx context.Context, question string, out io.Writer) error
 	if notices == nil {
 		notices = io.Discard
 	}
-	return s.redact(s.ask(ctx, strings.TrimSpace(question), out, notices))
+	return s.clean(s.ask(ctx, strings.TrimSpace(question), out, notices))
 }
 
-// redact is the last line of defence for the key: no error leaves the
-// package with it, whatever a server echoed.
-func (s *Session) redact(err error) error {
-	if err == nil || s.cfg.APIKey == "" || !strings.Contains(err.Error(), s.cfg.APIKey) {
+// maxErrorLine bounds an error line; the server's part of it is already
+// cut to maxServerText, so this only stops a pathological URL or label.
+const maxErrorLine = 600
+
+// clean is the last step of every error that leaves the package, because
+// the REPL prints it as it is: the key redacted whatever a server echoed,
+// and the message made one harmless line (see visible).
+func (s *Session) clean(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := oneLine(redactKey(err.Error(), s.cfg.APIKey), maxErrorLine)
+	if msg == err.Error() {
 		return err
 	}
-	return &redacted{err, strings.ReplaceAll(err.Error(), s.cfg.APIKey, "[key]")}
+	return &redacted{err, msg}
 }
 
 type redacted struct {
@@ -146,10 +154,10 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	defer cancel()
 	// The tools get ready while the model reads the question.
 	s.Prepare()
-	t := &turn{s: s, out: &lineWriter{w: out, key: s.cfg.APIKey}, seen: map[string]int{}}
+	t := &turn{s: s, out: s.writer(out), seen: map[string]int{}}
 	t.notices = t.out
 	if notices != out {
-		t.notices = &lineWriter{w: notices, key: s.cfg.APIKey}
+		t.notices = s.writer(notices)
 	}
 	start := len(s.history)
 	s.history = append(s.history, Message{Role: "user", Content: q})
@@ -161,6 +169,10 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	t.out.endLine()
 	t.summary()
 	return err
+}
+
+func (s *Session) writer(w io.Writer) *lineWriter {
+	return &lineWriter{w: w, key: s.cfg.APIKey, color: s.cfg.Color}
 }
 
 func isBound(err error) bool {
@@ -175,17 +187,18 @@ func (t *turn) ctxErr(ctx context.Context) error {
 	return fmt.Errorf("question cancelled: %w", context.Canceled)
 }
 
+// notify shows one dim line. msg often quotes a server (a retry notice
+// carries its error message), so it is made one line like an error.
 func (t *turn) notify(msg string) {
 	if t.notices == t.out {
 		t.out.endLine()
 	}
-	fmt.Fprintln(t.notices, t.dim(msg))
+	t.notices.put(oneLine(msg, maxErrorLine)+"\n", true)
 }
 
 // think shows a reasoning model's thinking as it streams, dimmed, on a
 // terminal only: elsewhere (a pipe, -p) it is not the answer and only
-// noise. Each piece is dimmed on its own, so that an interrupted stream
-// never leaves the terminal dim.
+// noise. Each piece is dimmed on its own (see dimLines).
 func (t *turn) think(text string) {
 	if !t.s.cfg.Color || text == "" {
 		return
@@ -194,17 +207,7 @@ func (t *turn) think(text string) {
 		t.out.endLine()
 	}
 	t.thinking = true
-	// A trailing newline goes after the colour ends, so the line is known
-	// to be ended.
-	body := strings.TrimSuffix(text, "\n")
-	shown := ""
-	if body != "" {
-		shown = t.dim(body)
-	}
-	if len(body) < len(text) {
-		shown += "\n"
-	}
-	io.WriteString(t.notices, shown)
+	t.notices.put(text, true)
 }
 
 // endThinking ends the thinking's last line before the answer or a notice.
@@ -213,13 +216,6 @@ func (t *turn) endThinking() {
 		t.notices.endLine()
 		t.thinking = false
 	}
-}
-
-func (t *turn) dim(s string) string {
-	if t.s.cfg.Color {
-		return "\x1b[2m" + s + "\x1b[0m"
-	}
-	return s
 }
 
 func (t *turn) run(ctx context.Context) error {
@@ -240,7 +236,7 @@ func (t *turn) run(ctx context.Context) error {
 				t.think(text)
 			default:
 				t.endThinking()
-				t.out.WriteString(text)
+				t.out.answer(text)
 			}
 		}
 		t.endThinking()
@@ -370,7 +366,7 @@ func (s *Session) repair(start int, err error) {
 		h = h[:start]
 	} else if n := len(h); n > start && h[n-1].Role != "assistant" {
 		reason := "interrupted"
-		if err = s.redact(err); err != nil {
+		if err = s.clean(err); err != nil {
 			reason = err.Error()
 		}
 		h = append(h, Message{Role: "assistant", Content: "(no answer: " + reason + ")"})
@@ -471,7 +467,15 @@ func canonical(obj map[string]json.RawMessage) string {
 }
 
 // callLabel is how a call appears in the summary line: get_repr(df.shape).
+// The line stays one line: newlines and tabs in the model's arguments are
+// spelled \n and \t (put makes the rest of it visible).
 func callLabel(name, args string) string {
+	return labelSpacing.Replace(rawLabel(name, args))
+}
+
+var labelSpacing = strings.NewReplacer("\n", `\n`, "\t", `\t`)
+
+func rawLabel(name, args string) string {
 	var a map[string]any
 	if json.Unmarshal([]byte(args), &a) == nil {
 		if len(a) == 0 {
@@ -510,46 +514,5 @@ func (t *turn) summary() {
 	if t.hasUse {
 		parts = append(parts, fmt.Sprintf("tokens: %d in, %d out", t.usage.PromptTokens, t.usage.CompletionTokens))
 	}
-	fmt.Fprintln(t.notices, t.dim("["+strings.Join(parts, " · ")+"]"))
-}
-
-// lineWriter tracks whether text was shown and whether the last byte ended a
-// line, so notices and the summary start on a line of their own.
-type lineWriter struct {
-	w       io.Writer
-	key     string
-	wrote   bool
-	midLine bool
-}
-
-// Write redacts the key from everything shown: a server's message or a
-// model's answer can be made to echo it.
-func (l *lineWriter) Write(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n := len(p)
-	if l.key != "" && bytes.Contains(p, []byte(l.key)) {
-		p = bytes.ReplaceAll(p, []byte(l.key), []byte("[key]"))
-	}
-	l.midLine = p[len(p)-1] != '\n'
-	if _, err := l.w.Write(p); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-// WriteString shows answer text.
-func (l *lineWriter) WriteString(s string) {
-	if s == "" {
-		return
-	}
-	l.wrote = true
-	l.Write([]byte(s))
-}
-
-func (l *lineWriter) endLine() {
-	if l.midLine {
-		l.Write([]byte("\n"))
-	}
+	t.notices.put("["+strings.Join(parts, " · ")+"]\n", true)
 }

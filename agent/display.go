@@ -1,0 +1,136 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Everything a model or a server sends reaches the terminal through visible:
+// lineWriter.put calls it on answer text, thinking, notices and the summary
+// line, and Session.clean on the errors the REPL prints. A model's answer or
+// a hostile server could otherwise set the window title, write the clipboard
+// (OSC 52), clear the screen, hide the cursor, overwrite a line with \r, or
+// leave the next prompt dim; pyaichat adds its own styling only after the
+// text has been made visible.
+
+// visible returns s with every character that could drive a terminal
+// spelled out the way Python's repr spells it, since this is a Python REPL:
+// C0 controls other than \n and \t, DEL, C1 controls (U+0080-U+009F) and
+// bytes that are not UTF-8 as \xNN (\r as \r), and the bidi overrides and
+// isolates (U+202A-U+202E, U+2066-U+2069), which reorder what follows them
+// on screen, as \uNNNN.
+func visible(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' || r == '\t':
+			b.WriteByte(byte(r))
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case isBidiControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// isPlain is visible's fast path: printable ASCII, newlines and tabs.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x7f || (c < 0x20 && c != '\n' && c != '\t') {
+			return false
+		}
+	}
+	return true
+}
+
+func isBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// oneLine makes s one harmless line of about max bytes: runs of white
+// space (newlines included) become one space, then visible. Server error
+// messages and notices are shown this way, since an HTML page or a
+// multi-line message would otherwise push the answer off the screen.
+func oneLine(s string, max int) string {
+	return visible(truncateRunes(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " "), max))
+}
+
+// redactKey replaces every occurrence of the API key in s.
+func redactKey(s, key string) string {
+	if key == "" || !strings.Contains(s, key) {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[key]")
+}
+
+// lineWriter is where everything shown to the user goes. It makes the text
+// harmless (the key redacted, controls made visible), adds pyaichat's own
+// dim styling on a terminal, and tracks whether the last byte ended a line,
+// so that notices and the summary start on a line of their own.
+type lineWriter struct {
+	w       io.Writer
+	key     string
+	color   bool
+	wrote   bool // answer text was shown
+	midLine bool
+}
+
+// put shows text that came from a model or a server, or that quotes one;
+// dim text is dimmed on a terminal.
+func (l *lineWriter) put(text string, dim bool) {
+	if text == "" {
+		return
+	}
+	text = visible(redactKey(text, l.key))
+	if dim && l.color {
+		text = dimLines(text)
+	}
+	l.midLine = text[len(text)-1] != '\n'
+	io.WriteString(l.w, text)
+}
+
+// dimLines dims each line of s on its own and keeps the newlines outside
+// the colour, so an interrupted stream never leaves the terminal dim and
+// the prompt that follows is never dimmed.
+func dimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, ln := range lines {
+		if ln != "" {
+			lines[i] = "\x1b[2m" + ln + "\x1b[0m"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// answer shows a piece of the model's answer.
+func (l *lineWriter) answer(text string) {
+	if text == "" {
+		return
+	}
+	l.wrote = true
+	l.put(text, false)
+}
+
+func (l *lineWriter) endLine() {
+	if l.midLine {
+		io.WriteString(l.w, "\n")
+		l.midLine = false
+	}
+}
