@@ -53,6 +53,50 @@ func TestRecentContextRecordsValuesAndErrors(t *testing.T) {
 	}
 }
 
+// The automatic context shows results and errors without running the
+// user's code again: python3 calls __repr__ (and an exception's __str__)
+// once, to show the value, and so must pyaichat.
+func TestRecentContextRunsNoUserCode(t *testing.T) {
+	for _, line := range []string{
+		"rn_calls = []",
+		"class RnA:\n    def __repr__(self):\n        rn_calls.append('repr')\n        return 'RnA()'\n",
+		"class RnE(Exception):\n    def __str__(self):\n        rn_calls.append('str')\n        return 'custom'\n",
+		"[RnA(), 1, 'two', {3: (4,)}, {5}, None]",
+		"rn_x = 1",
+		"raise RnE('arg')",
+		"{'k': RnA()}",
+		"raise KeyError('plain')",
+	} {
+		if _, err := testInterp.Push(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := testInterp.RecentContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"-> [<__main__.RnA object>, 1, 'two', {3: (4,)}, {5}, None]",
+		">>> rn_x = 1\n>>> raise RnE('arg')\n    raised RnE\n",
+		"-> {'k': <__main__.RnA object>}",
+		"raised KeyError: 'plain'",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("RecentContext() = %q, missing %q", got, want)
+		}
+	}
+	if _, err := testInterp.Push("rn_calls"); err != nil {
+		t.Fatal(err)
+	}
+	got, err = testInterp.RecentContext()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "-> ['repr', 'str', 'repr']"; !strings.Contains(got, want) {
+		t.Errorf("the user's __repr__/__str__ ran %s, want once each time python3 shows a value (%s)", got[strings.LastIndex(got, ">>>"):], want)
+	}
+}
+
 // BenchmarkPush is the interpreter side of a py> round trip: one line in,
 // compiled, run and displayed (output goes to /dev/null).
 func BenchmarkPush(b *testing.B) {

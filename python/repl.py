@@ -129,22 +129,65 @@ class _LazyConsole:
 _console = _LazyConsole()
 
 
+# Type attributes read through type's own descriptors, so that no
+# metaclass property or __getattribute__ runs.
+_T_DICT = type.__dict__["__dict__"].__get__
+_T_MRO = type.__dict__["__mro__"].__get__
+_T_MODULE = type.__dict__["__module__"].__get__
+_T_QUALNAME = type.__dict__["__qualname__"].__get__
+
+# Values whose repr is CPython's own, all the way down.
+_SAFE_TYPES = frozenset(
+    (int, float, complex, bool, type(None), type(...), str, bytes, range,
+     list, tuple, dict, set, frozenset)
+)
+
+
+def _type_name(t):
+    try:
+        module = _T_MODULE(t)
+    except Exception:
+        module = None
+    name = _T_QUALNAME(t)
+    return name if type(module) is not str or module == "builtins" else module + "." + name
+
+
+def _safe_message(exc):
+    """str(exc) when that runs no user code (no __str__ of the user's in
+    its class's MRO, only plain arguments), else None."""
+    for cls in _T_MRO(type(exc)):
+        if _T_MODULE(cls) != "builtins" and "__str__" in _T_DICT(cls):
+            return None
+    if any(type(a) not in _SAFE_TYPES or type(a) in (list, tuple, dict, set, frozenset) for a in exc.args):
+        return None
+    return str(exc)
+
+
 class _Recent:
     """The last few py> inputs and what came of them, for the assistant's
-    automatic context. Values are shown only when their type is a builtin
-    one, so no user __repr__ runs a second time on pyaichat's behalf."""
+    automatic context. Recorded as each input ends, and never by running
+    the user's code: python3 calls a value's __repr__ (or an exception's
+    __str__) once, to show it, and so does pyaichat. Values come out as
+    CPython's own repr when every part is a builtin type, else by type."""
 
     keep = 6
     item_chars = 300
 
     def __init__(self):
         self.items = []
-        self._last_value = None
+        self._last_error = None
+        self._result_before = None
 
     def _clip(self, text):
         if len(text) > self.item_chars:
             return text[: self.item_chars] + "..."
         return text
+
+    def starting(self):
+        """Input is about to run: a value is its result only if new."""
+        import builtins
+
+        self._result_before = builtins.__dict__.get("_")
 
     def record(self, source):
         import builtins
@@ -153,26 +196,24 @@ class _Recent:
         if not source.strip():
             return
         outcome = ""
-        value = getattr(sys, "last_value", None)
-        if value is not None and value is not self._last_value:
-            self._last_value = value
-            outcome = "raised %s: %s" % (type(value).__name__, self._clip(str(value)))
+        error = getattr(sys, "last_value", None)
+        if error is not None and error is not self._last_error:
+            self._last_error = error
+            # Named as a traceback names it: no "__main__." either.
+            outcome = "raised " + _type_name(type(error)).removeprefix("__main__.")
+            message = _safe_message(error)
+            if message:
+                outcome += ": " + self._clip(message)
         else:
             result = builtins.__dict__.get("_")
-            if result is not None and type(result).__module__ == "builtins":
-                outcome = "-> " + self._clip(self._repr(result))
+            if result is not None and result is not self._result_before:
+                outcome = "-> " + self._describe(result)
+        self._result_before = None
         self.items.append((self._clip(source), outcome))
         del self.items[: -self.keep]
 
-    _reprlib = None
-
-    def _repr(self, value):
-        if self._reprlib is None:
-            import reprlib
-
-            self._reprlib = reprlib.Repr()
-            self._reprlib.maxstring = self._reprlib.maxother = self.item_chars
-        return self._reprlib.repr(value)
+    def _describe(self, value):
+        return self._clip(_safe_repr(value, self.item_chars))
 
     def render(self):
         lines = []
@@ -181,6 +222,60 @@ class _Recent:
             if outcome:
                 lines.append("    " + outcome)
         return "\n".join(lines)
+
+
+def _safe_repr(value, limit):
+    """repr(value), cut near limit characters, where it is CPython's own:
+    exact builtin types (a subclass may override __repr__) and containers
+    of them. Anything else shows as <module.Type object>. Sets and dicts are
+    not sorted, which would compare their items."""
+    parts = []
+    budget = [limit]
+
+    def put(text):
+        parts.append(text)
+        budget[0] -= len(text)
+
+    def walk(v, depth):
+        t = type(v)
+        if t not in _SAFE_TYPES:
+            put("<%s object>" % _type_name(t))
+            return
+        if budget[0] <= 0:
+            put("...")
+            return
+        if t in (list, tuple, set, frozenset, dict):
+            if depth > 4:
+                put("...")
+                return
+            if not v:
+                put("()" if t is tuple else "set()" if t is set else "frozenset()" if t is frozenset else repr(v))
+                return
+            opener, closer = {list: "[]", tuple: "()", dict: "{}", set: "{}", frozenset: ("frozenset({", "})")}[t]
+            put(opener)
+            for i, item in enumerate(v.items() if t is dict else v):
+                if i:
+                    put(", ")
+                if budget[0] <= 0:
+                    put("...")
+                    break
+                if t is dict:
+                    walk(item[0], depth + 1)
+                    put(": ")
+                    item = item[1]
+                walk(item, depth + 1)
+            if t is tuple and len(v) == 1:
+                put(",")
+            put(closer)
+        elif t is int and v.bit_length() > 4 * limit:
+            put("<int of %d bits>" % v.bit_length())
+        elif t in (str, bytes) and len(v) > limit:
+            put(repr(v[:limit]) + "...")
+        else:
+            put(repr(v))
+
+    walk(value, 0)
+    return "".join(parts)
 
 
 _recent = _Recent()
@@ -233,6 +328,8 @@ _pending_source = ""
 
 def _queue(code_obj, source):
     global _pending_source
+    if not _pending:
+        _recent.starting()
     _pending.append(code_obj)
     _pending_source = source
 
