@@ -134,3 +134,43 @@ func (l *lineWriter) endLine() {
 		l.midLine = false
 	}
 }
+
+// keyFilter redacts the key from text that arrives in pieces: a key split
+// across stream deltas ("sk-SEC" then "RET123") is whole in neither piece.
+// It holds back the longest tail that could still be the start of the key
+// until more text or the end of the answer arrives; ordinary text is held
+// back only when it ends like the key begins.
+type keyFilter struct {
+	key  string
+	tail string
+}
+
+// push returns the part of the text so far that is safe to show.
+func (k *keyFilter) push(s string) string {
+	if k.key == "" {
+		return s
+	}
+	s = redactKey(k.tail+s, k.key)
+	n := keyPrefixTail(s, k.key)
+	k.tail = s[len(s)-n:]
+	return s[:len(s)-n]
+}
+
+// flush returns what push held back, at the end of the text.
+func (k *keyFilter) flush() string {
+	t := k.tail
+	k.tail = ""
+	return t
+}
+
+// keyPrefixTail is the length of the longest end of s that is a proper
+// prefix of key. Only positions holding key's first byte are tried, so a
+// delta costs about len(key) byte comparisons.
+func keyPrefixTail(s, key string) int {
+	for i := max(0, len(s)-len(key)+1); i < len(s); i++ {
+		if s[i] == key[0] && strings.HasPrefix(key, s[i:]) {
+			return len(s) - i
+		}
+	}
+	return 0
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -124,6 +125,62 @@ func TestHostileTextIsMadeVisible(t *testing.T) {
 		checkHarmless(t, "error", err.Error())
 		if !strings.Contains(out.String(), `busy \x1b]0;T`) || !strings.Contains(err.Error(), `bad \x1b]0;T`) {
 			t.Errorf("server text not shown visibly: %q, %q", out.String(), err)
+		}
+	}
+}
+
+// splitReply streams pieces as separate deltas of the given field
+// ("content" or "reasoning_content"), then an answer if the pieces were
+// thinking.
+func splitReply(field string, pieces []string) http.HandlerFunc {
+	var chunks []string
+	for _, p := range pieces {
+		chunks = append(chunks, chunk(`{"`+field+`":`+quoteJSON(p)+`}`, ""))
+	}
+	if field != "content" {
+		chunks = append(chunks, chunk(`{"content":"done"}`, ""))
+	}
+	chunks = append(chunks, chunk(`{}`, "stop"))
+	return sse(sseBody(chunks...))
+}
+
+// TestKeySplitAcrossDeltasIsRedacted splits the key at every position, and
+// into one character per delta, in answer text and in thinking, at ai> and
+// under -p.
+func TestKeySplitAcrossDeltasIsRedacted(t *testing.T) {
+	var splits [][]string
+	for i := 1; i < len(testKey); i++ {
+		splits = append(splits, []string{"Your key is " + testKey[:i], testKey[i:] + " ok."})
+	}
+	splits = append(splits, strings.Split("Your key is "+testKey+" ok.", ""))
+	splits = append(splits, []string{"Your key is sk-", "sk-" + testKey + " and s", "k ok."})
+	for _, field := range []string{"content", "reasoning_content"} {
+		for _, oneShot := range []bool{false, true} {
+			f := newFake(t)
+			cfg := f.config()
+			cfg.Color = true
+			s := NewSession(cfg, &fakeTools{}, nil)
+			for _, pieces := range splits {
+				f.add(splitReply(field, pieces))
+				out, notes := newSyncBuffer(), newSyncBuffer()
+				var err error
+				if oneShot {
+					s.Notices = notes
+					err = s.Ask(context.Background(), "key?", out)
+				} else {
+					err = s.Handle(context.Background(), "key?", out)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				shown := strings.NewReplacer("\x1b[2m", "", "\x1b[0m", "").Replace(out.String() + notes.String())
+				if strings.Contains(shown, "S3CRET") || !strings.Contains(shown, "[key]") {
+					t.Errorf("%s, one-shot %v, split %q: shown %q", field, oneShot, pieces, shown)
+				}
+				if want := strings.Join(pieces, ""); field == "content" && !strings.Contains(shown, redactKey(want, testKey)) {
+					t.Errorf("text around the key lost: %q, want %q", shown, redactKey(want, testKey))
+				}
+			}
 		}
 	}
 }

@@ -147,6 +147,8 @@ type turn struct {
 	hasUse  bool
 	// thinking is set while reasoning text is being shown.
 	thinking bool
+	// answerKey and thinkKey redact the key across delta boundaries.
+	answerKey, thinkKey keyFilter
 }
 
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
@@ -155,6 +157,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	// The tools get ready while the model reads the question.
 	s.Prepare()
 	t := &turn{s: s, out: s.writer(out), seen: map[string]int{}}
+	t.answerKey.key, t.thinkKey.key = s.cfg.APIKey, s.cfg.APIKey
 	t.notices = t.out
 	if notices != out {
 		t.notices = s.writer(notices)
@@ -199,7 +202,9 @@ func (t *turn) notify(msg string) {
 // think shows a reasoning model's thinking as it streams, dimmed, on a
 // terminal only: elsewhere (a pipe, -p) it is not the answer and only
 // noise. Each piece is dimmed on its own (see dimLines).
-func (t *turn) think(text string) {
+func (t *turn) think(text string) { t.showThinking(t.thinkKey.push(text)) }
+
+func (t *turn) showThinking(text string) {
 	if !t.s.cfg.Color || text == "" {
 		return
 	}
@@ -212,6 +217,7 @@ func (t *turn) think(text string) {
 
 // endThinking ends the thinking's last line before the answer or a notice.
 func (t *turn) endThinking() {
+	t.showThinking(t.thinkKey.flush())
 	if t.thinking {
 		t.notices.endLine()
 		t.thinking = false
@@ -236,10 +242,11 @@ func (t *turn) run(ctx context.Context) error {
 				t.think(text)
 			default:
 				t.endThinking()
-				t.out.answer(text)
+				t.out.answer(t.answerKey.push(text))
 			}
 		}
 		t.endThinking()
+		t.out.answer(t.answerKey.flush())
 		res := stream.Result()
 		stream.Close()
 		if res.Usage != nil {
