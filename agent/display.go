@@ -69,7 +69,13 @@ func isBidiControl(r rune) bool {
 // messages and notices are shown this way, since an HTML page or a
 // multi-line message would otherwise push the answer off the screen.
 func oneLine(s string, max int) string {
-	return visible(truncateRunes(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " "), max))
+	return visible(squash(s, max))
+}
+
+// squash collapses runs of white space to one space and cuts s to about
+// max bytes.
+func squash(s string, max int) string {
+	return truncateRunes(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " "), max)
 }
 
 // redactKey replaces every occurrence of the API key in s.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -441,27 +443,34 @@ type APIError struct {
 	Detail     string // extra text some servers add (OpenRouter metadata.raw)
 }
 
+// maxServerText bounds a server's own words in one of our lines: enough
+// for any real error message (Groq's tool-validation ones run to ~210),
+// short enough that an HTML page or a stack trace cannot fill the screen.
+const maxServerText = 240
+
+// Error is the server's message (and its detail) as one line of at most
+// about maxServerText bytes; Message and Detail keep the text as sent.
 func (e *APIError) Error() string {
-	msg := e.Message
-	if e.Detail != "" && !strings.Contains(msg, e.Detail) {
+	msg := squash(e.Message, maxServerText)
+	if d := squash(e.Detail, maxServerText); d != "" && !strings.Contains(msg, d) {
 		if msg == "" {
-			msg = e.Detail
+			msg = d
 		} else {
-			msg += ": " + e.Detail
+			msg += ": " + d
 		}
 	}
 	if msg == "" {
 		msg = "error without a message"
 		if e.Code != "" {
-			msg += " (code " + e.Code + ")"
+			msg += " (code " + squash(e.Code, 40) + ")"
 		}
 	}
-	return msg
+	return squash(msg, maxServerText)
 }
 
 // parseErrorBody reads an error body in any of the shapes in rule 8 of
 // provider-quirks.md: {"error":{...}}, [{"error":{...}}], {"message":...},
-// {"error":"text"}, {"detail":...}, else the raw text.
+// {"error":"text"}, {"detail":...}, else the text (an HTML page's title).
 func parseErrorBody(status int, body []byte) *APIError {
 	e := parseErrorValue(body)
 	e.HTTPStatus = status
@@ -471,12 +480,13 @@ func parseErrorBody(status int, body []byte) *APIError {
 func parseErrorValue(body []byte) APIError {
 	body = bytes.TrimSpace(body)
 	var arr []json.RawMessage
-	if len(body) > 0 && body[0] == '[' && json.Unmarshal(body, &arr) == nil && len(arr) > 0 {
+	if len(body) > 0 && body[0] == '[' && json.Unmarshal(body, &arr) == nil && len(arr) > 0 &&
+		bytes.HasPrefix(bytes.TrimSpace(arr[0]), []byte("{")) {
 		return parseErrorValue(arr[0]) // Gemini compat wraps the error in an array
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(body, &obj) != nil {
-		return APIError{Message: truncateRunes(string(body), 300)}
+		return APIError{Message: bodyText(body)}
 	}
 	if inner, ok := obj["error"]; ok && string(inner) != "null" {
 		var s string
@@ -489,16 +499,66 @@ func parseErrorValue(body []byte) APIError {
 		}
 	}
 	if d, ok := obj["detail"]; ok {
-		var s string
-		if json.Unmarshal(d, &s) == nil {
-			return APIError{Message: s}
-		}
-		return APIError{Message: truncateRunes(string(d), 300)} // FastAPI validation list
+		return APIError{Message: detailText(d)}
 	}
 	if _, ok := obj["message"]; ok {
 		return errorFromObject(obj) // vLLM before 0.10.1
 	}
-	return APIError{Message: truncateRunes(string(body), 300)}
+	return APIError{Message: bodyText(body)}
+}
+
+// detailText reads FastAPI's "detail": a string, or a validation list
+// [{"loc":["body","messages"],"msg":"field required"}] shown as
+// "body.messages: field required; ...".
+func detailText(d json.RawMessage) string {
+	var s string
+	if json.Unmarshal(d, &s) == nil {
+		return s
+	}
+	var list []struct {
+		Loc []any  `json:"loc"`
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(d, &list) != nil {
+		return bodyText(d)
+	}
+	var parts []string
+	for _, it := range list {
+		loc := make([]string, len(it.Loc))
+		for i, l := range it.Loc {
+			loc[i] = fmt.Sprint(l)
+		}
+		p := it.Msg
+		if len(loc) > 0 {
+			p = strings.Join(loc, ".") + ": " + p
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return bodyText(d)
+	}
+	return strings.Join(parts, "; ")
+}
+
+var (
+	htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+	htmlNoise = regexp.MustCompile(`(?is)<script.*?</script>|<style.*?</style>|<[^>]*>`)
+)
+
+// bodyText is the text of a body that is not an error object: an HTML page
+// (a proxy's 502, a web server's 404) is reduced to its <title>, or to its
+// text without tags; anything else is kept, squashed to one short line.
+func bodyText(body []byte) string {
+	s := strings.TrimSpace(string(body))
+	if strings.HasPrefix(s, "<") {
+		if m := htmlTitle.FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
+			s = m[1]
+		} else {
+			s = htmlNoise.ReplaceAllString(s, " ")
+		}
+		s = html.UnescapeString(s)
+	}
+	return squash(s, maxServerText)
 }
 
 func errorFromObject(o map[string]json.RawMessage) APIError {
@@ -525,15 +585,26 @@ func errorFromObject(o map[string]json.RawMessage) APIError {
 			Raw json.RawMessage `json:"raw"`
 		}
 		if json.Unmarshal(md, &m) == nil && len(m.Raw) > 0 {
-			var s string
-			if json.Unmarshal(m.Raw, &s) == nil {
-				e.Detail = s
-			} else {
-				e.Detail = truncateRunes(string(m.Raw), 300)
-			}
+			e.Detail = rawDetail(m.Raw)
 		}
 	}
 	return e
+}
+
+// rawDetail reads OpenRouter's metadata.raw, the upstream provider's own
+// answer: a string of text, a string holding that provider's JSON error, or
+// the JSON itself. Its inner message is what the user needs.
+func rawDetail(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		t := strings.TrimSpace(s)
+		if !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
+			return s
+		}
+		raw = json.RawMessage(t)
+	}
+	e := parseErrorValue(raw)
+	return e.Error()
 }
 
 func truncateRunes(s string, n int) string {
