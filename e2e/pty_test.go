@@ -306,6 +306,16 @@ func TestPTYPastedBlockWithBlankLinesAndTabs(t *testing.T) {
 	s.ExpectString("py> ")
 }
 
+// A paste compiles with the session's __future__ imports, as typed lines do.
+func TestPTYPasteKeepsFutureImports(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	typeLine(t, s, "from __future__ import annotations", "")
+	s.Paste("def f(x: undefined) -> int:\n    pass\nprint(f.__annotations__)\n")
+	s.ExpectString("{'x': 'undefined', 'return': 'int'}\r\n")
+	s.ExpectString("py> ")
+}
+
 func TestPTYCtrlDExitsZero(t *testing.T) {
 	t.Parallel()
 	s := startREPL(t, "")

@@ -31,7 +31,33 @@ def _console_class():
 
         def push(self, line):
             self._last_source = self.buffer + [line]
-            return super().push(line)
+            more = super().push(line)
+            if more and not line and len(self.buffer) > 1:
+                return self._blank_line_ends()
+            return more
+
+        def _blank_line_ends(self):
+            """python3's interactive tokenizer ends a statement at an empty
+            line unless a bracket or a string is open, so a block header
+            with no body yet (or a lone decorator) is an error there and
+            then; codeop would wait for the body."""
+            source = "\n".join(self.buffer)
+            try:
+                # The session's __future__ flags, but none that allow
+                # incomplete input (codeop's own compiler sets them).
+                flags = self.compile.compiler.flags & ~(
+                    codeop.PyCF_DONT_IMPLY_DEDENT | getattr(codeop, "PyCF_ALLOW_INCOMPLETE_INPUT", 0x4000)
+                )
+                compile(source + "\n", self.filename, "single", flags, True)
+            except SyntaxError as err:
+                last = next((l for l in reversed(self.buffer) if l.strip()), "")
+                if (isinstance(err, IndentationError) and err.msg.startswith("expected an indented block")) or last.lstrip().startswith("@"):
+                    if not err.offset:
+                        err.offset = 1  # the interactive tokenizer points at the blank line
+                    self.resetbuffer()
+                    self.showsyntaxerror(self.filename)
+                    return False
+            return True
 
         def runsource(self, source, filename="<input>", symbol="single"):
             try:
@@ -428,7 +454,10 @@ def run_block(source):
             return "ok"
         try:
             tree = compile(source, "<stdin>", "exec", ast.PyCF_ONLY_AST)
-            codes = [compile(ast.Interactive(body=[stmt]), "<stdin>", "single") for stmt in tree.body]
+            # Through the console's compiler, which carries (and takes up)
+            # the session's __future__ imports, as for typed lines.
+            compiler = _console.compile.compiler
+            codes = [compiler(ast.Interactive(body=[stmt]), "<stdin>", "single") for stmt in tree.body]
         except (SyntaxError, ValueError, OverflowError):
             _console.showsyntaxerror("<stdin>")
             return "ok"
