@@ -274,7 +274,8 @@ func (c *client) try(ctx context.Context, model string, body []byte) (*Stream, t
 	// Headers arrived: from now on the limit is silence between bytes.
 	dog.Stop()
 	dog = time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(errStalled) })
-	s := &Stream{c: c, body: resp.Body, dog: dog, cancel: cancel, actx: actx, parent: ctx, acc: newAccumulator(c.newID)}
+	s := &Stream{c: c, body: resp.Body, dog: dog, cancel: cancel, actx: actx, parent: ctx, acc: newAccumulator(c.newID),
+		ctype: resp.Header.Get("Content-Type")}
 	s.br = bufio.NewReaderSize(&dogReader{r: resp.Body, s: s}, 32<<10)
 	return s, 0, nil
 }
@@ -378,11 +379,16 @@ type Stream struct {
 	actx   context.Context
 	parent context.Context
 
+	ctype   string // the response's Content-Type, to name it when the body is no stream
 	started bool
+	events  int // SSE events read
 	pending []delta
 	cur     delta
 	err     error
 	done    bool
+	// unfinished is set when the body ended cleanly but the answer did not:
+	// no [DONE] and no finish_reason (see atEOF).
+	unfinished bool
 }
 
 // dogReader re-arms the stream's idle timer on every byte received, so
@@ -429,18 +435,22 @@ func (s *Stream) step() {
 	ev, err := s.sse.Next()
 	if err != nil {
 		s.done = true
-		if !errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) {
+			s.atEOF()
+		} else {
 			s.err = s.readError(err)
 		}
 		return
 	}
+	s.events++
 	if ev.Data == "[DONE]" {
 		s.done = true
 		return
 	}
 	s.pending, err = s.acc.addChunk(ev.Name, []byte(ev.Data), s.pending[:0])
 	if err != nil {
-		s.done, s.err = true, err
+		s.done = true
+		s.err = fmt.Errorf("%s sent a stream event that is not a JSON object: %s", s.c.where(), squash(ev.Data, 80))
 		return
 	}
 	if s.acc.c.Err != nil {
@@ -448,6 +458,40 @@ func (s *Stream) step() {
 		// and a server that errs and then stalls must not hang us.
 		s.done = true
 	}
+}
+
+// atEOF judges a body that ended cleanly before [DONE]. With no event at
+// all and no event-stream Content-Type, whatever answered (a captive portal,
+// a web server, a proxy's text/plain) is not a chat server, and saying "the
+// model returned an empty answer" would mislead. With events but no
+// finish_reason either, the connection was most likely cut (a body without
+// Content-Length or chunking ends by a close that looks clean), so the
+// answer may be incomplete.
+func (s *Stream) atEOF() {
+	switch {
+	case s.events == 0 && !isMediaType(s.ctype, "text/event-stream"):
+		s.err = s.notAStream()
+	case s.events > 0 && s.acc.c.Err == nil && !s.acc.finished(0):
+		s.unfinished = true
+	}
+}
+
+// Unfinished reports a stream that ended without saying the answer was
+// complete (no [DONE], no finish_reason): the answer may be cut short.
+func (s *Stream) Unfinished() bool { return s.unfinished }
+
+func (s *Stream) notAStream() error {
+	ctype := "no Content-Type"
+	if s.ctype != "" {
+		ctype = "Content-Type " + squash(s.ctype, 80)
+	}
+	return fmt.Errorf("%s answered with %s, neither an event stream nor JSON; check OPENAI_BASE_URL (a proxy or login page may be answering)",
+		displayURL(s.c.endpoint()), ctype)
+}
+
+func isMediaType(ctype, want string) bool {
+	mt, _, _ := strings.Cut(ctype, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), want)
 }
 
 // sniffJSON handles a server that answers a stream request with one plain
@@ -474,13 +518,34 @@ func (s *Stream) sniffJSON() bool {
 		s.err = s.readError(err)
 		return true
 	}
+	s.wholeJSON(raw)
+	return true
+}
+
+// wholeJSON reads a body that is one JSON value: a chat completion, an
+// error object, or Gemini's error wrapped in an array. Anything else ([],
+// [1,2,3], {}) is named as what it is rather than shown as an error text
+// or an empty answer.
+func (s *Stream) wholeJSON(raw []byte) {
 	if raw[0] == '[' {
+		var arr []map[string]json.RawMessage
+		if json.Unmarshal(raw, &arr) != nil || len(arr) == 0 || arr[0]["error"] == nil {
+			s.err = s.notACompletion(raw)
+			return
+		}
 		e := parseErrorValue(raw)
 		s.acc.c.Err = &e
-		return true
+		return
 	}
-	s.pending, s.err = s.acc.addChunk("message", raw, s.pending[:0])
-	return true
+	var err error
+	s.pending, err = s.acc.addChunk("message", raw, s.pending[:0])
+	if err != nil || (len(s.acc.order) == 0 && s.acc.c.Err == nil) {
+		s.err = s.notACompletion(raw)
+	}
+}
+
+func (s *Stream) notACompletion(raw []byte) error {
+	return fmt.Errorf("%s answered with JSON that is not a chat completion: %s", displayURL(s.c.endpoint()), squash(string(raw), 60))
 }
 
 func (s *Stream) readError(err error) error {

@@ -271,6 +271,9 @@ func (t *turn) run(ctx context.Context) error {
 			calls, asText = t.textToolCalls(ch.Content)
 		}
 		if len(calls) == 0 {
+			if stream.Unfinished() {
+				t.notify(fmt.Sprintf("(the answer may be incomplete: the connection to %s closed before the server marked the answer finished)", s.client.where()))
+			}
 			return t.final(ch)
 		}
 		if ch.FinishReason == "length" {

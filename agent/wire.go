@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"regexp"
@@ -184,7 +185,7 @@ func (a *accumulator) addChunk(eventName string, data []byte, out []delta) ([]de
 			a.c.Err = &APIError{Message: strings.TrimSpace(string(data))}
 			return out, nil
 		}
-		return out, fmt.Errorf("unreadable chunk from server: %w", err)
+		return out, errors.New("not a JSON object") // the caller says who sent it
 	}
 	a.meta(&ck)
 	for _, wc := range ck.Choices {
@@ -206,6 +207,12 @@ func (a *accumulator) addChunk(eventName string, data []byte, out []delta) ([]de
 		a.c.Err = e
 	}
 	return out, nil
+}
+
+// finished reports whether choice i had a finish_reason.
+func (a *accumulator) finished(i int) bool {
+	ch := a.choices[i]
+	return ch != nil && ch.hasFin
 }
 
 func (a *accumulator) meta(ck *wireChunk) {
