@@ -165,13 +165,33 @@ func isAzure(base string) bool {
 // style ?api-key=... must never be printed).
 func (c *client) where() string { return displayURL(c.cfg.BaseURL) }
 
+// displayURL is a base URL as it may be shown: without userinfo, query or
+// fragment, and with any control characters made visible. A URL that does
+// not parse is trimmed by hand the same way.
 func displayURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return "the configured base URL"
+		return visible(roughURL(raw))
 	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	return strings.TrimRight(u.String(), "/")
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
+	return visible(strings.TrimRight(u.String(), "/"))
+}
+
+// roughURL cuts userinfo, query and fragment out of a string that is not a
+// valid URL. Everything up to the last '@' after "//" goes, even past a '/',
+// because a password may hold one; an '@' in a query costs the host, which
+// is a fair price in a URL that does not parse anyway.
+func roughURL(raw string) string {
+	prefix, rest := "", raw
+	if i := strings.Index(raw, "//"); i >= 0 {
+		prefix, rest = raw[:i+2], raw[i+2:]
+	}
+	if k := strings.LastIndexByte(rest, '@'); k >= 0 {
+		rest = rest[k+1:]
+	}
+	rest, _, _ = strings.Cut(rest, "#")
+	rest, _, _ = strings.Cut(rest, "?")
+	return strings.TrimRight(prefix+rest, "/")
 }
 
 var (
@@ -184,6 +204,9 @@ var (
 // exponential backoff and jitter, honouring Retry-After up to a cap. notify
 // is told about each wait so the user sees it.
 func (c *client) open(ctx context.Context, model string, msgs []Message, tools []openai.Tool, notify func(string)) (*Stream, error) {
+	if err := checkBaseURL(c.cfg.BaseURL); err != nil {
+		return nil, err // a Config not made by LoadConfig
+	}
 	attempts := c.cfg.MaxRetries + 1
 	for attempt := 1; ; attempt++ {
 		body, err := buildRequest(model, msgs, tools, !c.noStreamOptions.Load())
@@ -245,7 +268,7 @@ func (c *client) try(ctx context.Context, model string, body []byte) (*Stream, t
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint(), bytes.NewReader(body))
 	if err != nil {
 		cancel(nil)
-		return nil, -1, fmt.Errorf("bad base URL %s: %w", c.where(), err)
+		return nil, -1, fmt.Errorf("bad base URL %s: %s", c.where(), urlProblem(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -180,15 +182,45 @@ func LoadConfig(flagModel, flagBaseURL string) (Config, error) {
 	c.BaseURL, _ = pick(flagBaseURL, "OPENAI_BASE_URL", fc.BaseURL, fc.EnvBaseURL)
 	c.APIKey, _ = pick("", "OPENAI_API_KEY", fc.APIKey, fc.EnvAPIKey)
 	c = c.withDefaults()
-	if _, err := parseBase(c.BaseURL); err != nil {
-		return Config{}, err
+	if err := checkBaseURL(c.BaseURL); err != nil {
+		return Config{}, errors.New(redactKey(err.Error(), c.APIKey))
 	}
 	return c, nil
 }
 
-func parseBase(base string) (string, error) {
-	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
-		return "", fmt.Errorf("base URL %q must start with http:// or https://", displayURL(base))
+// checkBaseURL finds a base URL that can never work, at start-up rather than
+// at the first question. Its messages show the URL as displayURL does, never
+// its userinfo or query, and never Go's url.Error, which repeats the raw
+// string (key and all).
+func checkBaseURL(base string) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return fmt.Errorf("base URL %s is malformed: %s", quotedURL(base), urlProblem(err))
 	}
-	return base, nil
+	// url.Parse lowers the scheme: HTTP:// is http://, as RFC 3986 says.
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("base URL %s must start with http:// or https://", quotedURL(base))
+	}
+	if u.Host == "" {
+		return fmt.Errorf("base URL %s has no host", quotedURL(base))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("base URL %s has an invalid port (%s; ports are 1-65535)", quotedURL(base), visible(squash(p, 20)))
+		}
+	}
+	return nil
+}
+
+// quotedURL quotes displayURL's form by hand: %q would escape the
+// backslashes visible already wrote.
+func quotedURL(base string) string { return `"` + displayURL(base) + `"` }
+
+// urlProblem is what url.Parse found wrong, without the URL it repeats.
+func urlProblem(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return oneLine(err.Error(), 80)
 }

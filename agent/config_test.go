@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,43 @@ func TestConfigErrorsNameTheFile(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), "S3CRET") {
 		t.Errorf("config error shows the key: %v", err)
+	}
+}
+
+func TestBaseURLChecks(t *testing.T) {
+	cases := []struct {
+		base, want string // want "" means accepted
+	}{
+		{"HTTP://127.0.0.1:18080/v1", ""},
+		{"Https://example.com/v1?api-version=1", ""},
+		{"http://u:sk-OTHER@[::1/v1", `base URL "http://[::1/v1" is malformed: missing ']' in host`},
+		{"notaurl", `base URL "notaurl" must start with http:// or https://`},
+		{"ftp://user:sk-OTHER@example.com/v1?k=sk-OTHER", `base URL "ftp://example.com/v1" must start with http:// or https://`},
+		{"http://127.0.0.1:99999/v1", `base URL "http://127.0.0.1:99999/v1" has an invalid port (99999; ports are 1-65535)`},
+		{"http:///v1", `base URL "http:///v1" has no host`},
+		{"http://host/v1\x1b]0;T\x07", `base URL "http://host/v1\x1b]0;T\x07" is malformed: net/url: invalid control character in URL`},
+		{testKey, `base URL "[key]" must start with http:// or https://`},
+	}
+	for _, c := range cases {
+		configEnv(t, "")
+		t.Setenv("OPENAI_API_KEY", testKey)
+		_, err := LoadConfig("", c.base)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q rejected: %v", c.base, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%q: err = %v\nwant         %s", c.base, err, c.want)
+		case err != nil && (strings.Contains(err.Error(), "sk-OTHER") || strings.Contains(err.Error(), "S3CRET")):
+			t.Errorf("%q: a secret is shown: %v", c.base, err)
+		}
+		if c.want == "" {
+			continue
+		}
+		// A Config made without LoadConfig fails the same way, at once.
+		s := NewSession(Config{BaseURL: c.base, APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
+		out := newSyncBuffer()
+		if err := s.Handle(context.Background(), "q", out); err == nil || err.Error() != c.want || out.String() != "" {
+			t.Errorf("%q at ai>: err = %v, out %q", c.base, err, out.String())
+		}
 	}
 }
