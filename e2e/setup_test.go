@@ -17,6 +17,7 @@ func TestSetupCodeAgainstPython(t *testing.T) {
 	// After the setup code: what the REPL sees of it, then an exit that
 	// only the REPL's own SystemExit makes.
 	const after = "sorted(k for k in dir() if not k.startswith('__'))\n" +
+		"type(__loader__).__name__\n" +
 		"__file__\n__cached__\nimport sys; sys.argv, sys.path[0]\n" +
 		"sys.last_type.__name__ if hasattr(sys, 'last_type') else None\n" +
 		"raise SystemExit(4)\n"

@@ -80,6 +80,15 @@ def _console_class():
             self.runcode(code_obj)
             return False
 
+        def showsyntaxerror(self, filename=None):
+            # No code ran, so python3 keeps no traceback (sys.last_traceback
+            # is None), and its tokenizer's line has no newline.
+            err = sys.exc_info()[1]
+            err.__traceback__ = None
+            if isinstance(err, SyntaxError) and type(err.text) is str and err.text.endswith("\n"):
+                err.text = err.text[:-1]
+            super().showsyntaxerror(filename)
+
         def runcode(self, code_obj):
             # pybridge runs it from C, with no Python frame under it, so
             # user code sees the stack python3 -i gives it (f_back is None,
@@ -326,7 +335,8 @@ def _exit_status(exc):
     if status is None:
         return 0
     if isinstance(status, int):
-        return status & 0xFF
+        # CPython exits with (int)PyLong_AsLong(code): -1 when it overflows.
+        return status & 0xFF if -(2**63) <= status < 2**63 else 255
     try:
         sys.stderr.write(str(status) + "\n")
     except Exception:
@@ -534,10 +544,8 @@ def _non_utf8(source, filename):
     return None
 
 
-def _compile_script(path):
+def _compile_script(path, source):
     """The code object python3 would run for the script at path."""
-    with io.open_code(path) as f:
-        source = f.read()
     if path.endswith(".pyc"):
         import importlib.util
         import marshal
@@ -569,12 +577,20 @@ def run_file(path):
             _queue(_RUN_MAIN_MODULE, "")
             return _ready()
         try:
-            code_obj = _compile_script(path)
+            with io.open_code(path) as f:
+                source = f.read()
         except OSError as err:
             sys.stderr.write(
                 "pyaichat: can't open file %r: [Errno %d] %s\n" % (path, err.errno, err.strerror)
             )
             return "ok"
+        # As python3 does once the file is open, whether it compiles or not.
+        import _frozen_importlib_external as external  # loaded at start-up
+
+        loader = external.SourcelessFileLoader if path.endswith(".pyc") else external.SourceFileLoader
+        _main.__dict__["__loader__"] = loader("__main__", path)
+        try:
+            code_obj = _compile_script(path, source)
         except (SyntaxError, ValueError, RuntimeError, EOFError):
             _show_compile_error()
             return "ok"
