@@ -476,12 +476,16 @@ func (s *Stream) step() {
 		s.err = fmt.Errorf("%s sent a stream event that is not a JSON object: %s", s.c.where(), squash(ev.Data, 80))
 		return
 	}
-	if s.acc.c.Err != nil {
+	if s.acc.c.Err != nil || s.acc.capped {
 		// Stop at the first error: what follows (if anything) is [DONE],
-		// and a server that errs and then stalls must not hang us.
+		// and a server that errs and then stalls must not hang us. Stop
+		// at the size cap too: the rest would only be dropped.
 		s.done = true
 	}
 }
+
+// Capped reports a response cut at maxResponseText; the rest was not read.
+func (s *Stream) Capped() bool { return s.acc.capped }
 
 // atEOF judges a body that ended cleanly before [DONE]. With no event at
 // all and no event-stream Content-Type, whatever answered (a captive portal,

@@ -266,6 +266,10 @@ func (t *turn) run(ctx context.Context) error {
 			}
 			return err
 		}
+		if stream.Capped() {
+			t.notify(fmt.Sprintf("(the response passed %d MiB, so pyaichat stopped reading it there)", maxResponseText>>20))
+			return t.final(ch) // the calls of a cut response are never run
+		}
 		calls, asText := ch.ToolCalls, false
 		if len(calls) == 0 {
 			calls, asText = t.textToolCalls(ch.Content)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // This file decodes what OpenAI-compatible servers send into our own types.
@@ -124,6 +125,13 @@ type wireToolCall struct {
 	ExtraContent json.RawMessage `json:"extra_content"`
 }
 
+// maxResponseText bounds the text one response may add up to (answer,
+// thinking, refusal and tool-call arguments together). 1 MiB is some
+// 250,000 tokens, more than any model writes in one response; past it the
+// server is broken or hostile, and without a bound a 600 MB answer would
+// need gigabytes of memory. A response that reaches it stops being read.
+const maxResponseText = 1 << 20
+
 // accumulator folds chunks into a Completion following the rules in
 // provider-quirks.md section 3, and emits the visible deltas as it goes.
 type accumulator struct {
@@ -131,13 +139,34 @@ type accumulator struct {
 	choices map[int]*accChoice
 	order   []int
 	newID   func() string
+	// size is the text kept so far; capped is set once it reached
+	// maxResponseText and the rest was dropped.
+	size   int
+	capped bool
 }
 
+// accChoice builds its text in builders: appending to a string copies it
+// all, which made a long answer of small deltas quadratic.
 type accChoice struct {
 	Choice
-	calls   []*accCall
-	byIndex map[int]*accCall
-	hasFin  bool
+	content, reasoning, refusal strings.Builder
+	calls                       []*accCall
+	byIndex                     map[int]*accCall
+	hasFin                      bool
+}
+
+// take returns as much of text as the response's budget still allows, cut
+// on a rune boundary, and counts it.
+func (a *accumulator) take(text string) string {
+	if a.size+len(text) > maxResponseText {
+		n := maxResponseText - a.size
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text, a.capped = text[:n], true
+	}
+	a.size += len(text)
+	return text
 }
 
 type accCall struct {
@@ -248,29 +277,36 @@ func (a *accumulator) addMsg(ch *accChoice, m *wireMsg, out []delta, stream bool
 	if r := firstNonEmpty(m.ReasoningContent, m.Reasoning); r != "" {
 		thinking += r
 	}
-	if thinking != "" {
-		ch.Reasoning += thinking
-		out = append(out, delta{ch.Index, DeltaReasoning, thinking})
+	refusal := ""
+	if m.Refusal != nil {
+		refusal = *m.Refusal
 	}
-	if text != "" {
-		ch.Content += text
-		out = append(out, delta{ch.Index, DeltaContent, text})
-	}
-	if m.Refusal != nil && *m.Refusal != "" {
-		ch.Refusal += *m.Refusal
-		out = append(out, delta{ch.Index, DeltaRefusal, *m.Refusal})
-	}
+	out = a.addText(ch, &ch.reasoning, DeltaReasoning, thinking, out)
+	out = a.addText(ch, &ch.content, DeltaContent, text, out)
+	out = a.addText(ch, &ch.refusal, DeltaRefusal, refusal, out)
 	for i := range m.ToolCalls {
+		if a.capped {
+			break
+		}
 		if stream {
 			a.addToolFragment(ch, &m.ToolCalls[i])
 		} else {
 			// A non-stream message lists complete calls: one element, one call.
 			c := &accCall{}
-			fillCall(c, &m.ToolCalls[i])
+			a.fillCall(c, &m.ToolCalls[i])
 			ch.calls = append(ch.calls, c)
 		}
 	}
 	return out
+}
+
+// addText keeps one piece of text within the response's budget and emits it.
+func (a *accumulator) addText(ch *accChoice, b *strings.Builder, kind DeltaKind, text string, out []delta) []delta {
+	if text = a.take(text); text == "" {
+		return out
+	}
+	b.WriteString(text)
+	return append(out, delta{ch.Index, kind, text})
 }
 
 // firstNonEmpty reads reasoning_content or reasoning, not both: servers that
@@ -356,10 +392,10 @@ func (a *accumulator) addToolFragment(ch *accChoice, f *wireToolCall) {
 			ch.byIndex[f.Index.V] = c
 		}
 	}
-	fillCall(c, f)
+	a.fillCall(c, f)
 }
 
-func fillCall(c *accCall, f *wireToolCall) {
+func (a *accumulator) fillCall(c *accCall, f *wireToolCall) {
 	if f.Index != nil && c.WireIndex == nil {
 		v := f.Index.V
 		c.WireIndex = &v
@@ -379,13 +415,13 @@ func fillCall(c *accCall, f *wireToolCall) {
 	case args[0] == '"':
 		var s string
 		if json.Unmarshal(args, &s) == nil {
-			c.args.WriteString(s)
+			c.args.WriteString(a.take(s))
 		}
 	default:
 		// llama.cpp (build 8233) sends arguments as a JSON object.
 		var buf bytes.Buffer
 		if json.Compact(&buf, args) == nil {
-			c.args.Write(buf.Bytes())
+			c.args.WriteString(a.take(buf.String()))
 		}
 	}
 }
@@ -397,6 +433,7 @@ func (a *accumulator) finish() *Completion {
 	a.c.Choices = a.c.Choices[:0]
 	for _, i := range a.order {
 		ch := a.choices[i]
+		ch.Content, ch.Reasoning, ch.Refusal = ch.content.String(), ch.reasoning.String(), ch.refusal.String()
 		ch.ToolCalls = ch.ToolCalls[:0]
 		for _, c := range ch.calls {
 			if c.Name == "" {
