@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -113,9 +115,21 @@ func newClient(cfg *Config) *client {
 		tr.TLSHandshakeTimeout = cfg.ConnectTimeout
 		// No http.Client.Timeout: it would cut long answers. The first-byte
 		// and idle timers in open/Stream bound each phase instead.
-		hc = &http.Client{Transport: tr}
+		hc = &http.Client{Transport: tr, CheckRedirect: limitRedirects}
 	}
 	return &client{cfg: cfg, http: hc}
+}
+
+// errRedirectLoop ends a chain of redirects; it is ours so that netRetry
+// can tell it from a connection failure.
+var errRedirectLoop = errors.New("too many redirects")
+
+// limitRedirects is net/http's default limit of 10, with our error.
+func limitRedirects(_ *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errRedirectLoop
+	}
+	return nil
 }
 
 func (c *client) newID() string {
@@ -204,8 +218,12 @@ var (
 // exponential backoff and jitter, honouring Retry-After up to a cap. notify
 // is told about each wait so the user sees it.
 func (c *client) open(ctx context.Context, model string, msgs []Message, tools []openai.Tool, notify func(string)) (*Stream, error) {
+	// A Config not made by LoadConfig may not have been checked.
 	if err := checkBaseURL(c.cfg.BaseURL); err != nil {
-		return nil, err // a Config not made by LoadConfig
+		return nil, err
+	}
+	if err := checkKey(c.cfg.APIKey); err != nil {
+		return nil, err
 	}
 	attempts := c.cfg.MaxRetries + 1
 	for attempt := 1; ; attempt++ {
@@ -303,12 +321,34 @@ func (c *client) try(ctx context.Context, model string, body []byte) (*Stream, t
 	return s, 0, nil
 }
 
+// netRetry retries connection failures except those the same request will
+// meet again: a typo in the host, a bad port, a certificate that does not
+// verify, a server that does not speak HTTP (or speaks plain HTTP to an
+// https:// URL), a redirect loop.
 func (c *client) netRetry(err error) time.Duration {
 	var dns *net.DNSError
-	if errors.As(err, &dns) && dns.IsNotFound {
-		return -1 // a typo in the host will not fix itself
+	var addr *net.AddrError
+	var cert *tls.CertificateVerificationError
+	var rec tls.RecordHeaderError
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound,
+		errors.As(err, &addr),
+		errors.As(err, &cert),
+		errors.As(err, &rec),
+		errors.Is(err, errRedirectLoop),
+		notHTTP(err),
+		httpToHTTPS(err):
+		return -1
 	}
 	return 0
+}
+
+// notHTTP and httpToHTTPS recognise two net/http errors that have no type
+// of their own, by their text.
+func notHTTP(err error) bool { return strings.Contains(err.Error(), "malformed HTTP") }
+
+func httpToHTTPS(err error) bool {
+	return strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
 }
 
 func (c *client) netError(err error) error {
@@ -323,11 +363,19 @@ func (c *client) netError(err error) error {
 		return fmt.Errorf("could not connect to %s within %s", c.where(), c.cfg.ConnectTimeout)
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%s closed the connection before answering", c.where())
+	case errors.Is(err, errRedirectLoop):
+		return fmt.Errorf("%s redirected the request more than 10 times", c.where())
+	case httpToHTTPS(err):
+		return fmt.Errorf("%s answered in plain HTTP; use http:// in the base URL", c.where())
 	}
 	// url.Error repeats method and URL; keep only the cause.
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	if msg := err.Error(); notHTTP(err) {
+		// Drop net/http's "transport connection broken" preamble.
+		return fmt.Errorf("%s did not answer in HTTP (%s)", c.where(), msg[strings.Index(msg, "malformed HTTP"):])
 	}
 	return fmt.Errorf("cannot reach %s: %v", c.where(), err)
 }
@@ -346,20 +394,30 @@ func (c *client) statusRetry(resp *http.Response, ae *APIError) time.Duration {
 func retryAfter(h http.Header, limit time.Duration) time.Duration {
 	var d time.Duration
 	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil {
-			d = time.Duration(ms * float64(time.Millisecond))
-		}
+		d = clampedDuration(v, time.Millisecond, limit)
 	} else if v := h.Get("Retry-After"); v != "" {
-		if sec, err := strconv.ParseFloat(v, 64); err == nil {
-			d = time.Duration(sec * float64(time.Second))
-		} else if t, err := http.ParseTime(v); err == nil {
-			d = time.Until(t)
+		if t, err := http.ParseTime(v); err == nil {
+			d = min(time.Until(t), limit)
+		} else {
+			d = clampedDuration(v, time.Second, limit)
 		}
 	}
-	if d <= 0 {
+	return max(d, 0)
+}
+
+// clampedDuration reads a number of units, capped at limit before it is
+// converted: 1e20 seconds or Inf overflow a Duration, and must mean "the
+// longest wait we allow", not "no Retry-After" (which would retry at once).
+// A value too large for a float64 (1e400) counts as large too.
+func clampedDuration(v string, unit, limit time.Duration) time.Duration {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if (err != nil && !errors.Is(err, strconv.ErrRange)) || math.IsNaN(f) || f <= 0 {
 		return 0
 	}
-	return min(d, limit)
+	if f >= float64(limit)/float64(unit) {
+		return limit
+	}
+	return time.Duration(f * float64(unit))
 }
 
 // statusError turns an HTTP error into one line for the user.

@@ -185,7 +185,23 @@ func LoadConfig(flagModel, flagBaseURL string) (Config, error) {
 	if err := checkBaseURL(c.BaseURL); err != nil {
 		return Config{}, errors.New(redactKey(err.Error(), c.APIKey))
 	}
+	if err := checkKey(c.APIKey); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// checkKey rejects a key that no server can accept: net/http refuses to
+// send a header with a control character in it (a stray newline from a
+// key file is the usual one), and its error blames the connection. The
+// message says where the character is, never what the key is.
+func checkKey(key string) error {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == 0x7f {
+			return fmt.Errorf("the API key is malformed: it has a control character at byte %d of %d; check OPENAI_API_KEY", i+1, len(key))
+		}
+	}
+	return nil
 }
 
 // checkBaseURL finds a base URL that can never work, at start-up rather than

@@ -6,8 +6,9 @@
 //
 //	question -> history + system prompt (with the capped automatic context)
 //	  -> client.open: POST /chat/completions, stream:true; retries
-//	     (connection errors, 408, 409, 429, 5xx; never 400/401/403/404 or
-//	     insufficient_quota) with backoff, jitter and capped Retry-After
+//	     (connection errors that may pass, 408, 409, 429, 5xx; never
+//	     400/401/403/404 or insufficient_quota) with backoff, jitter and
+//	     capped Retry-After
 //	  -> Stream: our SSE reader (sse.go) and tolerant accumulator (wire.go);
 //	     text is written to out as it arrives
 //	  -> tool calls? run each through the Toolset (unknown tool, bad

@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestHugeRetryAfterMeansTheCap checks that values too large for a
+// time.Duration wait the cap (30 ms in tests) instead of being ignored.
+func TestHugeRetryAfterMeansTheCap(t *testing.T) {
+	cases := []struct{ header, value, want string }{
+		{"Retry-After", "99999999999999999999", "retrying in 30ms"},
+		{"Retry-After", "Inf", "retrying in 30ms"},
+		{"Retry-After", "1e400", "retrying in 30ms"},
+		{"Retry-After-Ms", "1e300", "retrying in 30ms"},
+		{"Retry-After", "100", "retrying in 30ms"},
+		{"Retry-After-Ms", "7", "retrying in 7ms"},
+		{"Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT", "retrying in 30ms"},
+	}
+	for _, c := range cases {
+		t.Run(c.header+": "+c.value, func(t *testing.T) {
+			f := newFake(t, raw(429, "application/json", `{"error":{"message":"slow down"}}`, c.header, c.value), textReply("ok"))
+			s := NewSession(f.config(), &fakeTools{}, nil)
+			out := newSyncBuffer()
+			if err := s.Handle(context.Background(), "q", out); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), c.want) {
+				t.Errorf("out %q, want %q", out.String(), c.want)
+			}
+		})
+	}
+}
+
+// TestFailuresThatCannotFixThemselvesAreNotRetried: each of these meets the
+// same failure on every attempt, so it is reported at once.
+func TestFailuresThatCannotFixThemselvesAreNotRetried(t *testing.T) {
+	var hits atomic.Int32
+	count := func(h http.HandlerFunc) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1); h(w, r) }))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	garbage := count(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, _ := w.(http.Hijacker).Hijack()
+		defer conn.Close()
+		buf.WriteString("garbage\r\n\r\n")
+		buf.Flush()
+	})
+	loop := count(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Path, http.StatusTemporaryRedirect)
+	})
+	plain := count(func(w http.ResponseWriter, r *http.Request) {})
+	cases := []struct {
+		name, base, key, want string
+		requests              int32
+	}{
+		{"malformed HTTP response", garbage.URL + "/v1", "sk-test-key", garbage.URL + "/v1 did not answer in HTTP (malformed HTTP response", 1},
+		{"redirect loop", loop.URL + "/v1", "sk-test-key", loop.URL + "/v1 redirected the request more than 10 times", 10},
+		{"https:// to a plain HTTP server", strings.Replace(plain.URL, "http:", "https:", 1) + "/v1", "k",
+			strings.Replace(plain.URL, "http:", "https:", 1) + "/v1 answered in plain HTTP; use http:// in the base URL", 0},
+		{"invalid port", "http://127.0.0.1:99999/v1", "sk-test-key", `base URL "http://127.0.0.1:99999/v1" has an invalid port`, 0},
+		{"key with a control character", plain.URL + "/v1", "sk-abc\x01def", "the API key is malformed: it has a control character at byte 7 of 10; check OPENAI_API_KEY", 0},
+		{"key with a newline", plain.URL + "/v1", "sk-abcdef\n", "the API key is malformed: it has a control character at byte 10 of 10", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hits.Store(0)
+			cfg := Config{BaseURL: c.base, APIKey: c.key, Model: "m"} // real backoff: a retry would show
+			s := NewSession(cfg, &fakeTools{}, nil)
+			out := newSyncBuffer()
+			err := s.Handle(context.Background(), "q", out)
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("err = %v\nwant   %s", err, c.want)
+			}
+			if strings.Contains(out.String(), "retrying") || hits.Load() != c.requests {
+				t.Errorf("%d requests, want %d; out %q", hits.Load(), c.requests, out.String())
+			}
+			if strings.Contains(err.Error(), "abc") {
+				t.Errorf("the key is shown: %v", err)
+			}
+		})
+	}
+	// LoadConfig refuses such a key at start-up too.
+	configEnv(t, "")
+	t.Setenv("OPENAI_BASE_URL", "http://localhost:8080/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-abc\x01def")
+	if _, err := LoadConfig("", ""); err == nil || !strings.Contains(err.Error(), "the API key is malformed") {
+		t.Errorf("LoadConfig: %v", err)
+	}
+}
