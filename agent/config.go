@@ -36,7 +36,8 @@ type Config struct {
 	// for /model.
 	Source string
 
-	// Color enables the dim ANSI summary line (set it when out is a terminal).
+	// Color says out is a terminal: it enables the dim summary line and
+	// thinking, and a new line after Ctrl-C's echoed ^C.
 	Color bool
 
 	MaxSteps        int           // tool-call rounds per question (8)

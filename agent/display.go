@@ -134,6 +134,12 @@ func (l *lineWriter) answer(text string) {
 	l.put(text, false)
 }
 
+// newLine ends a line the writer did not write (Ctrl-C's echo).
+func (l *lineWriter) newLine() {
+	io.WriteString(l.w, "\n")
+	l.midLine = false
+}
+
 func (l *lineWriter) endLine() {
 	if l.midLine {
 		io.WriteString(l.w, "\n")

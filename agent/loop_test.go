@@ -563,3 +563,52 @@ func TestReasoningShown(t *testing.T) {
 		})
 	}
 }
+
+// On a terminal, Ctrl-C's echoed ^C is at the start of a line when a
+// question is cancelled during a tool call: the summary starts a new line,
+// and the error is one plain line.
+func TestCancelEndsTheEchoedLine(t *testing.T) {
+	for _, oneShot := range []bool{false, true} {
+		f := newFake(t, toolReply("", fcall{"call_x", "eval_expr", `{"expr":"slow()"}`}))
+		started := make(chan struct{})
+		tools := &fakeTools{fn: func(ctx context.Context, _ string, _ json.RawMessage) (string, bool) {
+			close(started)
+			<-ctx.Done()
+			return "late", true
+		}}
+		cfg := f.config()
+		cfg.Color = true
+		s := NewSession(cfg, tools, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-started; cancel() }()
+		out, notices := newSyncBuffer(), newSyncBuffer()
+		var err error
+		if oneShot {
+			s.Notices = notices
+			within(t, "Ask with a cancelled tool", func() { err = s.Ask(ctx, "run it", out) })
+		} else {
+			within(t, "Handle with a cancelled tool", func() { err = s.Handle(ctx, "run it", out) })
+			notices = out
+		}
+		if !errors.Is(err, context.Canceled) || err.Error() != "question cancelled" {
+			t.Errorf("err = %q", err)
+		}
+		if want := "\n\x1b[2m[1 call: eval_expr(slow()) · tokens: 100 in, 7 out]\x1b[0m\n"; notices.String() != want {
+			t.Errorf("one-shot %v: notices %q, want %q", oneShot, notices.String(), want)
+		}
+	}
+	// Mid-answer, the line the answer was on is ended once, not twice.
+	release := make(chan struct{})
+	defer close(release)
+	f := newFake(t, textThen("Partial answ", false, release))
+	cfg := f.config()
+	cfg.Color = true
+	s := NewSession(cfg, &fakeTools{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := newSyncBuffer()
+	go func() { <-out.wrote; cancel() }()
+	within(t, "Handle after Ctrl-C", func() { s.Handle(ctx, "tell me", out) })
+	if out.String() != "Partial answ\n" {
+		t.Errorf("out %q", out.String())
+	}
+}

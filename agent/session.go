@@ -169,7 +169,14 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 		err = t.ctxErr(qctx)
 	}
 	s.repair(start, err)
+	atLineStart := !t.out.midLine && !t.notices.midLine
 	t.out.endLine()
+	if errors.Is(err, context.Canceled) && s.cfg.Color && atLineStart {
+		// On a terminal, Ctrl-C echoed "^C" at the start of a line: end
+		// that line, so the summary and the REPL's next words do not
+		// follow it on the same line.
+		t.notices.newLine()
+	}
 	t.summary()
 	return err
 }
@@ -187,8 +194,15 @@ func (t *turn) ctxErr(ctx context.Context) error {
 	if errors.Is(context.Cause(ctx), errDeadline) {
 		return &BoundError{fmt.Sprintf("stopped: the question took longer than %s", t.s.cfg.QuestionTimeout)}
 	}
-	return fmt.Errorf("question cancelled: %w", context.Canceled)
+	return errCancelled{}
 }
+
+// errCancelled is a question stopped by Ctrl-C: its message is one plain
+// line for the REPL to print, and errors.Is finds context.Canceled in it.
+type errCancelled struct{}
+
+func (errCancelled) Error() string        { return "question cancelled" }
+func (errCancelled) Is(target error) bool { return target == context.Canceled }
 
 // notify shows one dim line. msg often quotes a server (a retry notice
 // carries its error message), so it is made one line like an error.

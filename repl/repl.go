@@ -400,7 +400,9 @@ func (r *session) ask(line string) {
 	cancel()
 	switch {
 	case cancelled || errors.Is(err, context.Canceled):
-		fmt.Fprintln(r.opts.Stdout, "\n(cancelled)")
+		// The assistant ends its output on a line of its own, after the
+		// terminal's echoed ^C too.
+		fmt.Fprintln(r.opts.Stdout, "(cancelled)")
 	case err != nil:
 		fmt.Fprintf(r.opts.Stdout, "pyaichat: %v\n", err)
 	}
