@@ -511,3 +511,59 @@ func TestMalformedCallsRunNoPython(t *testing.T) {
 	_, cerr := r.Call(context.Background(), "nope", nil)
 	contains(t, cerr.Message, "get_repr")
 }
+
+// Shared memory (an anonymous MAP_SHARED mmap, a file mapped for writing)
+// is made read-only in the copy; ctypes, already loaded by the session,
+// calls C without an audit event, so the seccomp filter must stop it
+// from making the mapping writable again or punching holes in it.
+func TestSharedMemoryNotWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mapped")
+	if err := os.WriteFile(path, []byte(strings.Repeat("f", 4096)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	setup(t, fmt.Sprintf(`
+import ctypes, mmap
+sm_anon = mmap.mmap(-1, 4096)
+sm_anon[:4] = b"anon"
+sm_file_f = open(%q, "r+b")
+sm_file = mmap.mmap(sm_file_f.fileno(), 4096)
+sm_addrs = [ctypes.addressof(ctypes.c_char.from_buffer(m)) for m in (sm_anon, sm_file)]
+_libc = ctypes.CDLL(None)
+sm_mprotect = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)(
+    ctypes.cast(_libc.mprotect, ctypes.c_void_p).value)
+sm_madvise = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)(
+    ctypes.cast(_libc.madvise, ctypes.c_void_p).value)
+del _libc
+`, path))
+	// Control: the same calls in the session do write.
+	setup(t, "sm_control = mmap.mmap(-1, 4096); _a = ctypes.addressof(ctypes.c_char.from_buffer(sm_control)); "+
+		"sm_mprotect(_a, 4096, mmap.PROT_READ); sm_mprotect(_a, 4096, mmap.PROT_READ | mmap.PROT_WRITE); ctypes.memmove(_a, b'ctrl', 4)")
+	if got := value(t, "sm_control[:4]"); got != "b'ctrl'" {
+		t.Fatalf("control: %s", got)
+	}
+	for _, prot := range []string{"mmap.PROT_READ | mmap.PROT_WRITE", "mmap.PROT_WRITE", "mmap.PROT_READ | mmap.PROT_EXEC"} {
+		for i := range 2 {
+			// mprotect's result, then the write if it succeeded.
+			expr := fmt.Sprintf("(lambda r: r if r else ctypes.memmove(sm_addrs[%d], b'PWND', 4))(sm_mprotect(sm_addrs[%[1]d], 4096, %s))", i, prot)
+			m, cerr := call(t, "eval_expr", exprArgs(expr))
+			if cerr != nil {
+				t.Errorf("mprotect(%s) then a write in the copy: %v", prot, cerr)
+			} else if got := str(t, m, "repr"); got != "-1" {
+				t.Errorf("mprotect(%s) in the copy returned %s", prot, got)
+			}
+		}
+	}
+	const madvRemove = 9
+	for i := range 2 {
+		expr := fmt.Sprintf("sm_madvise(sm_addrs[%d], 4096, %d)", i, madvRemove)
+		if got := str(t, mustOK(t, "eval_expr", expr), "repr"); got != "-1" {
+			t.Errorf("madvise(MADV_REMOVE) in the copy returned %s", got)
+		}
+	}
+	if got := value(t, "(sm_anon[:4], sm_file[:4])"); got != "(b'anon', b'ffff')" {
+		t.Errorf("shared memory written by the copy: %s", got)
+	}
+	if b, _ := os.ReadFile(path); string(b[:4]) != "ffff" {
+		t.Errorf("the mapped file now starts %q", b[:4])
+	}
+}

@@ -208,7 +208,8 @@ static void close_from(int lowfd) {
 /* A writable MAP_SHARED mapping (multiprocessing shared memory, an mmap of
  * a file opened for writing) is the one way the copy could change memory
  * that the session or the disk sees: make each one read-only, so that a
- * write crashes the child instead. */
+ * write crashes the child instead. The seccomp filter then refuses any
+ * mprotect that would make them writable again. */
 static void protect_shared_mappings(void) {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
@@ -298,6 +299,19 @@ static void allow_if_arg(struct filter_buf *b, long sys, int i, const unsigned *
     RET(DENY);
 }
 
+/* if (nr == sys) return (arg i has none of the bits in mask) ? ALLOW : DENY.
+ * A high word that is not zero is denied too (the kernel would refuse
+ * such flags anyway). */
+static void allow_if_arg_clear(struct filter_buf *b, long sys, int i, unsigned mask) {
+    IF_EQ_ELSE_SKIP((unsigned)sys, 6);
+    LOAD_ARG_HI(i);
+    IF_EQ_ELSE_SKIP(0, 3);
+    LOAD_ARG_LO(i);
+    emit(b, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, mask, 1, 0));
+    RET(ALLOW);
+    RET(DENY);
+}
+
 /* An allowlist: what evaluating Python expressions needs (memory, time,
  * signals, futexes, reading descriptors it already has, stat), and nothing
  * that opens, creates, writes (except the result pipe and the /dev/null
@@ -317,7 +331,7 @@ static int install_seccomp(pid_t self) {
 #endif
     static const long plain[] = {
         SYS_read, SYS_readv, SYS_pread64, SYS_close, SYS_fstat, SYS_newfstatat,
-        SYS_lseek, SYS_mmap, SYS_munmap, SYS_mremap, SYS_mprotect, SYS_brk,
+        SYS_lseek, SYS_mmap, SYS_munmap, SYS_mremap, SYS_brk,
         SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_sigaltstack,
         SYS_futex, SYS_clock_gettime, SYS_clock_getres, SYS_clock_nanosleep,
         SYS_nanosleep, SYS_gettimeofday, SYS_getpid, SYS_gettid, SYS_getppid,
@@ -337,6 +351,15 @@ static int install_seccomp(pid_t self) {
     };
     for (size_t k = 0; k < sizeof plain / sizeof plain[0]; k++) allow(b, plain[k]);
 
+    /* Shared mappings were made read-only (protect_shared_mappings), but
+     * ctypes, once the session has loaded it, calls any C function
+     * without an audit event: mprotect could make them writable again,
+     * and a write would reach the session's memory or the file on disk.
+     * So no mapping may gain write or execute permission; new memory
+     * comes from mmap, which maps it writable from the start.
+     * (pkey_mprotect is not allowed at all.) */
+    allow_if_arg_clear(b, SYS_mprotect, 2, PROT_WRITE | PROT_EXEC);
+    LOAD_NR();
     static const unsigned out_fds[] = {1, 2, RESULT_FD};
     allow_if_arg(b, SYS_write, 0, out_fds, 3);
     LOAD_NR();
