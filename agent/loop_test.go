@@ -612,3 +612,51 @@ func TestCancelEndsTheEchoedLine(t *testing.T) {
 		t.Errorf("out %q", out.String())
 	}
 }
+
+// A tool call written as text in <tool_call> tags is held back, not shown
+// raw; prose that only looks like it at first is shown whole; and the next
+// response's text starts a line of its own.
+func TestTextToolCallIsNotShown(t *testing.T) {
+	call := "<tool_call>\n{\"name\": \"get_type\", \"arguments\": {\"expr\": \"df\"}}\n</tool_call>"
+	f := newFake(t, textReply(call), textReply("df is a DataFrame."))
+	tools := &fakeTools{}
+	s := NewSession(f.config(), tools, nil)
+	out := newSyncBuffer()
+	if err := s.Handle(context.Background(), "df?", out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "(the model wrote its tool call as text; running get_type)\ndf is a DataFrame.\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("out %q, want it to start %q", out.String(), want)
+	}
+	if len(tools.called()) != 1 {
+		t.Errorf("calls %v", tools.called())
+	}
+
+	f.add(textReply("<tool> tags are not Python."))
+	out = newSyncBuffer()
+	s.Handle(context.Background(), "tags?", out)
+	if !strings.HasPrefix(out.String(), "<tool> tags are not Python.\n") {
+		t.Errorf("prose held back or cut: %q", out.String())
+	}
+
+	unknown := `<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>`
+	f.add(textReply(unknown))
+	out = newSyncBuffer()
+	s.Handle(context.Background(), "rm?", out)
+	if want := unknown + "\n(the model wrote a call to rm_rf as text, but there is no such tool; nothing was run)\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("out %q, want %q", out.String(), want)
+	}
+
+	// Text before real tool calls, then the answer: two lines on stdout.
+	f.add(sse(sseBody(chunk(`{"content":"Let me check."}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"id":"c9","type":"function","function":{"name":"get_type","arguments":"{\"expr\":\"x\"}"}}]}`, "tool_calls"))),
+		textReply("x is 3."))
+	out = newSyncBuffer()
+	s.Notices = newSyncBuffer()
+	if err := s.Ask(context.Background(), "x?", out); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "Let me check.\nx is 3.\n" {
+		t.Errorf("stdout %q", out.String())
+	}
+}

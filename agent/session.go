@@ -149,6 +149,11 @@ type turn struct {
 	thinking bool
 	// answerKey and thinkKey redact the key across delta boundaries.
 	answerKey, thinkKey keyFilter
+	// held is the start of a response's answer held back while it could
+	// be a tool call written as text (see answer); holding is set until
+	// it is known not to be one.
+	held    strings.Builder
+	holding bool
 }
 
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
@@ -248,19 +253,7 @@ func (t *turn) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for stream.Next() {
-			kind, choice, text := stream.Current()
-			switch {
-			case choice != 0:
-			case kind == DeltaReasoning:
-				t.think(text)
-			default:
-				t.endThinking()
-				t.out.answer(t.answerKey.push(text))
-			}
-		}
-		t.endThinking()
-		t.out.answer(t.answerKey.flush())
+		t.show(stream)
 		res := stream.Result()
 		stream.Close()
 		if res.Usage != nil {
@@ -271,6 +264,7 @@ func (t *turn) run(ctx context.Context) error {
 		ch := res.Choice0()
 		if err := stream.Err(); err != nil {
 			// Keep what was shown; never run the calls of a broken response.
+			t.endAnswer(true)
 			s.addAssistant(ch.Content, nil)
 			if ctx.Err() != nil {
 				return t.ctxErr(ctx)
@@ -281,12 +275,19 @@ func (t *turn) run(ctx context.Context) error {
 			return err
 		}
 		if stream.Capped() {
+			t.endAnswer(true)
 			t.notify(fmt.Sprintf("(the response passed %d MiB, so pyaichat stopped reading it there)", maxResponseText>>20))
 			return t.final(ch) // the calls of a cut response are never run
 		}
-		calls, asText := ch.ToolCalls, false
+		calls, asText, unknown := ch.ToolCalls, false, ""
 		if len(calls) == 0 {
-			calls, asText = t.textToolCalls(ch.Content)
+			calls, unknown = t.textToolCalls(ch.Content)
+			asText = len(calls) > 0
+		}
+		// Held-back markup is shown only if it turned out not to be a call.
+		t.endAnswer(len(calls) == 0)
+		if unknown != "" {
+			t.notify("(the model wrote a call to " + unknown + " as text, but there is no such tool; nothing was run)")
 		}
 		if len(calls) == 0 {
 			if stream.Unfinished() {
@@ -326,7 +327,60 @@ func (t *turn) run(ctx context.Context) error {
 		if t.repeats >= 2 {
 			return &BoundError{fmt.Sprintf("stopped: the model kept repeating the same call (%s)", t.calls[len(t.calls)-1])}
 		}
+		// The next response's text starts on a line of its own, not after
+		// whatever this one said before its calls.
+		t.out.endLine()
 	}
+}
+
+// show streams one response's visible text to the user as it arrives.
+func (t *turn) show(stream *Stream) {
+	t.held.Reset()
+	t.holding = true
+	for stream.Next() {
+		kind, choice, text := stream.Current()
+		switch {
+		case choice != 0:
+		case kind == DeltaReasoning:
+			t.think(text)
+		default:
+			t.endThinking()
+			t.answer(text)
+		}
+	}
+	t.endThinking()
+}
+
+// maxHeldCall bounds the text held back as a possible text tool call; a
+// small model's call is a few hundred bytes.
+const maxHeldCall = 16 << 10
+
+// answer shows answer text, except while the answer so far could still be
+// a tool call written as text (<tool_call>{...}</tool_call>): that is held
+// back until the response ends, because shown raw it is noise, and the real
+// answer, after the call runs, would follow it on the same line.
+func (t *turn) answer(text string) {
+	if t.holding {
+		t.held.WriteString(text)
+		if couldBeTextCall(t.held.String()) && t.held.Len() <= maxHeldCall {
+			return
+		}
+		t.holding = false
+		text = t.held.String()
+		t.held.Reset()
+	}
+	t.out.answer(t.answerKey.push(text))
+}
+
+// endAnswer ends a response's text: what was held back as a possible text
+// tool call is shown or dropped, and the key filter gives up its tail.
+func (t *turn) endAnswer(showHeld bool) {
+	if showHeld {
+		t.out.answer(t.answerKey.push(t.held.String()))
+	}
+	t.held.Reset()
+	t.holding = false
+	t.out.answer(t.answerKey.flush())
 }
 
 // final records an answer without tool calls and reports how it ended.

@@ -13,8 +13,8 @@ import (
 // (also in a ```json fence, in <tool_call> tags, as a list, or with
 // "parameters"). Only a whole answer that is such JSON naming known tools
 // counts; JSON inside prose is left alone. A call to an unknown tool is not
-// run: the user is told plainly instead.
-func (t *turn) textToolCalls(content string) ([]ToolCall, bool) {
+// run: its name is returned, for the user to be told plainly.
+func (t *turn) textToolCalls(content string) (calls []ToolCall, unknown string) {
 	body := strings.TrimSpace(content)
 	if b, ok := strings.CutPrefix(body, "```"); ok {
 		if nl := strings.IndexByte(b, '\n'); nl >= 0 && strings.HasSuffix(b, "```") {
@@ -25,7 +25,7 @@ func (t *turn) textToolCalls(content string) ([]ToolCall, bool) {
 		body = strings.TrimSpace(strings.TrimSuffix(b, "</tool_call>"))
 	}
 	if body == "" || (body[0] != '{' && body[0] != '[') {
-		return nil, false
+		return nil, ""
 	}
 	type textCall struct {
 		Name       string          `json:"name"`
@@ -39,16 +39,15 @@ func (t *turn) textToolCalls(content string) ([]ToolCall, bool) {
 	var list []textCall
 	if body[0] == '[' {
 		if json.Unmarshal([]byte(body), &list) != nil {
-			return nil, false
+			return nil, ""
 		}
 	} else {
 		var one textCall
 		if json.Unmarshal([]byte(body), &one) != nil {
-			return nil, false
+			return nil, ""
 		}
 		list = []textCall{one}
 	}
-	var calls []ToolCall
 	for _, c := range list {
 		name, args := c.Name, c.Arguments
 		if c.Function != nil {
@@ -58,11 +57,10 @@ func (t *turn) textToolCalls(content string) ([]ToolCall, bool) {
 			args = c.Parameters
 		}
 		if name == "" {
-			return nil, false
+			return nil, ""
 		}
 		if !t.s.names[name] {
-			t.notify("(the model wrote a call to " + name + " as text, but there is no such tool; nothing was run)")
-			return nil, false
+			return nil, name
 		}
 		a := strings.TrimSpace(string(args))
 		var s string
@@ -74,7 +72,7 @@ func (t *turn) textToolCalls(content string) ([]ToolCall, bool) {
 		}
 		calls = append(calls, ToolCall{ID: t.s.client.newID(), Type: "function", Name: name, Arguments: a})
 	}
-	return calls, len(calls) > 0
+	return calls, ""
 }
 
 // stripToolMarkup removes the raw tool-call markup that llama.cpp streams
@@ -82,8 +80,29 @@ func (t *turn) textToolCalls(content string) ([]ToolCall, bool) {
 // llamacpp-stream-content-leak-then-tool-call.sse), so it is not sent back
 // as something the assistant said.
 func stripToolMarkup(content string) string {
-	if i := strings.Index(content, "<tool_call>"); i >= 0 {
+	if i := strings.Index(content, textCallTag); i >= 0 {
 		return strings.TrimRight(content[:i], " \n")
 	}
 	return content
+}
+
+const textCallTag, textCallEnd = "<tool_call>", "</tool_call>"
+
+// couldBeTextCall reports whether an answer that begins with s could still
+// be a whole tool call in <tool_call> tags, the form textToolCalls accepts
+// that no ordinary answer starts with. (A bare JSON object or a ```json
+// fence is also accepted there, but answers often start that way, so they
+// are not held back.)
+func couldBeTextCall(s string) bool {
+	s = strings.TrimLeft(s, " \t\r\n")
+	if len(s) <= len(textCallTag) {
+		return strings.HasPrefix(textCallTag, s)
+	}
+	if !strings.HasPrefix(s, textCallTag) {
+		return false
+	}
+	if i := strings.Index(s, textCallEnd); i >= 0 {
+		return strings.TrimSpace(s[i+len(textCallEnd):]) == ""
+	}
+	return true
 }
