@@ -104,6 +104,20 @@ static void status_error(PyStatus status, pyb_error *err) {
 
 enum { LINE_OK = 0, LINE_EOF = 1, LINE_INTERRUPTED = 2 };
 
+/* Lines user code has read (input(), sys.stdin): each ended the terminal's
+ * line with the Enter typed, which the REPL's record of what output left
+ * on that line must know. */
+static unsigned long lines_read;
+
+static void line_read(void) { __atomic_fetch_add(&lines_read, 1, __ATOMIC_RELAXED); }
+
+/* _pyaichat.lines_read() */
+static PyObject *mod_lines_read(PyObject *self, PyObject *args) {
+    (void)self;
+    (void)args;
+    return PyLong_FromUnsignedLong(__atomic_load_n(&lines_read, __ATOMIC_RELAXED));
+}
+
 /* PyOS_ReadlineFunctionPointer: input() on a terminal lands here, with the
  * GIL released. The result must come from PyMem_RawMalloc. */
 static char *readline_hook(FILE *in, FILE *out, const char *prompt) {
@@ -121,8 +135,12 @@ static char *readline_hook(FILE *in, FILE *out, const char *prompt) {
         free(line);
         return NULL;
     }
-    if (status == LINE_OK && line != NULL) memcpy(res, line, len);
-    else len = 0;
+    if (status == LINE_OK && line != NULL) {
+        memcpy(res, line, len);
+        line_read();
+    } else {
+        len = 0;
+    }
     res[len] = '\0';
     free(line);
     return res;
@@ -144,6 +162,7 @@ static PyObject *mod_readline(PyObject *self, PyObject *args) {
             PyErr_SetNone(PyExc_KeyboardInterrupt);
         return NULL;
     }
+    if (status == LINE_OK && line != NULL) line_read();
     PyObject *res = PyUnicode_DecodeUTF8(line ? line : "", line ? (Py_ssize_t)len : 0,
                                          "surrogateescape");
     free(line);
@@ -175,6 +194,7 @@ static PyObject *mod_helper(PyObject *self, PyObject *name) {
 
 static PyMethodDef mod_methods[] = {
     {"readline", mod_readline, METH_NOARGS, "Read one line through pyaichat."},
+    {"lines_read", mod_lines_read, METH_NOARGS, "How many lines user code has read."},
     {"helper", mod_helper, METH_O, "One of pyaichat's helper modules, by name."},
     {NULL, NULL, 0, NULL},
 };

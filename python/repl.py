@@ -744,6 +744,7 @@ class _TailRaw(io.RawIOBase):
     def __init__(self, raw):
         self._raw = raw
         self.tail = b""
+        self.lines_at = 0  # _pyaichat.lines_read() at the last write
 
     def write(self, b):
         n = self._raw.write(b)
@@ -752,6 +753,7 @@ class _TailRaw(io.RawIOBase):
             i = max(data.rfind(b"\n"), data.rfind(b"\r"))
             self.tail = data[i + 1 :] if i >= 0 else self.tail + data
             self.tail = self.tail[-512:]
+            self.lines_at = _pyaichat.lines_read()
         return n
 
     def fileno(self):
@@ -814,6 +816,10 @@ def stdout_tail(_=""):
         sys.stdout.flush()
     except Exception:
         pass
+    if _pyaichat.lines_read() != _tail_raw.lines_at:
+        # input() or sys.stdin read a line since: its Enter ended the line.
+        _tail_raw.tail = b""
+        return ""
     return _tail_raw.tail.decode("utf-8", "replace")
 
 

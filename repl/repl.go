@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/chzyer/readline"
+	"github.com/chzyer/readline/runes"
 	"io"
 	"os"
 	"os/signal"
@@ -365,18 +367,59 @@ func (r *session) recentContext() string {
 }
 
 // keepPartialLine makes the next prompt follow output that did not end its
-// line, as in python3; text the editor could not redraw faithfully (escape
+// line, as in python3: the line editor redraws its whole line, prompt
+// included, so the prompt carries that text (partial, from sys.stdout) to
+// leave it in place. Text it could not redraw faithfully (escape
 // sequences, very long) is kept by moving to a new line instead.
 func (r *session) keepPartialLine(partial string) {
 	r.state.setLead("")
-	if partial == "" || !r.tty {
+	if !r.tty {
 		return
 	}
-	if utf8.RuneCountInString(partial) <= maxLead && strings.IndexFunc(partial, notPrintable) < 0 {
-		r.state.setLead(partial)
+	width := readline.GetScreenWidth()
+	if partial == "" {
+		// Output that bypassed sys.stdout (os.write, a subprocess, C code)
+		// may have left the cursor mid-line, where the editor's redraw
+		// would erase it. A line's worth of spaces then a carriage return
+		// is invisible when the cursor is at the start of a line, and
+		// otherwise wraps to a new one, leaving that output in place (the
+		// way zsh keeps a command's unterminated output).
+		if width > 1 {
+			io.WriteString(r.opts.Stdout, strings.Repeat(" ", width)+"\r")
+		}
 		return
 	}
-	io.WriteString(r.opts.Stdout, "\n")
+	if utf8.RuneCountInString(partial) > maxLead || strings.IndexFunc(partial, notPrintable) >= 0 {
+		io.WriteString(r.opts.Stdout, "\n")
+		return
+	}
+	lead, full := lastRow([]rune(partial), width)
+	if full {
+		// The text filled its last row: the prompt starts the next one.
+		io.WriteString(r.opts.Stdout, "\r\n")
+	}
+	r.state.setLead(string(lead))
+}
+
+// lastRow is the part of text on its last row of a terminal width columns
+// wide, where the rows before it stay as they are; full reports that the
+// text ends exactly at a row's end (the cursor waits there to wrap).
+func lastRow(text []rune, width int) (row []rune, full bool) {
+	if width <= 0 {
+		return text, false
+	}
+	start, col := 0, 0
+	for i, c := range text {
+		w := runes.Width(c)
+		if col+w > width {
+			start, col = i, 0
+		}
+		col += w
+	}
+	if col == width {
+		return nil, true
+	}
+	return text[start:], false
 }
 
 const maxLead = 200
