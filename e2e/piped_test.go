@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,44 @@ func TestPipedNULByte(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "null") || strings.Contains(r.stderr, "panic") {
 		t.Errorf("want one clear message about the NUL byte; stderr:\n%s", r.stderr)
+	}
+}
+
+// Modules in the working directory named like the standard ones pyaichat
+// uses itself (code.py is a common file name) must not break the REPL or
+// the capabilities. Each shadow says so on stdout and fails, so using one
+// shows. (python3 -i itself trips over some: its interactive hook imports
+// rlcompleter, which imports inspect, ast, linecache and tokenize; those are
+// left out of the comparison with it.)
+func TestStdlibNamesInWorkingDirectory(t *testing.T) {
+	t.Parallel()
+	shadows := func(names ...string) map[string]string {
+		files := map[string]string{}
+		for _, name := range names {
+			files[name+".py"] = "print('the working directory has " + name + ".py')\nraise ImportError('shadow')\n"
+		}
+		return files
+	}
+	input := "1+1\nif 1:\n    x = (2,\n\n    3)\n\nx\ndef f(:\n1/0\nprint('done')\n"
+	b := transcript{file: "piped_test.go", name: "stdlib_names_in_cwd", input: input}
+	pyDir, paDir := t.TempDir(), t.TempDir()
+	replShadows := shadows("code", "codeop", "traceback", "reprlib", "json")
+	writeFiles(t, pyDir, replShadows)
+	writeFiles(t, paDir, replShadows)
+	want := runPiped(pyDir, b, pythonOracle, "-q", "-i")
+	got := runPiped(paDir, b, binary)
+	want.stdout, want.stderr = normalise(want.stdout, pyDir), normalise(want.stderr, pyDir)
+	got.stdout, got.stderr = normalise(got.stdout, paDir), normalise(got.stderr, paDir)
+	compareRuns(t, b, want, got)
+
+	capDir := t.TempDir()
+	writeFiles(t, capDir, shadows("inspect", "dis", "json", "ast", "linecache", "tokenize", "keyword", "opcode"))
+	for _, c := range [][]string{{"get_doc", "f"}, {"get_type", "x"}, {"eval_expr", "x[0] + 1"}} {
+		cmd := exec.Command(binary, "--capability", c[0], c[1], "-c", "def f(a):\n    'doc of f'\nx = [1]")
+		cmd.Dir, cmd.Env = capDir, testEnv(capDir, "")
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.Contains(string(out), "working directory") || !strings.Contains(string(out), `"ok":true`) {
+			t.Errorf("--capability %s %s in a directory of shadows: %v\n%s", c[0], c[1], err, out)
+		}
 	}
 }

@@ -220,6 +220,43 @@ static void forget_new_modules(PyObject *before) {
     Py_DECREF(names);
 }
 
+/* Swaps sys.path and sys.meta_path for the ones the REPL helper saw when
+ * it loaded (before sys.path[0] was set and any user code ran), so that a
+ * helper's imports find the standard library, never a json.py or dis.py in
+ * the working directory; returns the user's pair to give back to
+ * restore_user_path. Before the REPL helper exists they are Python's own
+ * and nothing is swapped (NULL). */
+static PyObject *use_own_path(void) {
+    PyObject *repl = helpers != NULL ? PyDict_GetItemString(helpers, "_pyaichat_repl") : NULL;
+    if (repl == NULL) return NULL;
+    PyObject *globals = PyModule_GetDict(repl); /* borrowed */
+    PyObject *path = PyDict_GetItemString(globals, "_OWN_PATH");
+    PyObject *meta = PyDict_GetItemString(globals, "_OWN_META_PATH");
+    PyObject *user_path = PySys_GetObject("path"), *user_meta = PySys_GetObject("meta_path");
+    if (path == NULL || meta == NULL || user_path == NULL || user_meta == NULL) return NULL;
+    PyObject *own_path = PySequence_List(path), *own_meta = PySequence_List(meta);
+    PyObject *saved = Py_BuildValue("(OO)", user_path, user_meta);
+    if (own_path == NULL || own_meta == NULL || saved == NULL || PySys_SetObject("path", own_path) < 0 ||
+        PySys_SetObject("meta_path", own_meta) < 0) {
+        PyErr_Clear();
+        Py_CLEAR(saved);
+    }
+    Py_XDECREF(own_path);
+    Py_XDECREF(own_meta);
+    return saved;
+}
+
+static void restore_user_path(PyObject *saved) {
+    if (saved == NULL) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (PySys_SetObject("path", PyTuple_GET_ITEM(saved, 0)) < 0 ||
+        PySys_SetObject("meta_path", PyTuple_GET_ITEM(saved, 1)) < 0)
+        PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    Py_DECREF(saved);
+}
+
 /* Call with the GIL held. */
 static int load_module(const char *name, const char *source, pyb_error *err) {
     char filename[256];
@@ -234,7 +271,9 @@ static int load_module(const char *name, const char *source, pyb_error *err) {
     if (mod == NULL) goto fail;
     PyObject *globals = PyModule_GetDict(mod); /* borrowed */
     if (PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0) goto fail;
+    PyObject *user_path = use_own_path();
     res = PyEval_EvalCode(code, globals, globals);
+    restore_user_path(user_path);
     if (res == NULL) goto fail;
     if (PyDict_SetItemString(helpers, name, mod) < 0) goto fail;
     forget_new_modules(before);

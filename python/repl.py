@@ -11,12 +11,50 @@ import sys
 
 import _pyaichat  # the C module pybridge registers: line input through Go
 
+# sys.path and sys.meta_path as pybridge loads this module: before sys.path[0]
+# (the script's or the working directory) is set and any user code ran.
+# pybridge loads later helpers with these too.
+_OWN_PATH = tuple(sys.path)
+_OWN_META_PATH = tuple(sys.meta_path)
+
+
+def _stdlib(name):
+    """The standard module name, for pyaichat's own use. It is imported
+    with the search path Python started with, so that a code.py or
+    tokenize.py in the working directory, or a finder the user installed,
+    cannot stand in for it and break the REPL (python3's REPL imports none
+    of them). A module of that name the user already imported from
+    elsewhere stays theirs."""
+    module = sys.modules.get(name)
+    if module is not None and _is_own(module):
+        return module
+    saved = sys.path, sys.meta_path
+    sys.path, sys.meta_path = list(_OWN_PATH), list(_OWN_META_PATH)
+    theirs = sys.modules.pop(name, None)
+    try:
+        __import__(name)
+        return sys.modules[name]
+    finally:
+        sys.path, sys.meta_path = saved
+        if theirs is not None:
+            sys.modules[name] = theirs
+
+
+def _is_own(module):
+    if type(module) is not type(sys):
+        return False
+    spec = module.__dict__.get("__spec__")
+    origin = getattr(spec, "origin", None)
+    if origin in ("built-in", "frozen"):
+        return True
+    return type(origin) is str and any(p and origin.startswith(p + "/") for p in _OWN_PATH)
+
 
 def _console_class():
     # code imports traceback, linecache, tokenize and re: about 10 ms that
     # would otherwise delay the first prompt. They load on the first line.
-    import code
-    import codeop
+    code = _stdlib("code")
+    codeop = _stdlib("codeop")
 
     class _Console(code.InteractiveConsole):
         """InteractiveConsole's input handling, CPython's execution.
@@ -104,7 +142,7 @@ def _interactive_error(source, filename, symbol, err):
     raised. The REPL parses with its interactive tokenizer, which sees each
     line's newline and never runs the "was never closed" check; codeop
     compiles a string, so a few messages differ. Others pass unchanged."""
-    import codeop
+    codeop = _stdlib("codeop")
 
     if not isinstance(err, SyntaxError):
         return err
@@ -133,8 +171,8 @@ def _interactive_error(source, filename, symbol, err):
 def _closers(source):
     """The brackets that would close the ones source leaves open."""
     import io as _io
-    import tokenize
 
+    tokenize = _stdlib("tokenize")
     pairs = {"(": ")", "[": "]", "{": "}"}
     stack = []
     try:
@@ -423,7 +461,7 @@ def push(line):
 def push_eof(_=""):
     """End of input with a statement pending: compile what is buffered as
     final, as python3 does at EOF ("was never closed" and the like)."""
-    import codeop
+    codeop = _stdlib("codeop")
 
     _line_entered()
     source = "\n".join(_console.buffer)
@@ -456,7 +494,7 @@ def run_block(source):
     compiled as the interactive interpreter would ("single" mode, so values
     display). pybridge stops at the first exception.
     """
-    import ast
+    ast = _stdlib("ast")
 
     _line_entered()
     try:
@@ -524,7 +562,7 @@ _RUN_MAIN_MODULE = compile(
 def _non_utf8(source, filename):
     """CPython's error for a script that is not UTF-8 and declares no
     encoding (compile() says "(unicode error)" instead), or None."""
-    import tokenize
+    tokenize = _stdlib("tokenize")
 
     try:
         _, head = tokenize.detect_encoding(io.BytesIO(source).readline)
@@ -547,10 +585,11 @@ def _non_utf8(source, filename):
 def _compile_script(path, source):
     """The code object python3 would run for the script at path."""
     if path.endswith(".pyc"):
-        import importlib.util
         import marshal
 
-        if source[:4] != importlib.util.MAGIC_NUMBER:
+        importlib_util = _stdlib("importlib.util")
+
+        if source[:4] != importlib_util.MAGIC_NUMBER:
             raise RuntimeError("Bad magic number in .pyc file")
         return marshal.loads(source[16:])
     try:
