@@ -92,3 +92,44 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// PYTHONSTARTUP runs before the first prompt of a bare session, with its
+// errors shown and the session going on, and not with FILE or -c.
+func TestStartupFileAgainstPython(t *testing.T) {
+	files := map[string]string{
+		"startup.py":        "S = 1\nprint('startup ran', __file__)\n",
+		"startup_raises.py": "S = 2\n1/0\n",
+		"startup_exits.py":  "S = 3\nraise SystemExit(7)\n",
+		"script.py":         "x = 1\n",
+	}
+	const after = "S\n__file__\n"
+	cases := []struct{ name, startup, args string }{
+		{"runs", "startup.py", ""},
+		{"raises", "startup_raises.py", ""},
+		{"exits", "startup_exits.py", ""},
+		{"missing", "missing.py", ""},
+		{"not_with_file", "startup.py", "script.py"},
+		{"not_with_command", "startup.py", "-c|x = 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var args []string
+			if code, ok := strings.CutPrefix(c.args, "-c|"); ok {
+				args = []string{"-c", code}
+			} else if c.args != "" {
+				args = []string{c.args}
+			}
+			pyDir, paDir := t.TempDir(), t.TempDir()
+			writeFiles(t, pyDir, files)
+			writeFiles(t, paDir, files)
+			b := transcript{file: "setup_test.go", name: c.name, input: after, env: []string{"PYTHONSTARTUP=" + c.startup}}
+			want := runPiped(pyDir, b, append([]string{pythonOracle, "-q", "-i"}, args...)...)
+			got := runPiped(paDir, b, append([]string{binary}, args...)...)
+			want.stdout, want.stderr = normalise(want.stdout, pyDir), normalise(want.stderr, pyDir)
+			got.stdout, got.stderr = normalise(got.stdout, paDir), normalise(got.stderr, paDir)
+			b.input = "(PYTHONSTARTUP=" + c.startup + ", args: " + strings.Join(args, " ") + ")\n" + after
+			compareRuns(t, b, want, got)
+		})
+	}
+}

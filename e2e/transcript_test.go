@@ -45,6 +45,7 @@ type transcript struct {
 	name  string
 	input string
 	slow  bool
+	env   []string // added to the test environment
 }
 
 var headerRE = regexp.MustCompile(`^=== (\S+)((?: ![a-z]+)*)\s*$`)
@@ -150,7 +151,7 @@ func runPiped(dir string, b transcript, argv ...string) runResult {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = testEnv(dir, "")
+	cmd.Env = append(testEnv(dir, ""), b.env...)
 	if b.slow {
 		cmd.Stdin = &slowReader{lines: strings.SplitAfter(stdin, "\n"), delay: 150 * time.Millisecond}
 	} else {

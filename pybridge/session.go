@@ -87,6 +87,12 @@ func (in *Interp) RunFile(path string) (Outcome, error) {
 	return in.runInput("run_file", path)
 }
 
+// RunStartup runs the file named by PYTHONSTARTUP in __main__, as python3
+// does before the first prompt of a bare interactive session.
+func (in *Interp) RunStartup(path string) (Outcome, error) {
+	return in.runInput("run_startup", path)
+}
+
 // RunCommand runs -c code in __main__.
 func (in *Interp) RunCommand(source string) (Outcome, error) {
 	return in.runInput("run_command", source)

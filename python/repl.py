@@ -517,8 +517,8 @@ def run_block(source):
 
 
 def _show_compile_error():
-    """Show the error that compiling setup code raised as python3 shows it:
-    with no traceback, since none of it ran."""
+    """Show the error that reading or compiling setup code raised as python3
+    shows it: with no traceback, since none of it ran."""
     exc_type, exc, _ = sys.exc_info()
     exc.__traceback__ = None
     sys.last_type, sys.last_value, sys.last_traceback = exc_type, exc, None
@@ -608,21 +608,46 @@ def run_file(path):
     __main__ itself, so its globals stay in the interactive namespace."""
     import os
 
-    global _setup_running, _script_names
+    global _setup_running
     path = os.path.abspath(path)
+    if _importer(path) is not None:
+        _setup_running = True
+        _queue(_RUN_MAIN_MODULE, "")
+        return _ready()
     try:
-        if _importer(path) is not None:
-            _setup_running = True
-            _queue(_RUN_MAIN_MODULE, "")
-            return _ready()
-        try:
-            with io.open_code(path) as f:
-                source = f.read()
-        except OSError as err:
-            sys.stderr.write(
-                "pyaichat: can't open file %r: [Errno %d] %s\n" % (path, err.errno, err.strerror)
-            )
-            return "ok"
+        with io.open_code(path) as f:
+            source = f.read()
+    except OSError as err:
+        sys.stderr.write("pyaichat: can't open file %r: [Errno %d] %s\n" % (path, err.errno, err.strerror))
+        return "ok"
+    finally:
+        _flush()
+    return _run_script(path, source, inspect=True)
+
+
+@_entry
+def run_startup(path):
+    """Queue the PYTHONSTARTUP file to run in __main__, as python3 runs it
+    before the first prompt when it has no FILE or -c."""
+    try:
+        with io.open_code(path) as f:
+            source = f.read()
+    except OSError:
+        sys.stderr.write("Could not open PYTHONSTARTUP\n")
+        _show_compile_error()
+        return "ok"
+    finally:
+        _flush()
+    # python3 runs it as the REPL starts, where SystemExit exits.
+    return _run_script(path, source, inspect=False)
+
+
+def _run_script(path, source, inspect):
+    """Queue a script's source to run in __main__ under the name path, as
+    CPython's _PyRun_SimpleFileObject runs it; with inspect, as python3 -i
+    does, a SystemExit from it is shown instead of exiting."""
+    global _setup_running, _script_names
+    try:
         # As python3 does once the file is open, whether it compiles or not.
         import _frozen_importlib_external as external  # loaded at start-up
 
@@ -635,7 +660,7 @@ def run_file(path):
             return "ok"
         _main.__dict__["__file__"] = path
         _main.__dict__["__cached__"] = None
-        _setup_running = _script_names = True
+        _setup_running, _script_names = inspect, True
         _queue(code_obj, "")
         return _ready()
     finally:

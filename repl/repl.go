@@ -161,6 +161,14 @@ func (r *session) run() (status int) {
 			return r.finish(out.Status)
 		}
 	}
+	// python3 runs PYTHONSTARTUP only for a bare interactive session.
+	if startup := os.Getenv("PYTHONSTARTUP"); startup != "" && o.Script == "" && len(o.Commands) == 0 && o.OneShot == nil {
+		if out, err := in.RunStartup(startup); err != nil {
+			r.warn(err.Error())
+		} else if out.Exit {
+			return r.finish(out.Status)
+		}
+	}
 
 	if o.NewAssistant != nil {
 		a, err := o.NewAssistant(in, r.recentContext)
