@@ -737,6 +737,7 @@ class _Stdin(io.TextIOBase):
     def __init__(self, real):
         self._real = real
         self._eof = False
+        self._unread = ""  # the rest of a line a sized read stopped in
 
     @property
     def encoding(self):
@@ -764,17 +765,23 @@ class _Stdin(io.TextIOBase):
     def readline(self, size=-1):
         if self.closed:
             raise ValueError("I/O operation on closed file.")
-        line = _pyaichat.readline()
-        if size is not None and size >= 0 and len(line) > size:
-            # Rare: keep it simple and do not lose data we cannot push back.
-            return line
+        if size is None:
+            size = -1
+        line, self._unread = self._unread, ""
+        if not line:
+            line = _pyaichat.readline()
+        if 0 <= size < len(line):
+            # As a buffered stream does: the rest waits for the next read.
+            line, self._unread = line[:size], line[size:]
         return line
 
     def read(self, size=-1):
+        if size is None:
+            size = -1
         parts = []
         total = 0
-        while size is None or size < 0 or total < size:
-            line = self.readline()
+        while size < 0 or total < size:
+            line = self.readline(-1 if size < 0 else size - total)
             if not line:
                 break
             parts.append(line)
