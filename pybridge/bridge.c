@@ -302,6 +302,25 @@ int pyb_load_module(const char *name, const char *source, pyb_error *err) {
 
 /* ---- life cycle ------------------------------------------------------- */
 
+/* Go's runtime catches nearly every signal; python3 catches none but SIGINT
+ * (and readline's SIGWINCH) and ignores SIGPIPE and SIGXFSZ. Python's
+ * signal module reads the dispositions it starts with, and reports a
+ * handler it did not install as None, which breaks the common
+ * `old = signal.signal(SIGTERM, h); ...; signal.signal(SIGTERM, old)`. So
+ * the signals pyaichat does not use go back to python3's dispositions
+ * before Python starts; what Go needs stays Go's: SIGINT (Ctrl-C, see
+ * keep_go_sigint), SIGWINCH (the line editor), SIGURG (preemption, and
+ * pybridge's wake-up of the interpreter's thread) and the synchronous ones
+ * that turn faults in Go code into panics. Children inherit these, as
+ * python3's do. */
+static void python_signal_dispositions(void) {
+    static const int dfl[] = {SIGHUP,  SIGQUIT,   SIGUSR1, SIGUSR2, SIGALRM, SIGTERM, SIGCHLD,
+                              SIGXCPU, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,  SIGSTKFLT};
+    static const int ign[] = {SIGPIPE, SIGXFSZ};
+    for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++) signal(dfl[i], SIG_DFL);
+    for (size_t i = 0; i < sizeof ign / sizeof ign[0]; i++) signal(ign[i], SIG_IGN);
+}
+
 int pyb_init(const char *executable, int argc, char **argv,
              const char *helper_src, pyb_error *err) {
     PyStatus status;
@@ -325,6 +344,7 @@ int pyb_init(const char *executable, int argc, char **argv,
         status = PyConfig_SetBytesString(&config, &config.program_name, executable);
         if (PyStatus_Exception(status)) goto fail;
     }
+    python_signal_dispositions();
     status = Py_InitializeFromConfig(&config);
     if (PyStatus_Exception(status)) goto fail;
     PyConfig_Clear(&config);
