@@ -93,3 +93,22 @@ func TestStdlibNamesInWorkingDirectory(t *testing.T) {
 		}
 	}
 }
+
+// A process forked by a statement at the prompt cannot go on as a REPL (the
+// Go runtime's threads are not in it): it ends with that statement, saying
+// so, instead of hanging; the parent goes on.
+func TestForkAtPromptEndsChild(t *testing.T) {
+	t.Parallel()
+	input := "import os\npid = os.fork()\nprint('child' if pid == 0 else 'parent')\n" +
+		"if pid: os.waitpid(pid, 0)[1]\n\nprint('still here')\n"
+	r := runPiped(t.TempDir(), transcript{input: input}, binary)
+	if r.err != nil || r.status != 0 {
+		t.Fatalf("status %d, err %v; stderr:\n%s", r.status, r.err, r.stderr)
+	}
+	if want := "parent\n0\nstill here\n"; r.stdout != want {
+		t.Errorf("stdout %q, want %q", r.stdout, want)
+	}
+	if !strings.Contains(r.stderr, "the process forked by this statement ends here") {
+		t.Errorf("the child did not say why it ended; stderr:\n%s", r.stderr)
+	}
+}

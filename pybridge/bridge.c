@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bridge.h"
 #include "_cgo_export.h"
@@ -302,6 +303,9 @@ int pyb_load_module(const char *name, const char *source, pyb_error *err) {
 
 /* ---- life cycle ------------------------------------------------------- */
 
+/* The process the interpreter started in (see end_forked_child). */
+static pid_t session_pid;
+
 /* Go's runtime catches nearly every signal; python3 catches none but SIGINT
  * (and readline's SIGWINCH) and ignores SIGPIPE and SIGXFSZ. Python's
  * signal module reads the dispositions it starts with, and reports a
@@ -345,6 +349,7 @@ int pyb_init(const char *executable, int argc, char **argv,
         if (PyStatus_Exception(status)) goto fail;
     }
     python_signal_dispositions();
+    session_pid = getpid();
     status = Py_InitializeFromConfig(&config);
     if (PyStatus_Exception(status)) goto fail;
     PyConfig_Clear(&config);
@@ -407,7 +412,30 @@ static char *str_result(PyObject *res, const char *what, size_t *out_len, pyb_er
 /* After user code: a SIGINT that arrived once it had finished is stale, so
  * drop it rather than let it surface in the next statement; and put Go's
  * SIGINT handler back if the code replaced it. */
+/* A child that user code forked (os.fork() at the prompt) has only this
+ * thread: the Go runtime's other threads are not in it, so it cannot go
+ * back to Go, where it would hang for ever. It ends with the statement that
+ * forked it; python3's child would go on reading the same terminal as its
+ * parent. Forks that end themselves (multiprocessing, subprocess, a child
+ * that calls os._exit) never get here. */
+static void end_forked_child(void) {
+    if (getpid() == session_pid) return;
+    const char *streams[] = {"stdout", "stderr"};
+    for (int i = 0; i < 2; i++) {
+        PyObject *f = PySys_GetObject(streams[i]); /* borrowed */
+        PyObject *r = f != NULL ? PyObject_CallMethod(f, "flush", NULL) : NULL;
+        if (r == NULL) PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    static const char msg[] =
+        "pyaichat: the process forked by this statement ends here (only pyaichat's first process has a REPL)\n";
+    ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)n;
+    _exit(0);
+}
+
 static void settle_after_user_code(void) {
+    end_forked_child();
     if (PyErr_CheckSignals() < 0) PyErr_Clear();
     keep_go_sigint();
 }
