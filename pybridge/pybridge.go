@@ -11,6 +11,7 @@ package pybridge
 
 /*
 #cgo pkg-config: python3-embed
+#include <malloc.h>
 #include <stdlib.h>
 #include "bridge.h"
 */
@@ -373,6 +374,13 @@ func (in *Interp) Close(timeout time.Duration) bool {
 		return false
 	}
 }
+
+// TrimCHeap gives the C heap's free pages back to the system. Python puts
+// its larger objects there (code, dicts, buffers), and compiling pyaichat's
+// helpers and the first lines' imports leave free pages that stay resident
+// (glibc returns only the heap's top on its own). Call it when the REPL is
+// idle: it takes malloc's locks for a moment.
+func TrimCHeap() { C.malloc_trim(0) }
 
 // Version is the linked CPython's version, e.g. "3.11.2 (main, ...)".
 func Version() string { return C.GoString(C.pyb_version_string()) }

@@ -5,6 +5,8 @@ import (
 	"runtime/metrics"
 	"sync"
 	"time"
+
+	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 // idleTrim gives the Go heap's garbage back to the system while the user
@@ -14,8 +16,11 @@ import (
 // the pages it freed stay resident after it. A collection in a pause
 // keeps the REPL's own heap near what is live (about 250 KB) for the cost
 // of one small collection, which a person who stopped typing cannot
-// notice. Nothing runs while code runs or keys arrive, and nothing runs at
-// all until enough garbage was made to be worth returning.
+// notice. The C heap's free pages go back too (pybridge.TrimCHeap): Python
+// keeps its larger objects there, and the compiling and importing of the
+// first lines leave about 1 MiB of them free but resident. Nothing runs
+// while code runs or keys arrive, and nothing runs at all until enough
+// garbage was made to be worth returning.
 type idleTrim struct {
 	after time.Duration // how long the prompt must wait for keys
 	min   uint64        // bytes allocated since the last trim that make one worthwhile
@@ -63,6 +68,7 @@ func (t *idleTrim) trim() {
 		return
 	}
 	debug.FreeOSMemory()
+	pybridge.TrimCHeap()
 	t.trimmedAt = heapAllocated()
 	t.trims++
 }
