@@ -24,6 +24,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sashabaranov/go-openai/jsonschema"
 
@@ -123,8 +124,13 @@ type Options struct {
 	Deadline time.Duration
 	// ReprLimit bounds reprs, docs and tracebacks, in characters. Default 4096.
 	ReprLimit int
-	// MaxItems bounds the entries of list_globals and get_dir. Default 200.
+	// MaxItems bounds the entries of list_globals and get_dir, and every
+	// other list in a result. Default 200.
 	MaxItems int
+	// MaxResultBytes bounds a whole result, in bytes of JSON, whatever
+	// its fields hold (a 10 MB class name, a 3000-class MRO). Default
+	// 64 KiB, or 8 times ReprLimit if that is more.
+	MaxResultBytes int
 }
 
 // Registry runs capabilities against one interpreter.
@@ -147,6 +153,9 @@ func New(in *pybridge.Interp, opts Options) *Registry {
 	}
 	if opts.MaxItems <= 0 {
 		opts.MaxItems = 200
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = max(64<<10, 8*opts.ReprLimit)
 	}
 	return &Registry{in: in, opts: opts}
 }
@@ -186,6 +195,7 @@ type request struct {
 	Expr     string `json:"expr,omitempty"`
 	Limit    int    `json:"limit"`
 	MaxItems int    `json:"max_items"`
+	MaxBytes int    `json:"max_bytes"`
 }
 
 // envelope is what the Python helper returns.
@@ -215,7 +225,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	if err := r.load(); err != nil {
 		return nil, &Error{Type: TypeInternal, Message: err.Error()}
 	}
-	req.Limit, req.MaxItems = r.opts.ReprLimit, r.opts.MaxItems
+	req.Limit, req.MaxItems, req.MaxBytes = r.opts.ReprLimit, r.opts.MaxItems, r.opts.MaxResultBytes
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, &Error{Type: TypeInternal, Message: err.Error()}
@@ -254,10 +264,37 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 			return nil, &Error{Type: TypeInternal, Message: name + ": the isolated helper asked for isolation"}
 		}
 	}
+	// The helper bounds what it returns; but user code runs in the copy
+	// and could replace the helper's functions there, so the bound is
+	// checked here too.
 	if env.Error != nil {
-		return nil, env.Error
+		return nil, &Error{Type: clip(env.Error.Type, maxErrorType), Message: clip(env.Error.Message, maxErrorMessage)}
+	}
+	if len(env.OK) > r.opts.MaxResultBytes {
+		return nil, &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: the result is %d bytes, over the %d-byte bound", name, len(env.OK), r.opts.MaxResultBytes)}
 	}
 	return env.OK, nil
+}
+
+// Bounds of an error's fields, in bytes: the helper cuts a type name at
+// 3 x 200 characters and a message at 2000 (escapes may make either
+// longer in bytes).
+const (
+	maxErrorType    = 2 << 10
+	maxErrorMessage = 8 << 10
+)
+
+// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// s[n] is the first byte dropped: a continuation byte means the cut
+	// would split a rune.
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // CallText runs a capability from a command line (/cap NAME [EXPR],

@@ -33,6 +33,9 @@ def run(code):
 def value(expr):
     return repr(eval(expr, __main__.__dict__))
 
+def text(expr):
+    return str(eval(expr, __main__.__dict__))
+
 def clear_last(_):
     sys.last_type = sys.last_value = sys.last_traceback = None
     return "ok"

@@ -158,6 +158,17 @@ static int install_guard(pyb_error *err) {
             iso_fetch(err);
             return -1;
         }
+        /* Helpers tell the real Refused from a user class of that name
+         * by identity (_pyaichat.Refused), so a user's exception cannot
+         * pass for pyaichat's refusal. */
+        PyObject *name = PyUnicode_FromString("_pyaichat");
+        PyObject *bridge = name != NULL ? PyImport_GetModule(name) : NULL;
+        Py_XDECREF(name);
+        if (bridge != NULL) {
+            if (PyObject_SetAttrString(bridge, "Refused", refused_type) < 0) PyErr_Clear();
+            Py_DECREF(bridge);
+        }
+        PyErr_Clear();
     }
     /* Hooks cannot be removed, so this one stays for the life of the
      * process; in the parent it returns at once. */

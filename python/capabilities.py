@@ -29,6 +29,7 @@ import keyword
 import linecache
 import os
 import re
+import stat
 import sys
 import types
 
@@ -61,6 +62,14 @@ _PREVIEW_LIMIT = 80
 _MAX_FRAMES = 30
 _MAX_LOCALS = 30
 _LOCAL_LIMIT = 200
+# Text that is not a repr is cut at these lengths (then marked with _CUT):
+# a class, attribute or variable name can be megabytes long.
+_NAME_LIMIT = 200  # names: types, modules, globals, locals, attributes
+_LINE_LIMIT = 1000  # a source line, a file name, a signature
+_MSG_LIMIT = 2000  # an exception's message
+_CUT = "..."
+# Source files larger than this are not read for traceback lines.
+_MAX_SOURCE_BYTES = 8 << 20
 
 
 class _NeedsUserCode(Exception):
@@ -93,21 +102,72 @@ def _clean(s):
     return _UNSAFE.sub(_escape_char, s)
 
 
+def _exact(s):
+    """s as an exact str, or None: a str subclass's own methods (strip,
+    slicing) are user code, str.__str__ copies it without them."""
+    if type(s) is str:
+        return s
+    if issubclass(type(s), str):
+        return str.__str__(s)
+    return None
+
+
+def _text(s, limit):
+    """s escaped and cut to limit characters, marked with _CUT when cut.
+    It is cut before it is escaped, so the cost does not grow with s; the
+    escapes may lengthen it, so it is cut again after."""
+    s = _exact(s)
+    if s is None:
+        return "?"
+    cut = len(s) > limit
+    if cut:
+        s = s[:limit]
+    s = _clean(s)
+    if len(s) > limit:
+        s, cut = s[:limit], True
+    return s + _CUT if cut else s
+
+
 def _qual(t):
     """A type's qualified name; builtins unqualified ("int")."""
     try:
         mod = _T_MODULE(t)
     except Exception:
         mod = None
-    name = _T_QUALNAME(t)
+    name = _text(_T_QUALNAME(t), _NAME_LIMIT)
     if type(mod) is not str or mod == "builtins":
-        return _clean(name)
-    return _clean(mod + "." + name)
+        return name
+    return _text(mod, _NAME_LIMIT) + "." + name
 
 
 def _module_of(t):
     mod = _T_MODULE(t)
-    return _clean(mod) if type(mod) is str else None
+    return _text(mod, _NAME_LIMIT) if type(mod) is str else None
+
+
+def _refused_type():
+    """pyaichat's Refused exception, which isolate.c's audit hook raises
+    (it sets _pyaichat.Refused before the first copy is forked)."""
+    return _pyaichat.__dict__.get("Refused")
+
+
+def _error_type(t):
+    """An exception type's name as reported: bare for Python's builtin
+    exceptions and pyaichat's own Refused, qualified with the module for
+    any other class ("__main__.Timeout"), so that no class of the user's
+    can pass for one of pyaichat's error types (Timeout, Refused, Crashed
+    are bare names) or for a builtin one (a class whose __module__ says
+    "builtins" reads "builtins.ValueError"). Builtins are recognised by
+    identity, never by name."""
+    name = _T_NAME(t)
+    if type(name) is str and (builtins.__dict__.get(name) is t or t is _refused_type()):
+        return name
+    try:
+        mod = _T_MODULE(t)
+    except Exception:
+        mod = None
+    mod = _text(mod, _NAME_LIMIT) if type(mod) is str else "?"
+    return mod + "." + _text(_T_QUALNAME(t), _NAME_LIMIT)
 
 
 # ---- bounded rendering -------------------------------------------------
@@ -149,9 +209,9 @@ _OPEN_CLOSE = {
 def _render(obj, out, level):
     t = type(obj)
     if t in _SCALARS:
-        if t is int and obj.bit_length() > _MAX_INT_BITS:
-            out.put("<int with about %d digits>" % (obj.bit_length() * 0.30103 + 1))
-            out.cut = True
+        if t is int:
+            out.put(_int_text(obj))
+            out.cut = out.cut or obj.bit_length() > _MAX_INT_BITS
             return
         out.put(repr(obj))
     elif t is str or t is bytes or t is bytearray:
@@ -169,6 +229,24 @@ def _render(obj, out, level):
         raise _NeedsUserCode(_qual(t))
     else:
         _render_user(obj, t, out)
+
+
+def _int_text(n):
+    """repr(n), or its size when the conversion would be slow (beyond
+    _MAX_INT_BITS) or is refused (the user lowered the digit limit)."""
+    if n.bit_length() <= _MAX_INT_BITS:
+        try:
+            return repr(n)
+        except ValueError:
+            pass
+    return "<int with about %d digits>" % (n.bit_length() * 0.30103 + 1)
+
+
+def _int_str_fails(n):
+    """Whether str(n) fails on the digit limit, judged by size alone (a
+    huge n is never converted)."""
+    limit = sys.get_int_max_str_digits()
+    return limit > 0 and n.bit_length() * 0.30103 > limit + 1
 
 
 def _render_container(obj, t, out, level):
@@ -454,11 +532,14 @@ def _preview(v):
         return text
     if t is types.ModuleType:
         name = v.__dict__.get("__name__")
-        return "module " + (_clean(name) if type(name) is str else "?")
+        return "module " + (_text(name, _NAME_LIMIT) if type(name) is str else "?")
     if t is types.FunctionType:
         code = _F_CODE(v)
-        params = list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
-        return "function %s(%s)" % (_clean(_F_QUALNAME(v)), ", ".join(params))
+        n = code.co_argcount + code.co_kwonlyargcount
+        sig = ", ".join(_text(p, _NAME_LIMIT) for p in code.co_varnames[: min(n, 20)])
+        if n > 20:
+            sig += ", ..."
+        return _text("function %s(%s)" % (_text(_F_QUALNAME(v), _NAME_LIMIT), sig), _LINE_LIMIT)
     if t is types.BuiltinFunctionType:
         return "builtin function"
     if issubclass(t, type):
@@ -502,7 +583,7 @@ def _lib_preview(v, t):
     if _derives(t, "numpy", "ndarray"):
         shape = nd.__dict__["shape"].__get__(v)
         dtype = _np_dtype(nd, v)
-        return "%s, shape %s, %s" % (_T_NAME(t), shape, _clean(str(dtype))[:_PREVIEW_LIMIT])
+        return "%s, shape %s, %s" % (_text(_T_NAME(t), _NAME_LIMIT), shape, _text(str(dtype), _PREVIEW_LIMIT))
     pd_index = _lib("pandas", "Index")
     if pd_index is None or not _pandas_own(t):
         return None
@@ -523,7 +604,8 @@ def _lib_preview(v, t):
             if n is not None:
                 data = v.__dict__.get("_data")
                 dtype = _np_dtype(nd, data) if type(data) is nd else None
-                return "%s, length %d%s" % (_T_NAME(t), n, ", " + _clean(str(dtype)) if dtype is not None else "")
+                name = _text(_T_NAME(t), _NAME_LIMIT)
+                return "%s, length %d%s" % (name, n, ", " + _text(str(dtype), _PREVIEW_LIMIT) if dtype is not None else "")
     except Exception:  # noqa: another pandas version; the generic preview
         pass
     return None
@@ -631,12 +713,17 @@ def _eval(expr):
 # ---- capabilities ------------------------------------------------------
 
 
-def _type_result(v, user):
+def _type_result(v, a, user):
     t = type(v)
+    mro = _T_MRO(t)
+    cap = a["max_items"]
+    names = [_qual(c) for c in mro[:cap]]
+    if len(mro) > cap:
+        names.append("... (%d more)" % (len(mro) - cap))
     res = {
         "type": _qual(t),
         "module": _module_of(t),
-        "mro": [_qual(c) for c in _T_MRO(t)],
+        "mro": names,
     }
     if callable(v):
         if not user:
@@ -647,7 +734,7 @@ def _type_result(v, user):
 
 def _signature(v):
     try:
-        return _clean(str(inspect.signature(v)))
+        return _text(str(inspect.signature(v)), _LINE_LIMIT)
     except (TypeError, ValueError):
         return None
 
@@ -671,7 +758,7 @@ def _value(a, user):
 
 
 def cap_get_type(a, user):
-    return _type_result(_value(a, user), user)
+    return _type_result(_value(a, user), a, user)
 
 
 def cap_get_repr(a, user):
@@ -705,7 +792,7 @@ def cap_get_dir(a, user):
             kind = _kind(static)
         except AttributeError:
             kind = "attribute"  # provided dynamically (__getattr__)
-        out.append({"name": _clean(n), "kind": kind})
+        out.append({"name": _text(n, _NAME_LIMIT), "kind": kind})
     return {"names": out, "omitted": max(len(names) - cap, 0)}
 
 
@@ -769,36 +856,158 @@ def cap_list_globals(a, user):
     cap = a["max_items"]
     out = []
     for k, v in pairs[:cap]:
-        out.append({"name": _clean(k), "type": _qual(type(v)), "preview": _preview(v)})
+        out.append({"name": _text(k, _NAME_LIMIT), "type": _qual(type(v)), "preview": _preview(v)})
     return {"globals": out, "omitted": max(len(pairs) - cap, 0)}
 
 
-def _exc_message(v, user):
-    """str(exception), computed in-process only when no user code can run:
-    the class that defines __str__ is a builtin one and every value it may
-    format is a builtin value."""
-    if user:
-        return _clean(str(v))
-    for cls in _T_MRO(type(v)):
+# Builtin exceptions whose __str__ is BaseException's: str(args[0]) for one
+# argument, str(args) for more (AttributeError and NameError list their own
+# __str__ slot, the same C function).
+_ARGS_STR = (BaseException, AttributeError, NameError)
+# Fields that a builtin __str__ reads whatever their size, and the one type
+# each must have: it indexes the object of a Unicode error (reading a
+# UnicodeDecodeError's as bytes, whatever it holds) and counts an exception
+# group's exceptions.
+_WHOLE_FIELDS = {
+    (UnicodeDecodeError, "object"): bytes,
+    (UnicodeEncodeError, "object"): str,
+    (UnicodeTranslateError, "object"): str,
+    (BaseExceptionGroup, "exceptions"): tuple,
+}
+# Builtin exceptions whose __str__ formats fields and never args.
+_ARGS_UNUSED = (SyntaxError, UnicodeDecodeError, UnicodeEncodeError, UnicodeTranslateError, BaseExceptionGroup)
+_SMALL_TEXT = 1 << 20
+_MAX_ARGS = 16
+
+
+def _str_owner(t):
+    """The class whose __str__ str() of an instance of t runs, from the
+    MRO's own dicts (never a metaclass or a __getattribute__)."""
+    for cls in _T_MRO(t):
         if "__str__" in _T_DICT(cls):
-            if _T_MODULE(cls) != "builtins":
-                raise _NeedsUserCode("__str__")
+            return cls
+    return object
+
+
+def _is_builtin(cls):
+    """Whether cls is one of Python's builtin classes: by identity with
+    the builtins module's own entry, since any class may claim
+    __module__ = "builtins"."""
+    name = _T_NAME(cls)
+    return type(name) is str and builtins.__dict__.get(name) is cls
+
+
+def _small(x):
+    """Whether str() and repr() of x are builtin code whose cost is small:
+    exact scalars, ints under _MAX_INT_BITS (decimal conversion is
+    quadratic), str and bytes under _SMALL_TEXT."""
+    t = type(x)
+    if t is int:
+        return x.bit_length() <= _MAX_INT_BITS
+    if t is str or t is bytes:
+        return len(x) <= _SMALL_TEXT
+    return t is float or t is bool or t is _NONE_T
+
+
+def _fields(v, owner):
+    """The values a builtin __str__ may read besides args: the member and
+    getset descriptors of owner and its builtin bases, read through the
+    descriptors themselves, less the _WHOLE_FIELDS that have their type."""
+    vals = []
+    for cls in _T_MRO(owner):
+        if cls is BaseException:
             break
-    values = list(_EXC_ARGS(v))
-    for base, attrs in _EXC_FIELDS:
-        if issubclass(type(v), base):
-            values.extend(base.__dict__[a].__get__(v) for a in attrs)
-    for x in values:
-        _bounded_repr(x, _PREVIEW_LIMIT, False)  # raises for user objects
-    return _clean(str(v))
+        for k, d in _T_DICT(cls).items():
+            if type(d) is not types.MemberDescriptorType and type(d) is not types.GetSetDescriptorType:
+                continue
+            if k[:2] == "__":
+                continue
+            try:
+                x = d.__get__(v)
+            except AttributeError:  # characters_written, when never set
+                continue
+            if type(x) is _WHOLE_FIELDS.get((owner, k)):
+                continue
+            vals.append(x)
+    return vals
 
 
-# Fields that builtin exceptions' __str__ formats besides args, read through
-# the C member descriptors.
-_EXC_FIELDS = (
-    (OSError, ("filename", "filename2", "strerror")),
-    (SyntaxError, ("msg", "filename", "lineno", "text")),
-)
+def _str_text(x):
+    """str(x) in the copy, where user code may run: escaped and cut, or
+    what CPython prints when str() fails (raises, or returns no str)."""
+    try:
+        s = str(x)
+    except BaseException:  # noqa: a user __str__ may raise anything
+        return "<exception str() failed>"
+    return _text(s, _MSG_LIMIT)
+
+
+def _repr_text(x, user):
+    text, cut = _bounded_repr(x, _MSG_LIMIT, user)
+    return text + _CUT if cut else text
+
+
+def _args_message(v, user, key_error=False):
+    """BaseException.__str__ (KeyError's with key_error), bounded: args are
+    rendered structurally, never converted whole, whatever their number
+    or size (a huge int is shown by size)."""
+    args = _EXC_ARGS(v)
+    if not args:
+        return ""
+    if len(args) > 1:
+        return _repr_text(args, user)
+    x = args[0]
+    if key_error:
+        return _repr_text(x, user)
+    if type(x) is str:
+        return _text(x, _MSG_LIMIT)
+    if type(x) is int:
+        # What CPython prints when str() fails on the digit limit; a huge
+        # int within the limit (the user may have lifted it) by its size.
+        if x.bit_length() <= _MAX_INT_BITS:
+            try:
+                return str(x)
+            except ValueError:
+                return "<exception str() failed>"
+        return "<exception str() failed>" if _int_str_fails(x) else _int_text(x)
+    if type(x) in _BUILTIN_SAFE:
+        # str() of these is their repr.
+        return _repr_text(x, user)
+    if not user:
+        raise _NeedsUserCode("str(argument)")
+    return _str_text(x)
+
+
+def _exc_message(v, user):
+    """str(exception), bounded in time and size. In-process (user false)
+    only builtin __str__ methods over builtin values are run; anything else
+    raises _NeedsUserCode. A str() that fails reads as CPython prints it."""
+    owner = _str_owner(type(v))
+    if not _is_builtin(owner):
+        if not user:
+            raise _NeedsUserCode("__str__")
+        return _str_text(v)
+    if owner in _ARGS_STR:
+        return _args_message(v, user)
+    if owner is KeyError:
+        return _args_message(v, user, key_error=True)
+    if owner is ImportError:
+        msg = ImportError.__dict__["msg"].__get__(v)
+        return _text(msg, _MSG_LIMIT) if type(msg) is str else _args_message(v, user)
+    # OSError, SyntaxError, the Unicode errors, exception groups: their
+    # __str__ formats fields (OSError's falls back to args); run it only on
+    # small builtin values.
+    vals = _fields(v, owner)
+    if owner not in _ARGS_UNUSED:
+        args = _EXC_ARGS(v)
+        vals.extend(args if len(args) <= _MAX_ARGS else [args])
+    if all(_small(x) for x in vals):
+        return _str_text(v)
+    if any(type(x) not in _BUILTIN_SAFE for x in vals):
+        if not user:
+            raise _NeedsUserCode("field")
+        return _str_text(v)
+    return _args_message(v, user)
 
 
 def _local_preview(val, user):
@@ -813,19 +1022,65 @@ def _local_preview(val, user):
         return "<%s>" % _preview(val)
 
 
+def _frame_locals(f, user):
+    """A frame's first locals, name to preview. Only an exact dict is read
+    (with dict's own iteration): exec() may have given the frame a user
+    mapping, whose items() would be user code."""
+    loc = f.f_locals
+    # A module-level frame's locals are its globals: list_globals shows
+    # those, and a namespace of thousands would drown the frame.
+    if loc is f.f_globals:
+        return {}
+    if type(loc) is not dict:
+        return {"<locals>": "<%s mapping, not read>" % _qual(type(loc))}
+    out = {}
+    for i, (name, val) in enumerate(loc.items()):
+        if i >= _MAX_LOCALS:
+            break
+        key = _text(name, _NAME_LIMIT) if issubclass(type(name), str) else "<%s key>" % _qual(type(name))
+        out[key] = _local_preview(val, user)
+    return out
+
+
 def _user_frame(code):
-    return not code.co_filename.startswith("<pyaichat")
+    name = _exact(code.co_filename)
+    return name is None or not name.startswith("<pyaichat")
+
+
+def _cached_line(filename, lineno):
+    """Line lineno of filename if linecache holds the file's lines, else
+    None. Only entries already read are used: a lazy entry (a loader's
+    get_source, registered by linecache.lazycache) would run user code."""
+    cache = linecache.cache
+    entry = cache.get(filename) if type(cache) is dict else None
+    if type(entry) is not tuple or len(entry) != 4 or type(entry[2]) is not list:
+        return None
+    lines = entry[2]
+    if not 1 <= lineno <= len(lines):
+        return None
+    return _exact(lines[lineno - 1])
 
 
 def _source_line(filename, lineno):
-    """The source line from linecache; files are read only when they are
-    regular files, so a frame claiming to come from /dev/tty never reads
-    the terminal."""
-    if filename not in linecache.cache:
-        if filename.startswith("<") or not os.path.isfile(filename):
-            return None
-    line = linecache.getline(filename, lineno)
-    return _clean(line.strip()) if line else None
+    """The source line, from linecache; a file not cached yet is read only
+    when it is a regular file of a sane size, so a frame claiming to come
+    from /dev/tty never reads the terminal."""
+    filename = _exact(filename)
+    if filename is None or type(lineno) is not int:
+        return None
+    cache = linecache.cache
+    if type(cache) is dict and filename not in cache and not filename.startswith("<"):
+        try:
+            st = os.stat(filename)
+        except (OSError, ValueError):
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_size <= _MAX_SOURCE_BYTES:
+            try:
+                linecache.updatecache(filename)
+            except Exception:  # noqa: unreadable, undecodable: no line
+                pass
+    line = _cached_line(filename, lineno)
+    return _text(line.strip(), _LINE_LIMIT) if line else None
 
 
 def cap_get_last_exception(a, user):
@@ -846,26 +1101,18 @@ def cap_get_last_exception(a, user):
     lines = ["Traceback (most recent call last):"]
     for f, code, lineno in frames:
         src = _source_line(code.co_filename, lineno)
-        local_prev = {}
-        # A module-level frame's locals are its globals: list_globals shows
-        # those, and a namespace of thousands would drown the frame.
-        if f.f_locals is not f.f_globals:
-            for i, (name, val) in enumerate(f.f_locals.items()):
-                if i >= _MAX_LOCALS:
-                    break
-                local_prev[_clean(str(name))] = _local_preview(val, user)
-        fname = _clean(code.co_filename)
-        func = _clean(code.co_name)
-        out.append({"file": fname, "line": lineno, "function": func, "source": src, "locals": local_prev})
+        fname = _text(code.co_filename, _LINE_LIMIT)
+        func = _text(code.co_name, _NAME_LIMIT)
+        out.append({"file": fname, "line": lineno, "function": func, "source": src, "locals": _frame_locals(f, user)})
         lines.append('  File "%s", line %d, in %s' % (fname, lineno, func))
         if src:
             lines.append("    " + src)
     msg = _exc_message(v, user)
-    name = _qual(type(v))
+    name = _error_type(type(v))
     lines.append(name + (": " + msg if msg else ""))
     text = "\n".join(lines)
     if len(text) > a["limit"]:
-        text = text[: a["limit"]] + "..."
+        text = text[: a["limit"]] + _CUT
     return {
         "exception": {
             "type": name,
@@ -889,7 +1136,47 @@ _CAPS = {
 
 
 def _error(type_name, message):
-    return json.dumps({"error": {"type": type_name, "message": _clean(message)[:2000]}}, ensure_ascii=False)
+    return json.dumps({"error": {"type": _text(type_name, _NAME_LIMIT * 3), "message": _text(message, _MSG_LIMIT)}},
+                      ensure_ascii=False)
+
+
+def _shape(x, cap, items):
+    """x with every string cut to cap characters and every list and dict
+    to items entries."""
+    t = type(x)
+    if t is str:
+        return x if len(x) <= cap else x[:cap] + _CUT
+    if t is list:
+        return [_shape(y, cap, items) for y in x[:items]]
+    if t is dict:
+        out = {}
+        for k, y in x.items():
+            if len(out) >= items:
+                break
+            out[_shape(k, cap, items)] = _shape(y, cap, items)
+        return out
+    return x
+
+
+def _finish(res, a):
+    """The result as JSON, under a bound that holds whatever the field:
+    each field is cut where it is made, and this is the net under all of
+    them. Strings are cut to the repr limit, lists and dicts to max_items;
+    while the whole is over max_bytes (UTF-8), strings, then lists, are
+    cut shorter."""
+    cap = a["limit"] + 64
+    items = a["max_items"]
+    limit = a.get("max_bytes", 1 << 16)
+    while True:
+        text = json.dumps({"ok": _shape(res, cap, items)}, ensure_ascii=False)
+        if len(text) <= limit // 4 or len(text.encode("utf-8", "backslashreplace")) <= limit:
+            return text
+        if cap > 16:
+            cap //= 2
+        elif items > 1:
+            items //= 2
+        else:
+            return _error("InternalError", "the result does not fit in %d bytes" % limit)
 
 
 def inproc(arg):
@@ -906,7 +1193,7 @@ def inproc(arg):
         return '{"isolate": true}'
     except NameError as e:
         return _error("NameError", str(e))
-    return json.dumps({"ok": res}, ensure_ascii=False)
+    return _finish(res, a)
 
 
 def _warm_lines():
@@ -914,11 +1201,14 @@ def _warm_lines():
     isolated copy may not open files."""
     v = getattr(sys, "last_value", None)
     tb = _EXC_TB(v) if v is not None and issubclass(type(v), BaseException) else None
+    frames = []
     while tb is not None:
         code = tb.tb_frame.f_code
         if _user_frame(code):
-            _source_line(code.co_filename, tb.tb_lineno)
+            frames.append((code.co_filename, tb.tb_lineno))
         tb = tb.tb_next
+    for filename, lineno in frames[-_MAX_FRAMES:]:
+        _source_line(filename, lineno)
 
 
 def _eof_readline(*_):
@@ -944,10 +1234,12 @@ def isolated(arg):
     try:
         a = json.loads(arg)
         res = _CAPS[a["cap"]](a, True)
-        return json.dumps({"ok": res}, ensure_ascii=False)
+        return _finish(res, a)
     except BaseException as e:  # noqa: SystemExit and KeyboardInterrupt too
+        # The same bounded message as get_last_exception's (a 10**5000
+        # int or a failing __str__ must not lose the error itself).
         try:
-            msg = str(e)
-        except BaseException:
-            msg = "<exception message unavailable>"
-        return _error(_T_NAME(type(e)), msg)
+            msg = _exc_message(e, True)
+        except BaseException:  # noqa: e.g. a RecursionError while rendering
+            msg = "<exception str() failed>"
+        return _error(_error_type(type(e)), msg)

@@ -1,0 +1,318 @@
+package capabilities
+
+// Hostile values: names, messages and exceptions built to flood the
+// result, pass for pyaichat's own errors, take unbounded time or run user
+// code in the session while get_last_exception reads them.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// setLast runs code in the session and records the exception it raises
+// as the last one, as the REPL does.
+func setLast(t *testing.T, code string) {
+	t.Helper()
+	setup(t, fmt.Sprintf(`
+import sys
+try:
+    exec(compile(%q, "<test>", "exec"), globals())
+except BaseException as _e:
+    sys.last_type, sys.last_value, sys.last_traceback = type(_e), _e, _e.__traceback__
+    del _e
+else:
+    raise AssertionError("no exception")
+`, code))
+}
+
+// lastException is get_last_exception's "exception" object.
+func lastException(t *testing.T) map[string]any {
+	t.Helper()
+	exc, ok := mustOK(t, "get_last_exception", "")["exception"].(map[string]any)
+	if !ok {
+		t.Fatal("no exception")
+	}
+	return exc
+}
+
+func clearLast(t *testing.T) {
+	t.Helper()
+	if _, err := interp.Call("_caps_test", "clear_last", "", false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestErrorTypesCannotBeFaked(t *testing.T) {
+	defer clearLast(t)
+	setup(t, `
+def et_raise(e):
+    raise e
+class Timeout(Exception): pass
+class Refused(Exception): pass
+class Crashed(Exception):
+    def __str__(self):
+        return "the isolated evaluation crashed"
+et_fake_builtin = type("ValueError", (Exception,), {"__module__": "builtins"})
+et_bidi = type("Bad\u202eName\x9b31m\x1b[2J", (Exception,), {})
+et_long = type("L" * 10**7, (Exception,), {"__module__": "m" * 10**7})
+`)
+	for expr, want := range map[string]string{
+		"et_raise(Timeout('no result within 1s'))": "__main__.Timeout",
+		"et_raise(Refused('open refused'))":        "__main__.Refused",
+		"et_raise(Crashed())":                      "__main__.Crashed",
+		"et_raise(et_fake_builtin('x'))":           "builtins.ValueError",
+		"1/0":                                      "ZeroDivisionError",
+		"open('/etc/passwd')":                      TypeRefused,
+	} {
+		mustErr(t, "eval_expr", expr, want)
+	}
+	cerr := mustErr(t, "eval_expr", "et_raise(et_bidi())", `__main__.Bad\u202eName\x9b31m\x1b[2J`)
+	if strings.ContainsAny(cerr.Type, "\u202e\u009b\x1b") {
+		t.Errorf("raw control characters in the type: %q", cerr.Type)
+	}
+	m, cerr := call(t, "eval_expr", exprArgs("et_raise(et_long())"))
+	if cerr == nil {
+		t.Fatalf("no error: %v", m)
+	}
+	if len(cerr.Type) > 1000 || !strings.HasPrefix(cerr.Type, "mmm") || !strings.Contains(cerr.Type, ".LLL") {
+		t.Errorf("a 10 MB class name: type of %d bytes: %.80q", len(cerr.Type), cerr.Type)
+	}
+
+	// The last exception's type too.
+	setLast(t, "raise Timeout('x')")
+	if got := lastException(t)["type"]; got != "__main__.Timeout" {
+		t.Errorf("get_last_exception type %q", got)
+	}
+	setLast(t, "raise et_long()")
+	if got := lastException(t)["type"].(string); len(got) > 1000 {
+		t.Errorf("get_last_exception type of %d bytes", len(got))
+	}
+}
+
+// rawCall is the JSON text of a capability's result.
+func rawCall(t *testing.T, name, expr string) []byte {
+	t.Helper()
+	args := "{}"
+	if expr != "" {
+		args = exprArgs(expr)
+	}
+	res, cerr := reg.Call(context.Background(), name, json.RawMessage(args))
+	if cerr != nil {
+		t.Fatalf("%s(%.60q): %v", name, expr, cerr)
+	}
+	return res
+}
+
+func TestEveryResultIsBounded(t *testing.T) {
+	const bound = 64 << 10 // the default Options.MaxResultBytes
+	defer clearLast(t)
+	setup(t, `
+eb_T = type("T" * 10**7, (), {"__doc__": "d" * 10**7})
+globals()["g" * 10**7] = eb_T()
+eb_obj = eb_T()
+eb_obj.__dict__.update({("a%d" % i) * 10**4: i for i in range(300)})
+eb_c = object
+for _i in range(3000):
+    eb_c = type("C%d" % _i + "x" * 1000, (eb_c,), {})
+eb_deep = eb_c()
+def eb_f(a="x" * 10**7, *, b=list(range(10**6))):
+    "doc"
+`)
+	defer setup(t, `del globals()["g" * 10**7], eb_T, eb_obj, eb_c, eb_deep, eb_f`)
+	for _, c := range [][2]string{
+		{"list_globals", ""},
+		{"get_type", "eb_deep"},
+		{"get_type", "eb_f"},
+		{"get_repr", "eb_obj"},
+		{"get_dir", "eb_obj"},
+		{"get_doc", "eb_f"},
+		{"get_doc", "eb_T"},
+		{"eval_expr", "eb_obj"},
+	} {
+		res := rawCall(t, c[0], c[1])
+		if len(res) > bound {
+			t.Errorf("%s(%s): %d bytes", c[0], c[1], len(res))
+		}
+	}
+
+	// get_last_exception: a 10 MB message, a 5 MB source line, a 10 MB
+	// file name, 30 locals with 200 KB names and 1 MB values.
+	path := filepath.Join(t.TempDir(), "long.py")
+	src := strings.Repeat("y = 1; ", 700000) + "raise ValueError('m' * 10**7)\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	setLast(t, fmt.Sprintf(`
+_code = compile(open(%q).read(), %[1]q, "exec")
+_outer = compile("exec(_code, {}, {('k%%d' %% i) * 10**5: 'v' * 10**6 for i in range(30)})", "f" * 10**7, "exec")
+exec(_outer, {"_code": _code})
+`, path))
+	res := rawCall(t, "get_last_exception", "")
+	if len(res) > bound {
+		t.Errorf("get_last_exception: %d bytes", len(res))
+	}
+	if !strings.Contains(string(res), "y = 1; y = 1") || !strings.Contains(string(res), "ValueError: mmmm") {
+		t.Errorf("get_last_exception lost the source or the message: %.300s", res)
+	}
+}
+
+func TestGetLastExceptionIsBoundedInTime(t *testing.T) {
+	defer clearLast(t)
+	defer setup(t, "sys.set_int_max_str_digits(4300)")
+	for _, c := range []struct{ code, message string }{
+		{"sys.set_int_max_str_digits(0); raise ValueError(10**(10**6))", "<int with about 10000"},
+		{"raise ValueError(*range(5*10**6))", "(0, 1, 2, 3, "},
+		{"raise KeyError(*range(5*10**6))", "(0, 1, 2, 3, "},
+		{"raise ValueError([list(range(10**6))] * 10**3)", "[[0, 1, 2, "},
+	} {
+		setLast(t, c.code)
+		start := time.Now()
+		res := rawCall(t, "get_last_exception", "")
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: %v", c.code, d)
+		}
+		var m struct{ Exception struct{ Message string } }
+		if err := json.Unmarshal(res, &m); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(m.Exception.Message, c.message) || len(m.Exception.Message) > 2100 {
+			t.Errorf("%s: message %.100q (%d bytes)", c.code, m.Exception.Message, len(m.Exception.Message))
+		}
+		setup(t, "sys.last_value = sys.last_traceback = None")
+	}
+}
+
+// As CPython prints it: when str() of the exception fails, the message is
+// "<exception str() failed>" and the traceback is still there.
+func TestGetLastExceptionWhenStrFails(t *testing.T) {
+	defer clearLast(t)
+	setup(t, `
+class SfRaises(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+class SfInt(Exception):
+    def __str__(self):
+        return 5
+class SfArg:
+    def __str__(self):
+        raise RuntimeError("no")
+def sf_fail(e):
+    raise e
+`)
+	for code, typ := range map[string]string{
+		"sf_fail(ValueError(10**5000))": "ValueError",
+		"sf_fail(SfRaises())":           "__main__.SfRaises",
+		"sf_fail(SfInt())":              "__main__.SfInt",
+		"sf_fail(ValueError(SfArg()))":  "ValueError",
+	} {
+		setLast(t, code)
+		exc := lastException(t)
+		if exc["type"] != typ || exc["message"] != "<exception str() failed>" {
+			t.Errorf("%s: %v: %v", code, exc["type"], exc["message"])
+		}
+		tb := str(t, exc, "traceback")
+		if !strings.Contains(tb, "in sf_fail") || !strings.HasSuffix(tb, typ+": <exception str() failed>") {
+			t.Errorf("%s: traceback %q", code, tb)
+		}
+	}
+}
+
+// Nothing get_last_exception reads in the session may call user code:
+// each hostile object records the call in ru_calls.
+func TestGetLastExceptionRunsNoUserCode(t *testing.T) {
+	defer clearLast(t)
+	setup(t, `
+import _pyaichat
+ru_calls = []
+class RuMapping(dict):
+    def items(self):
+        ru_calls.append("items")
+        return dict.items(self)
+    def __iter__(self):
+        ru_calls.append("iter")
+        return dict.__iter__(self)
+class RuText:
+    def __str__(self):
+        ru_calls.append("reason")
+        return "reason from user code"
+class RuBuiltin(Exception):
+    __module__ = "builtins"
+    def __str__(self):
+        ru_calls.append("str")
+        return "from user code"
+class RuKey:
+    def __repr__(self):
+        ru_calls.append("key")
+        return "k"
+def ru_lazy():
+    ru_calls.append("get_source")
+    return "raise ValueError('lazy')\n"
+`)
+	cases := []struct{ code, message string }{
+		{"exec('x = 1; 1/0', {}, RuMapping(a=1))", "division by zero"},
+		{"e = UnicodeDecodeError('utf-8', b'\\xff', 0, 1, 'bad'); e.reason = RuText(); raise e",
+			"'utf-8' codec can't decode byte 0xff in position 0: reason from user code"},
+		{"raise RuBuiltin()", "from user code"},
+		{"exec('1/0', {}, {RuKey(): 1})", "division by zero"},
+		// A lazy linecache entry in the helper's own linecache (which
+		// user code can reach through _pyaichat.helper).
+		{"_pyaichat.helper('_pyaichat_caps').linecache.cache['/nonexistent/ru.py'] = (ru_lazy,); " +
+			"exec(compile('raise ValueError(1)', '/nonexistent/ru.py', 'exec'))", "1"},
+	}
+	for _, c := range cases {
+		setLast(t, c.code)
+		exc := lastException(t)
+		if got := value(t, "ru_calls"); got != "[]" {
+			t.Errorf("%s: user code ran in the session: %s", c.code, got)
+		}
+		if exc["message"] != c.message {
+			t.Errorf("%s: message %q, want %q", c.code, exc["message"], c.message)
+		}
+		setup(t, "ru_calls.clear()")
+	}
+	setup(t, "_pyaichat.helper('_pyaichat_caps').linecache.cache.pop('/nonexistent/ru.py', None)")
+}
+
+// The bounded message is str() of the exception for ordinary builtin
+// exceptions, answered in the session without a copy.
+func TestGetLastExceptionMessagesAsPython(t *testing.T) {
+	defer clearLast(t)
+	for _, code := range []string{
+		"raise ValueError('plain')",
+		"raise ValueError()",
+		"raise ValueError(1, 'two', [3], None)",
+		"raise ValueError(b'x')",
+		"raise KeyError('k')",
+		"raise KeyError('a', 'b')",
+		"raise OSError(2, 'No such file or directory', 'a.txt')",
+		"raise OSError(2, 'No such file or directory', 'a.txt', None, 'b.txt')",
+		"raise OSError('only a message')",
+		"raise FileNotFoundError(2, 'gone')",
+		"raise SyntaxError('invalid syntax', ('f.py', 3, 4, 'x y', 3, 5))",
+		"raise ImportError('no module', name='m')",
+		"raise ImportError()",
+		"b'\\xff'.decode('utf-8')",
+		"'\\u20ac'.encode('ascii')",
+		"raise ExceptionGroup('several', [ValueError(1), TypeError(2)])",
+		"raise AttributeError('no attr', name='a', obj=5)",
+		"raise NameError('no name', name='n')",
+		"raise SystemExit(3)",
+		"raise StopIteration(7)",
+	} {
+		setLast(t, code)
+		want := mustCall(t, "_caps_test", "text", "str(sys.last_value)", true)
+		before := interp.IsolationStats()
+		if got := lastException(t)["message"]; got != want {
+			t.Errorf("%s: message %q, str() %q", code, got, want)
+		}
+		if after := interp.IsolationStats(); after.Forked+after.Used != before.Forked+before.Used {
+			t.Errorf("%s: answered in a copy", code)
+		}
+	}
+}
