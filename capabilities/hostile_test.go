@@ -250,6 +250,24 @@ class RuKey:
     def __repr__(self):
         ru_calls.append("key")
         return "k"
+class RuNamespace(dict):
+    def __setitem__(self, k, v):
+        ru_calls.append("setitem")
+        dict.__setitem__(self, k, v)
+    def __delitem__(self, k):
+        ru_calls.append("delitem")
+        dict.__delitem__(self, k)
+class RuMeta(type):
+    @classmethod
+    def __prepare__(mcs, name, bases):
+        return RuNamespace()
+def ru_class_body():
+    z = 1
+    class K(metaclass=RuMeta):
+        y = z
+        def m(self):
+            return super().m()  # a __class__ cell in the body
+        1/0
 def ru_lazy():
     ru_calls.append("get_source")
     return "raise ValueError('lazy')\n"
@@ -260,6 +278,7 @@ def ru_lazy():
 			"'utf-8' codec can't decode byte 0xff in position 0: reason from user code"},
 		{"raise RuBuiltin()", "from user code"},
 		{"exec('1/0', {}, {RuKey(): 1})", "division by zero"},
+		{"ru_class_body()", "division by zero"},
 		// A lazy linecache entry in the helper's own linecache (which
 		// user code can reach through _pyaichat.helper).
 		{"_pyaichat.helper('_pyaichat_caps').linecache.cache['/nonexistent/ru.py'] = (ru_lazy,); " +
@@ -267,6 +286,7 @@ def ru_lazy():
 	}
 	for _, c := range cases {
 		setLast(t, c.code)
+		setup(t, "ru_calls.clear()") // what raising it called
 		exc := lastException(t)
 		if got := value(t, "ru_calls"); got != "[]" {
 			t.Errorf("%s: user code ran in the session: %s", c.code, got)
@@ -274,7 +294,6 @@ def ru_lazy():
 		if exc["message"] != c.message {
 			t.Errorf("%s: message %q, want %q", c.code, exc["message"], c.message)
 		}
-		setup(t, "ru_calls.clear()")
 	}
 	setup(t, "_pyaichat.helper('_pyaichat_caps').linecache.cache.pop('/nonexistent/ru.py', None)")
 }
@@ -314,5 +333,28 @@ func TestGetLastExceptionMessagesAsPython(t *testing.T) {
 		if after := interp.IsolationStats(); after.Forked+after.Used != before.Forked+before.Used {
 			t.Errorf("%s: answered in a copy", code)
 		}
+	}
+}
+
+// list_globals reads pandas' internals only through pandas' own classes:
+// a class that claims a pandas __module__ is a user class.
+func TestPandasLookalikesRunNoUserCode(t *testing.T) {
+	needScientific(t)
+	setup(t, `
+pl_calls = []
+class PlArray:
+    __module__ = "pandas.core.arrays.base"
+    def __len__(self):
+        pl_calls.append("len")
+        return 3
+class PlIndex(pd.Index):
+    __module__ = "pandas.core.indexes.base"
+pl_index = PlIndex._simple_new(np.array([1, 2, 3]))
+pl_index.__dict__["_data"] = PlArray()
+`)
+	defer setup(t, "del pl_index")
+	previews(t)
+	if got := value(t, "pl_calls"); got != "[]" {
+		t.Errorf("user code ran in the session: %s", got)
 	}
 }

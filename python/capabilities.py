@@ -571,8 +571,14 @@ def _np_dtype(nd, a):
 
 
 def _pandas_own(t):
+    """Whether t is one of pandas' own classes: its module is a pandas
+    module that holds it under its name (any class may claim
+    __module__ = "pandas.core.frame")."""
     mod = _T_MODULE(t)
-    return type(mod) is str and mod.startswith("pandas.")
+    if type(mod) is not str or not mod.startswith("pandas."):
+        return False
+    m = sys.modules.get(mod)
+    return type(m) is types.ModuleType and m.__dict__.get(_T_QUALNAME(t)) is t
 
 
 def _lib_preview(v, t):
@@ -1026,6 +1032,12 @@ def _frame_locals(f, user):
     """A frame's first locals, name to preview. Only an exact dict is read
     (with dict's own iteration): exec() may have given the frame a user
     mapping, whose items() would be user code."""
+    code = f.f_code
+    if not code.co_flags & inspect.CO_OPTIMIZED and (code.co_varnames or code.co_cellvars or code.co_freevars):
+        # Reading f_locals of a class or exec body with closures stores
+        # them into its namespace first: a metaclass's __prepare__ mapping
+        # would run user code.
+        return {"<locals>": "<not read: a class or exec body with closures>"}
     loc = f.f_locals
     # A module-level frame's locals are its globals: list_globals shows
     # those, and a namespace of thousands would drown the frame.
