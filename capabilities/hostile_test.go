@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 // setLast runs code in the session and records the exception it raises
@@ -357,4 +359,19 @@ pl_index.__dict__["_data"] = PlArray()
 	if got := value(t, "pl_calls"); got != "[]" {
 		t.Errorf("user code ran in the session: %s", got)
 	}
+}
+
+// User code in the copy can replace the helper's functions there; what
+// comes back is still bounded: by Go (MaxResultBytes) and, for what the
+// copy writes into the pipe, by pybridge (64 MiB, not read).
+func TestTamperedCopyResultIsBounded(t *testing.T) {
+	setup(t, "import sys")
+	tamper := func(n string) string {
+		return "setattr(sys.modules['_pyaichat'].helper('_pyaichat_caps'), '_finish', " +
+			"lambda res, a: '{\"ok\": \"' + 'x' * " + n + " + '\"}')"
+	}
+	cerr := mustErr(t, "eval_expr", tamper("(100 << 10)"), TypeInternal)
+	contains(t, cerr.Message, "over the 65536-byte bound")
+	cerr = mustErr(t, "eval_expr", tamper("(65 << 20)"), pybridge.ErrTypeIsolation)
+	contains(t, cerr.Message, "over 64 MiB")
 }

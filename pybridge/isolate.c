@@ -741,8 +741,15 @@ static int send_request(int fd, const char *module, const char *func, const char
     return rc;
 }
 
+/* A result longer than this is not read: the helpers bound their results
+ * far below it, but user code runs in the copy and could replace them, and
+ * a copy can write gigabytes into the pipe before its deadline. */
+#define MAX_RESULT ((uint64_t)64 << 20)
+#define ISO_TOO_BIG (-100) /* read_result's own outcome */
+
 /* Waits for the pipe to reach EOF, the deadline or cancel_fd; GIL released.
- * Returns 0 with the bytes read, PYB_ISO_TIMEOUT or PYB_ISO_CANCELED. */
+ * Returns 0 with the bytes read, PYB_ISO_TIMEOUT, PYB_ISO_CANCELED or
+ * ISO_TOO_BIG (the header announces more than MAX_RESULT). */
 static int read_result(int rfd, int cancel_fd, long long deadline, char **buf, size_t *have) {
     size_t cap = 0;
     *buf = NULL;
@@ -779,6 +786,7 @@ static int read_result(int rfd, int cancel_fd, long long deadline, char **buf, s
         if (*have >= 9) {
             uint64_t len = 0;
             for (int i = 0; i < 8; i++) len |= (uint64_t)(unsigned char)(*buf)[1 + i] << (8 * i);
+            if (len > MAX_RESULT) return ISO_TOO_BIG;
             if (*have - 9 >= len) return 0;
         }
     }
@@ -905,6 +913,13 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
     if (rc == PYB_ISO_TIMEOUT || rc == PYB_ISO_CANCELED) {
         free(buf);
         return rc;
+    }
+    if (rc == ISO_TOO_BIG) {
+        free(buf);
+        iso_error(err, "IsolationError",
+                  "the isolated evaluation's result is over 64 MiB and was not read; "
+                  "the session is unchanged");
+        return PYB_ISO_ERROR;
     }
     if (!complete) {
         free(buf);

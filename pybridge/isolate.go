@@ -24,7 +24,7 @@ const (
 	ErrTypeTimeout   = "Timeout"        // the deadline passed; the copy was killed
 	ErrTypeCanceled  = "Canceled"       // the context ended first; the copy was killed
 	ErrTypeCrashed   = "Crashed"        // the copy died without a result (a signal, os._exit)
-	ErrTypeIsolation = "IsolationError" // the copy could not be made (pipe, fork)
+	ErrTypeIsolation = "IsolationError" // the copy could not be made (pipe, fork), or its result was over 64 MiB
 )
 
 // seccompSeen records what the last isolated child reported: 0 no call
