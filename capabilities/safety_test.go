@@ -533,8 +533,11 @@ sm_mprotect = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, c
     ctypes.cast(_libc.mprotect, ctypes.c_void_p).value)
 sm_madvise = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)(
     ctypes.cast(_libc.madvise, ctypes.c_void_p).value)
+sm_mremap = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int)(
+    ctypes.cast(_libc.mremap, ctypes.c_void_p).value)
 del _libc
 `, path))
+	defer setup(t, "del sm_anon, sm_file, sm_control; sm_file_f.close()")
 	// Control: the same calls in the session do write.
 	setup(t, "sm_control = mmap.mmap(-1, 4096); _a = ctypes.addressof(ctypes.c_char.from_buffer(sm_control)); "+
 		"sm_mprotect(_a, 4096, mmap.PROT_READ); sm_mprotect(_a, 4096, mmap.PROT_READ | mmap.PROT_WRITE); ctypes.memmove(_a, b'ctrl', 4)")
@@ -560,8 +563,50 @@ del _libc
 			t.Errorf("madvise(MADV_REMOVE) in the copy returned %s", got)
 		}
 	}
+	// A second mapping of the same shared pages (mremap with an old size
+	// of 0) would not be read-only.
+	const mremapMaymove = 1
+	for i := range 2 {
+		expr := fmt.Sprintf("sm_mremap(sm_addrs[%d], 0, 4096, %d)", i, mremapMaymove)
+		if got := str(t, mustOK(t, "eval_expr", expr), "repr"); got != "-1" {
+			t.Errorf("mremap(old size 0) in the copy returned %s", got)
+		}
+	}
 	if got := value(t, "(sm_anon[:4], sm_file[:4])"); got != "(b'anon', b'ffff')" {
 		t.Errorf("shared memory written by the copy: %s", got)
+	}
+	if b, _ := os.ReadFile(path); string(b[:4]) != "ffff" {
+		t.Errorf("the mapped file now starts %q", b[:4])
+	}
+}
+
+// A shared mapping that is read-only in the session but whose file was
+// opened for writing can be made writable too: the copy must guard it
+// even when it is the only shared mapping.
+func TestReadOnlySharedMappingNotWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mapped")
+	if err := os.WriteFile(path, []byte(strings.Repeat("f", 4096)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	setup(t, fmt.Sprintf(`
+import ctypes, mmap
+ro_f = open(%q, "r+b")
+_libc = ctypes.CDLL(None)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+ro_addr = _libc.mmap(None, 4096, mmap.PROT_READ, mmap.MAP_SHARED, ro_f.fileno(), 0)
+ro_mprotect = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)(
+    ctypes.cast(_libc.mprotect, ctypes.c_void_p).value)
+ro_munmap = _libc.munmap
+del _libc
+`, path))
+	defer setup(t, "ro_munmap(ctypes.c_void_p(ro_addr), 4096); ro_f.close()")
+	expr := "(lambda r: r if r else ctypes.memmove(ro_addr, b'PWND', 4))(ro_mprotect(ro_addr, 4096, mmap.PROT_READ | mmap.PROT_WRITE))"
+	m, cerr := call(t, "eval_expr", exprArgs(expr))
+	if cerr != nil {
+		t.Errorf("mprotect then a write in the copy: %v", cerr)
+	} else if got := str(t, m, "repr"); got != "-1" {
+		t.Errorf("mprotect(PROT_READ | PROT_WRITE) in the copy returned %s", got)
 	}
 	if b, _ := os.ReadFile(path); string(b[:4]) != "ffff" {
 		t.Errorf("the mapped file now starts %q", b[:4])

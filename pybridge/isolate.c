@@ -219,11 +219,14 @@ static void close_from(int lowfd) {
 /* A writable MAP_SHARED mapping (multiprocessing shared memory, an mmap of
  * a file opened for writing) is the one way the copy could change memory
  * that the session or the disk sees: make each one read-only, so that a
- * write crashes the child instead. The seccomp filter then refuses any
- * mprotect that would make them writable again. */
-static void protect_shared_mappings(void) {
+ * write crashes the child instead. Returns how many shared mappings could
+ * be made writable (those that were, and read-only ones whose file was
+ * opened for writing), for which the seccomp filter then refuses
+ * mprotect; -1 if the maps cannot be read. */
+static int protect_shared_mappings(void) {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) return -1;
+    int writable = 0;
     static char buf[1 << 16];
     size_t have = 0;
     for (;;) {
@@ -237,10 +240,16 @@ static void protect_shared_mappings(void) {
             *nl = '\0';
             unsigned long start, end;
             char perms[5];
-            if (sscanf(line, "%lx-%lx %4s", &start, &end, perms) == 3 &&
-                perms[1] == 'w' && perms[3] == 's')
-                mprotect((void *)start, end - start,
-                         PROT_READ | (perms[2] == 'x' ? PROT_EXEC : 0));
+            if (sscanf(line, "%lx-%lx %4s", &start, &end, perms) == 3 && perms[3] == 's') {
+                int keep = (perms[0] == 'r' || perms[1] == 'w' ? PROT_READ : 0) |
+                           (perms[2] == 'x' ? PROT_EXEC : 0);
+                /* A read-only one (glibc maps its gconv cache so) can be
+                 * made writable only if its file was opened for writing:
+                 * try, and put it back. */
+                if (perms[1] == 'w' || mprotect((void *)start, end - start, keep | PROT_WRITE) == 0)
+                    writable++;
+                mprotect((void *)start, end - start, keep);
+            }
             line = nl + 1;
         }
         size_t rest = have - (size_t)(line - buf);
@@ -249,6 +258,7 @@ static void protect_shared_mappings(void) {
         have = rest;
     }
     close(fd);
+    return writable;
 }
 
 static size_t current_vm_size(void) {
@@ -327,7 +337,7 @@ static void allow_if_arg_clear(struct filter_buf *b, long sys, int i, unsigned m
  * signals, futexes, reading descriptors it already has, stat), and nothing
  * that opens, creates, writes (except the result pipe and the /dev/null
  * stdout/stderr), spawns, connects or signals another process. */
-static int install_seccomp(pid_t self) {
+static int install_seccomp(pid_t self, int shared_writable) {
     static struct filter_buf fb;
     struct filter_buf *b = &fb;
     b->n = 0;
@@ -342,7 +352,7 @@ static int install_seccomp(pid_t self) {
 #endif
     static const long plain[] = {
         SYS_read, SYS_readv, SYS_pread64, SYS_close, SYS_fstat, SYS_newfstatat,
-        SYS_lseek, SYS_mmap, SYS_munmap, SYS_mremap, SYS_brk,
+        SYS_lseek, SYS_mmap, SYS_munmap, SYS_brk,
         SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_sigaltstack,
         SYS_futex, SYS_clock_gettime, SYS_clock_getres, SYS_clock_nanosleep,
         SYS_nanosleep, SYS_gettimeofday, SYS_getpid, SYS_gettid, SYS_getppid,
@@ -366,10 +376,29 @@ static int install_seccomp(pid_t self) {
      * ctypes, once the session has loaded it, calls any C function
      * without an audit event: mprotect could make them writable again,
      * and a write would reach the session's memory or the file on disk.
-     * So no mapping may gain write or execute permission; new memory
-     * comes from mmap, which maps it writable from the start.
-     * (pkey_mprotect is not allowed at all.) */
-    allow_if_arg_clear(b, SYS_mprotect, 2, PROT_WRITE | PROT_EXEC);
+     * So while there are such mappings no mapping may gain write or
+     * execute permission (new memory comes from mmap, writable from the
+     * start). Only then: glibc grows a thread's non-main malloc arena
+     * with mprotect, and the interpreter's thread may be on one, where
+     * each allocation would then fall back to mmap, 20 times slower.
+     * Without shared mappings that could be written, mprotect only
+     * changes the copy's private memory. (pkey_mprotect is never
+     * allowed.) */
+    if (shared_writable != 0)
+        allow_if_arg_clear(b, SYS_mprotect, 2, PROT_WRITE | PROT_EXEC);
+    else
+        allow(b, SYS_mprotect);
+    LOAD_NR();
+    /* mremap with an old size of 0 makes a second mapping of the same
+     * shared pages, which would not be read-only; resizing and moving
+     * keep a mapping's protection. */
+    IF_EQ_ELSE_SKIP((unsigned)SYS_mremap, 6);
+    LOAD_ARG_HI(1);
+    IF_EQ_ELSE_SKIP(0, 3);
+    LOAD_ARG_LO(1);
+    IF_EQ_ELSE_SKIP(0, 1);
+    RET(DENY);
+    RET(ALLOW);
     LOAD_NR();
     static const unsigned out_fds[] = {1, 2, RESULT_FD};
     allow_if_arg(b, SYS_write, 0, out_fds, 3);
@@ -409,8 +438,9 @@ static int install_seccomp(pid_t self) {
     return 0;
 }
 #else
-static int install_seccomp(pid_t self) {
+static int install_seccomp(pid_t self, int shared_writable) {
     (void)self;
+    (void)shared_writable;
     return -1;
 }
 #endif /* ISO_AUDIT_ARCH */
@@ -470,9 +500,9 @@ static int child_guard(int chan_fd, pid_t parent, long long cpu_seconds) {
         rl.rlim_cur = rl.rlim_max = vm + CHILD_AS_BUDGET;
         setrlimit(RLIMIT_AS, &rl);
     }
-    protect_shared_mappings();
+    int shared_writable = protect_shared_mappings();
     close_from(RESULT_FD + 1);
-    if (install_seccomp(getpid()) == 0) guards |= PYB_GUARD_SECCOMP;
+    if (install_seccomp(getpid(), shared_writable) == 0) guards |= PYB_GUARD_SECCOMP;
 #else
     close_from(RESULT_FD + 1);
 #endif
