@@ -112,19 +112,25 @@ def _exact(s):
     return None
 
 
-def _text(s, limit):
-    """s escaped and cut to limit characters, marked with _CUT when cut.
-    It is cut before it is escaped, so the cost does not grow with s; the
-    escapes may lengthen it, so it is cut again after."""
+def _clip(s, limit):
+    """(text, cut): s escaped and cut to limit characters. It is cut before
+    it is escaped, so the cost does not grow with s; the escapes may
+    lengthen it, so it is cut again after."""
     s = _exact(s)
     if s is None:
-        return "?"
+        return "?", False
     cut = len(s) > limit
     if cut:
         s = s[:limit]
     s = _clean(s)
     if len(s) > limit:
         s, cut = s[:limit], True
+    return s, cut
+
+
+def _text(s, limit):
+    """s escaped and cut to limit characters, marked with _CUT when cut."""
+    s, cut = _clip(s, limit)
     return s + _CUT if cut else s
 
 
@@ -835,10 +841,7 @@ def cap_get_doc(a, user):
     doc = inspect.getdoc(v)
     truncated = False
     if doc is not None:
-        limit = a["limit"]
-        if len(doc) > limit:
-            doc, truncated = doc[:limit], True
-        doc = _clean(doc)
+        doc, truncated = _clip(doc, a["limit"])
     return {
         "doc": doc,
         "signature": _signature(v) if callable(v) else None,
