@@ -1,6 +1,7 @@
 #define PY_SSIZE_T_CLEAN
 #define _GNU_SOURCE
 #include <Python.h>
+#include <marshal.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,16 +259,60 @@ static void restore_user_path(PyObject *saved) {
     Py_DECREF(saved);
 }
 
-/* Call with the GIL held. */
-static int load_module(const char *name, const char *source, pyb_error *err) {
+/* A helper's code object from a compiled copy (cache: the interpreter's
+ * 4-byte magic number, then marshal data), or NULL (no error set) when the
+ * copy is missing or from another Python. */
+static PyObject *cached_code(const pyb_bytes *cache) {
+    long magic = PyImport_GetMagicNumber();
+    if (cache == NULL || cache->data == NULL || cache->len <= 4 ||
+        memcmp(cache->data, &magic, 4) != 0)
+        return NULL;
+    PyObject *code = PyMarshal_ReadObjectFromString(cache->data + 4, (Py_ssize_t)(cache->len - 4));
+    if (code == NULL || !PyCode_Check(code)) {
+        PyErr_Clear();
+        Py_XDECREF(code);
+        return NULL;
+    }
+    return code;
+}
+
+/* Fills *out with a compiled copy of code for cached_code (malloc'd data),
+ * or leaves it empty. */
+static void save_code(PyObject *code, pyb_bytes *out) {
+    if (out == NULL) return;
+    PyObject *data = PyMarshal_WriteObjectToString(code, Py_MARSHAL_VERSION);
+    if (data == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    long magic = PyImport_GetMagicNumber();
+    size_t n = (size_t)PyBytes_GET_SIZE(data);
+    out->data = malloc(n + 4);
+    if (out->data != NULL) {
+        memcpy(out->data, &magic, 4);
+        memcpy(out->data + 4, PyBytes_AS_STRING(data), n);
+        out->len = n + 4;
+    }
+    Py_DECREF(data);
+}
+
+/* Call with the GIL held. cache, if not NULL, is a compiled copy of source
+ * from an earlier run; a fresh one is put in *fresh when there was none
+ * (compiling pyaichat's helpers takes milliseconds at every start). */
+static int load_module(const char *name, const char *source, const pyb_bytes *cache,
+                       pyb_bytes *fresh, pyb_error *err) {
     char filename[256];
     snprintf(filename, sizeof filename, "<pyaichat %s>", name);
     PyObject *code = NULL, *mod = NULL, *res = NULL;
     PyObject *before = PySet_New(PyImport_GetModuleDict());
     if (before == NULL) goto fail;
     if (helpers == NULL && (helpers = PyDict_New()) == NULL) goto fail;
-    code = Py_CompileString(source, filename, Py_file_input);
-    if (code == NULL) goto fail;
+    code = cached_code(cache);
+    if (code == NULL) {
+        code = Py_CompileString(source, filename, Py_file_input);
+        if (code == NULL) goto fail;
+        save_code(code, fresh);
+    }
     mod = PyModule_New(name);
     if (mod == NULL) goto fail;
     PyObject *globals = PyModule_GetDict(mod); /* borrowed */
@@ -294,9 +339,10 @@ fail:
     return -1;
 }
 
-int pyb_load_module(const char *name, const char *source, pyb_error *err) {
+int pyb_load_module(const char *name, const char *source, const pyb_bytes *cache,
+                    pyb_bytes *fresh, pyb_error *err) {
     PyEval_RestoreThread(main_tstate);
-    int rc = load_module(name, source, err);
+    int rc = load_module(name, source, cache, fresh, err);
     main_tstate = PyEval_SaveThread();
     return rc;
 }
@@ -325,8 +371,8 @@ static void python_signal_dispositions(void) {
     for (size_t i = 0; i < sizeof ign / sizeof ign[0]; i++) signal(ign[i], SIG_IGN);
 }
 
-int pyb_init(const char *executable, int argc, char **argv,
-             const char *helper_src, pyb_error *err) {
+int pyb_init(const char *executable, int argc, char **argv, const char *helper_src,
+             const pyb_bytes *cache, pyb_bytes *fresh, pyb_error *err) {
     PyStatus status;
     PyConfig config;
 
@@ -376,7 +422,7 @@ int pyb_init(const char *executable, int argc, char **argv,
         return -1;
     }
     Py_DECREF(bridge);
-    if (load_module("_pyaichat_repl", helper_src, err) != 0) return -1;
+    if (load_module("_pyaichat_repl", helper_src, cache, fresh, err) != 0) return -1;
     main_tstate = PyEval_SaveThread();
     return 0;
 

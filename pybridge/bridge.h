@@ -15,14 +15,25 @@ typedef struct {
 
 void pyb_error_free(pyb_error *err);
 
+/* Bytes handed between Go and C (a helper's compiled code). */
+typedef struct {
+    char *data;
+    size_t len;
+} pyb_bytes;
+
 /* Initialises the interpreter on the calling OS thread, loads the helper
- * module from source and releases the GIL. Returns 0 or -1 with *err set. */
-int pyb_init(const char *executable, int argc, char **argv,
-             const char *helper_src, pyb_error *err);
+ * module from source and releases the GIL. Returns 0 or -1 with *err set.
+ * cache and fresh are as for pyb_load_module. */
+int pyb_init(const char *executable, int argc, char **argv, const char *helper_src,
+             const pyb_bytes *cache, pyb_bytes *fresh, pyb_error *err);
 
 /* Compiles and runs source as pyaichat's helper module name, kept out of
- * sys.modules with the modules it imports (see pyb_helper). */
-int pyb_load_module(const char *name, const char *source, pyb_error *err);
+ * sys.modules with the modules it imports (see pyb_helper). cache (or NULL)
+ * is source compiled by an earlier run, used when it suits this Python;
+ * otherwise, if fresh is not NULL, fresh->data gets a malloc'd compiled copy
+ * to keep for the next run. */
+int pyb_load_module(const char *name, const char *source, const pyb_bytes *cache,
+                    pyb_bytes *fresh, pyb_error *err);
 
 #ifdef Py_PYTHON_H /* for the C files, which include Python.h first */
 /* A new reference to the loaded helper module name, or NULL with

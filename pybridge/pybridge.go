@@ -70,11 +70,15 @@ type Config struct {
 	Executable string
 	// ReadLine serves input() and sys.stdin. Nil means end of input.
 	ReadLine LineReader
+	// CacheDir keeps pyaichat's helper modules compiled between runs
+	// (see codeCache). Empty means they are compiled every time.
+	CacheDir string
 }
 
 // Interp is the embedded interpreter. Only one can exist per process.
 type Interp struct {
 	jobs      *jobLine
+	code      codeCache
 	tid       int          // OS thread that owns the interpreter
 	busy      atomic.Bool  // Python is running user code
 	kicking   atomic.Bool  // a pyb_kick is in flight
@@ -119,7 +123,7 @@ func Start(cfg Config) (*Interp, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Interp{jobs: jobs}
+	in := &Interp{jobs: jobs, code: codeCache{dir: cfg.CacheDir}}
 	ready := make(chan error, 1)
 	go in.serve(cfg, ready)
 	if err := <-ready; err != nil {
@@ -143,12 +147,17 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 	csrc := C.CString(python.REPL)
 	defer C.free(unsafe.Pointer(csrc))
 
+	cache, freeCache := in.code.load(replModule, python.REPL)
+	var fresh C.pyb_bytes
 	var cerr C.pyb_error
-	if C.pyb_init(cexe, C.int(len(argv)), &argv[0], csrc, &cerr) != 0 {
+	rc := C.pyb_init(cexe, C.int(len(argv)), &argv[0], csrc, cache, &fresh, &cerr)
+	freeCache()
+	if rc != 0 {
 		ready <- fmt.Errorf("starting Python: %w", takeError(&cerr))
 		return
 	}
 	ready <- nil
+	in.code.save(replModule, python.REPL, &fresh)
 
 	// Between jobs, a ready copy is forked once PrepareIsolated asked for
 	// one and no job has come for readyIdle (see isolate.go).
@@ -205,15 +214,24 @@ func (in *Interp) do(fn func(), keep bool) error {
 // imports while loading appears in the sys.modules that user code sees, so
 // loading one changes nothing there, and no edit of sys.modules unloads it.
 func (in *Interp) LoadModule(name, source string) error {
+	return in.loadModule(name, source, in.code)
+}
+
+// loadModule is LoadModule keeping compiled code in cache.
+func (in *Interp) loadModule(name, source string, cache codeCache) error {
 	var err error
 	derr := in.Do(func() {
 		cname, csrc := C.CString(name), C.CString(source)
 		defer C.free(unsafe.Pointer(cname))
 		defer C.free(unsafe.Pointer(csrc))
+		kept, freeKept := cache.load(name, source)
+		defer freeKept()
+		var fresh C.pyb_bytes
 		var cerr C.pyb_error
-		if C.pyb_load_module(cname, csrc, &cerr) != 0 {
+		if C.pyb_load_module(cname, csrc, kept, &fresh, &cerr) != 0 {
 			err = fmt.Errorf("loading %s: %w", name, takeError(&cerr))
 		}
+		cache.save(name, source, &fresh)
 	})
 	if derr != nil {
 		return derr

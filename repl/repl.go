@@ -128,7 +128,9 @@ func (r *session) run() (status int) {
 		return r.pump.readLine(prompt, show, o.Stdout)
 	}
 
-	in, err := pybridge.Start(pybridge.Config{Argv: o.Argv, Executable: executable, ReadLine: readLine})
+	in, err := pybridge.Start(pybridge.Config{
+		Argv: o.Argv, Executable: executable, ReadLine: readLine, CacheDir: pybridge.DefaultCacheDir(),
+	})
 	if err != nil {
 		r.warn(err.Error())
 		return 1

@@ -86,7 +86,7 @@ func runCapability(args []string, stdout, stderr io.Writer) int {
 	case len(call.commands) > 0:
 		argv = []string{"-c"}
 	}
-	in, err := pybridge.Start(pybridge.Config{Argv: argv})
+	in, err := pybridge.Start(pybridge.Config{Argv: argv, CacheDir: pybridge.DefaultCacheDir()})
 	if err != nil {
 		fmt.Fprintf(stderr, "pyaichat: %v\n", err)
 		return 1
