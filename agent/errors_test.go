@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,23 +40,16 @@ func TestServerErrorsAreOneShortLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFake(t, c.step, c.step, c.step)
-			s := NewSession(f.config(), &fakeTools{}, nil)
-			out := newSyncBuffer()
-			err := s.Handle(context.Background(), "q", out)
-			want := strings.ReplaceAll(c.want, "{url}", f.url())
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Fatalf("err = %v\nwant   %s", err, want)
-			}
-			lines := []string{err.Error()}
-			if notices := strings.TrimSuffix(out.String(), "\n"); notices != "" {
+			a := askFailing(t, c.want, c.step, c.step, c.step)
+			lines := []string{a.err.Error()}
+			if notices := strings.TrimSuffix(a.notices, "\n"); notices != "" {
 				lines = append(lines, strings.Split(notices, "\n")...)
 			}
 			if n, want := len(lines)-1, map[bool]int{true: 2, false: 0}[c.retried]; n != want {
-				t.Errorf("%d notice lines, want %d: %q", n, want, out.String())
+				t.Errorf("%d notice lines, want %d: %q", n, want, a.notices)
 			}
 			for _, ln := range lines {
-				if len(ln) > maxServerText+len(f.url())+80 || strings.Contains(ln, "<") {
+				if len(ln) > maxServerText+len(a.server.url())+80 || strings.Contains(ln, "<") {
 					t.Errorf("not one short line (%d bytes): %q", len(ln), ln)
 				}
 			}

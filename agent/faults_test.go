@@ -121,25 +121,18 @@ func TestNeverRetried(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFake(t, c.step)
-			s := NewSession(f.config(), &fakeTools{}, nil)
-			out := newSyncBuffer()
-			err := s.Handle(context.Background(), "q", out)
-			want := strings.ReplaceAll(c.want, "{url}", f.url())
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Fatalf("err = %v\nwant   %s", err, want)
+			a := askFailing(t, c.want, c.step)
+			if strings.Contains(a.err.Error(), "\n") {
+				t.Errorf("not one line: %q", a.err)
 			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("not one line: %q", err)
+			if len(a.server.requests()) != 1 {
+				t.Errorf("retried: %d attempts", len(a.server.requests()))
 			}
-			if len(f.requests()) != 1 {
-				t.Errorf("retried: %d attempts", len(f.requests()))
+			if strings.Contains(a.notices, "retrying") {
+				t.Errorf("announced a retry: %q", a.notices)
 			}
-			if strings.Contains(out.String(), "retrying") {
-				t.Errorf("announced a retry: %q", out.String())
-			}
-			if len(s.History()) != 0 {
-				t.Errorf("a failed question stays in the conversation: %+v", s.History())
+			if len(a.session.History()) != 0 {
+				t.Errorf("a failed question stays in the conversation: %+v", a.session.History())
 			}
 		})
 	}
@@ -416,4 +409,27 @@ func TestCancelDuringRetryWait(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !strings.Contains(out.String(), "retrying in 30s") {
 		t.Fatalf("err = %v, out %q", err, out.String())
 	}
+}
+
+// failedAsk is one question that a fake server made fail.
+type failedAsk struct {
+	server  *fakeServer
+	session *Session
+	err     error
+	notices string // what was shown on the way (retry notices)
+}
+
+// askFailing asks one question of a fake server answering with steps and
+// checks that the error names want ({url} standing for the server's URL).
+func askFailing(t *testing.T, want string, steps ...http.HandlerFunc) failedAsk {
+	t.Helper()
+	f := newFake(t, steps...)
+	s := NewSession(f.config(), &fakeTools{}, nil)
+	out := newSyncBuffer()
+	err := s.Handle(context.Background(), "q", out)
+	want = strings.ReplaceAll(want, "{url}", f.url())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v\nwant   %s", err, want)
+	}
+	return failedAsk{server: f, session: s, err: err, notices: out.String()}
 }
