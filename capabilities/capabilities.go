@@ -205,6 +205,60 @@ type envelope struct {
 	Isolate bool            `json:"isolate"`
 }
 
+// inSession runs the helper's first step in the session. It needs the GIL,
+// which a thread of the user's stuck in C code (a threading.Thread summing
+// range(10**12)) can hold for as long as it runs: the step is then given up
+// at the call's deadline, like an isolated call, so that a question is
+// never stuck behind it; it still runs, unread, when the GIL comes back.
+// CallReadOnly keeps a ready copy of the session (PrepareIsolated);
+// get_last_exception may read source lines into linecache for the copy, a
+// change that an earlier copy would miss, so it uses Call.
+func (r *Registry) inSession(ctx context.Context, name string, body []byte) (string, *Error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Deadline)
+	defer cancel()
+	type answer struct {
+		out string
+		err *Error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		if err := r.load(); err != nil {
+			done <- answer{err: &Error{Type: TypeInternal, Message: err.Error()}}
+			return
+		}
+		var out string
+		var err error
+		if name == "get_last_exception" {
+			out, err = r.in.Call(helperModule, "inproc", string(body), false)
+		} else {
+			out, err = r.in.CallReadOnly(helperModule, "inproc", string(body))
+		}
+		if err != nil {
+			done <- answer{err: fromBridge(name, err)}
+			return
+		}
+		done <- answer{out: out}
+	}()
+	select {
+	case a := <-done:
+		return a.out, a.err
+	case <-ctx.Done():
+		e := contextError(ctx.Err())
+		if e.Type == TypeTimeout {
+			e.Message = name + ": the session's Python is held by one of its threads (running C code?): " + e.Message
+		}
+		return "", e
+	}
+}
+
+// contextError is the capability error for a call's context ending.
+func contextError(err error) *Error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Type: TypeTimeout, Message: err.Error()}
+	}
+	return &Error{Type: TypeCanceled, Message: err.Error()}
+}
+
 // Call runs the named capability with args (a JSON object; empty or null
 // means no arguments) and returns its JSON result, or a structured error.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *Error) {
@@ -217,13 +271,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		return nil, cerr
 	}
 	if err := ctx.Err(); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, &Error{Type: TypeTimeout, Message: err.Error()}
-		}
-		return nil, &Error{Type: TypeCanceled, Message: err.Error()}
-	}
-	if err := r.load(); err != nil {
-		return nil, &Error{Type: TypeInternal, Message: err.Error()}
+		return nil, contextError(err)
 	}
 	req.Limit, req.MaxItems, req.MaxBytes = r.opts.ReprLimit, r.opts.MaxItems, r.opts.MaxResultBytes
 	body, err := json.Marshal(req)
@@ -233,17 +281,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 
 	// First in the session, where only code that runs no user code answers;
 	// then, if that code says the answer needs user code, in a copy.
-	// CallReadOnly keeps a ready copy of the session (PrepareIsolated);
-	// get_last_exception may read source lines into linecache for the
-	// copy, a change that an earlier copy would miss, so it uses Call.
-	var out string
-	if name == "get_last_exception" {
-		out, err = r.in.Call(helperModule, "inproc", string(body), false)
-	} else {
-		out, err = r.in.CallReadOnly(helperModule, "inproc", string(body))
-	}
-	if err != nil {
-		return nil, fromBridge(name, err)
+	out, cerr := r.inSession(ctx, name, body)
+	if cerr != nil {
+		return nil, cerr
 	}
 	env, cerr := decode(name, out)
 	if cerr != nil {

@@ -612,3 +612,34 @@ del _libc
 		t.Errorf("the mapped file now starts %q", b[:4])
 	}
 }
+
+// A thread of the user's that holds the GIL inside C code (a builtin summing
+// a huge range checks for nothing) keeps every call from even starting: the
+// call gives up at its deadline instead of waiting for the thread, so a
+// question is not stuck behind it.
+func TestGILHeldByThreadTimesOut(t *testing.T) {
+	short := New(interp, Options{Deadline: 100 * time.Millisecond})
+	if _, cerr := short.Call(context.Background(), "get_type", json.RawMessage(exprArgs("1"))); cerr != nil {
+		t.Fatalf("before the thread: %v", cerr)
+	}
+	started, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer started.Close()
+	defer w.Close()
+	// The thread says it has the GIL (os.write gives it back, and the
+	// thread takes it again at once: nothing else wants it) and sums for
+	// about a second, ten times the calls' deadline.
+	setup(t, fmt.Sprintf("import os, threading\n"+
+		"gh_thread = threading.Thread(target=lambda: (os.write(%d, b'x'), sum(range(2 * 10**8))), daemon=True)\n"+
+		"gh_thread.start()", w.Fd()))
+	if _, err := started.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	_, cerr := short.Call(context.Background(), "get_type", json.RawMessage(exprArgs("1")))
+	if cerr == nil || cerr.Type != TypeTimeout {
+		t.Errorf("call while a thread holds the GIL: %v, want a Timeout", cerr)
+	}
+	setup(t, "gh_thread.join()") // the next tests want the GIL back
+}
