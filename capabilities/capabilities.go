@@ -207,48 +207,37 @@ type envelope struct {
 
 // inSession runs the helper's first step in the session. It needs the GIL,
 // which a thread of the user's stuck in C code (a threading.Thread summing
-// range(10**12)) can hold for as long as it runs: the step is then given up
-// at the call's deadline, like an isolated call, so that a question is
-// never stuck behind it; it still runs, unread, when the GIL comes back.
-// CallReadOnly keeps a ready copy of the session (PrepareIsolated);
-// get_last_exception may read source lines into linecache for the copy, a
-// change that an earlier copy would miss, so it uses Call.
+// range(10**12)) can hold for as long as it runs: the wait is then given
+// up at the call's deadline, like an isolated call, so that a question is
+// never stuck behind it (the step still runs, unread, when the GIL comes
+// back). CallReadOnly keeps a ready copy of the session
+// (PrepareIsolated); get_last_exception may read source lines into
+// linecache for the copy, a change that an earlier copy would miss, so it
+// uses Call.
 func (r *Registry) inSession(ctx context.Context, name string, body []byte) (string, *Error) {
+	if err := r.load(); err != nil {
+		return "", &Error{Type: TypeInternal, Message: err.Error()}
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Deadline)
 	defer cancel()
-	type answer struct {
-		out string
-		err *Error
+	var out string
+	var err error
+	if name == "get_last_exception" {
+		out, err = r.in.CallContext(ctx, helperModule, "inproc", string(body), false)
+	} else {
+		out, err = r.in.CallReadOnlyContext(ctx, helperModule, "inproc", string(body))
 	}
-	done := make(chan answer, 1)
-	go func() {
-		if err := r.load(); err != nil {
-			done <- answer{err: &Error{Type: TypeInternal, Message: err.Error()}}
-			return
-		}
-		var out string
-		var err error
-		if name == "get_last_exception" {
-			out, err = r.in.Call(helperModule, "inproc", string(body), false)
-		} else {
-			out, err = r.in.CallReadOnly(helperModule, "inproc", string(body))
-		}
-		if err != nil {
-			done <- answer{err: fromBridge(name, err)}
-			return
-		}
-		done <- answer{out: out}
-	}()
-	select {
-	case a := <-done:
-		return a.out, a.err
-	case <-ctx.Done():
-		e := contextError(ctx.Err())
-		if e.Type == TypeTimeout {
-			e.Message = name + ": the session's Python is held by one of its threads (running C code?): " + e.Message
-		}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		e := contextError(err)
+		e.Message = name + ": the session's Python is held by one of its threads (running C code?): " + e.Message
 		return "", e
+	case errors.Is(err, context.Canceled):
+		return "", contextError(err)
+	case err != nil:
+		return "", fromBridge(name, err)
 	}
+	return out, nil
 }
 
 // contextError is the capability error for a call's context ending.

@@ -613,27 +613,38 @@ del _libc
 	}
 }
 
-// A thread of the user's that holds the GIL inside C code (a builtin summing
-// a huge range checks for nothing) keeps every call from even starting: the
-// call gives up at its deadline instead of waiting for the thread, so a
-// question is not stuck behind it.
+// A thread of the user's that holds the GIL inside C code keeps every call
+// from even starting: the call gives up at its deadline instead of waiting
+// for the thread, so a question is not stuck behind it.
 func TestGILHeldByThreadTimesOut(t *testing.T) {
 	short := New(interp, Options{Deadline: 100 * time.Millisecond})
 	if _, cerr := short.Call(context.Background(), "get_type", json.RawMessage(exprArgs("1"))); cerr != nil {
 		t.Fatalf("before the thread: %v", cerr)
 	}
-	started, w, err := os.Pipe()
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer goR.Close()
+	defer goW.Close()
+	started, startedW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer started.Close()
-	defer w.Close()
-	// The thread says it has the GIL (os.write gives it back, and the
-	// thread takes it again at once: nothing else wants it) and sums for
-	// about a second, ten times the calls' deadline.
-	setup(t, fmt.Sprintf("import os, threading\n"+
-		"gh_thread = threading.Thread(target=lambda: (os.write(%d, b'x'), sum(range(2 * 10**8))), daemon=True)\n"+
-		"gh_thread.start()", w.Fd()))
+	defer startedW.Close()
+	// C functions called through ctypes.PyDLL keep the GIL. The thread
+	// waits for a byte from the test (in os.read, without the GIL), then
+	// says it has the GIL and sleeps in C for a second, ten times the
+	// deadline. No Python job runs in between that it could hold up.
+	setup(t, fmt.Sprintf("import ctypes, os, threading\n"+
+		"gh_libc = ctypes.PyDLL(None)\n"+
+		"gh_thread = threading.Thread(daemon=True, target=lambda: (\n"+
+		"    os.read(%d, 1), gh_libc.write(%d, b'x', 1), gh_libc.usleep(1000000)))\n"+
+		"gh_thread.start()", goR.Fd(), startedW.Fd()))
+	if _, err := goW.Write([]byte{'g'}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := started.Read(make([]byte, 1)); err != nil {
 		t.Fatal(err)
 	}

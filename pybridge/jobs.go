@@ -1,6 +1,7 @@
 package pybridge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -159,6 +160,45 @@ func (l *jobLine) putWaiter(w *waiter) {
 	l.mu.Lock()
 	l.waiters = append(l.waiters, w)
 	l.mu.Unlock()
+}
+
+// waitDoneContext is waitDone giving up when ctx ends. The job then still
+// runs; a goroutine waits for it and puts w back in the pool. Without a
+// ctx that can end, it is waitDone itself: one blocking read, the fastest
+// way back from the interpreter's thread.
+func (l *jobLine) waitDoneContext(ctx context.Context, w *waiter) error {
+	if ctx.Done() == nil {
+		if err := w.waitDone(); err != nil {
+			return err // w is left alone: its pipe is in an unknown state
+		}
+		l.putWaiter(w)
+		return nil
+	}
+	fds := []unix.PollFd{{Fd: int32(w.r), Events: unix.POLLIN}}
+	for {
+		// A short timeout, to see ctx end: the pipe cannot be polled
+		// together with a channel.
+		n, err := unix.Poll(fds, 20)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return fmt.Errorf("pybridge: waiting for the interpreter: %w", err)
+		case n > 0:
+			if err := w.waitDone(); err != nil {
+				return err
+			}
+			l.putWaiter(w)
+			return nil
+		case ctx.Err() != nil:
+			go func() {
+				if w.waitDone() == nil {
+					l.putWaiter(w)
+				}
+			}()
+			return ctx.Err()
+		}
+	}
 }
 
 // waitDone blocks until the interpreter's thread has run the job that

@@ -18,6 +18,7 @@ package pybridge
 import "C"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -194,6 +195,12 @@ func (in *Interp) Do(fn func()) error { return in.do(fn, false) }
 // the session could show (it runs no user code and leaves the session's
 // objects as they were).
 func (in *Interp) do(fn func(), keep bool) error {
+	return in.doContext(context.Background(), fn, keep)
+}
+
+// doContext is do giving up on the wait when ctx ends (see
+// jobLine.waitDoneContext); the job still runs.
+func (in *Interp) doContext(ctx context.Context, fn func(), keep bool) error {
 	w, err := in.jobs.getWaiter()
 	if err != nil {
 		return err
@@ -202,11 +209,7 @@ func (in *Interp) do(fn func(), keep bool) error {
 		in.jobs.putWaiter(w)
 		return err
 	}
-	if err := w.waitDone(); err != nil {
-		return err // w is left alone: its pipe is in an unknown state
-	}
-	in.jobs.putWaiter(w)
-	return nil
+	return in.jobs.waitDoneContext(ctx, w)
 }
 
 // LoadModule compiles and runs a helper module's source as module name.
@@ -248,7 +251,7 @@ func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
 	if userCode {
 		kind = callUser
 	}
-	return in.callJob(module, fn, arg, kind)
+	return in.callJob(context.Background(), module, fn, arg, kind)
 }
 
 // CallReadOnly is Call for a helper that runs no user code and changes
@@ -258,15 +261,33 @@ func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
 // is off during the call, so that no user __del__ runs in it. A helper
 // that does change such state must go through Call.
 func (in *Interp) CallReadOnly(module, fn, arg string) (string, error) {
-	return in.callJob(module, fn, arg, callReadOnly)
+	return in.callJob(context.Background(), module, fn, arg, callReadOnly)
 }
 
-// callJob runs call as a job and waits for it; only a read-only call
-// keeps the ready copy.
-func (in *Interp) callJob(module, fn, arg string, kind int) (string, error) {
+// CallReadOnlyContext is CallReadOnly giving up when ctx ends, for when
+// the wait may be long: Python runs the call only once it has the GIL, and
+// a thread of the user's running C code can hold that for as long as it
+// runs. The call itself still happens then, its answer unread.
+func (in *Interp) CallReadOnlyContext(ctx context.Context, module, fn, arg string) (string, error) {
+	return in.callJob(ctx, module, fn, arg, callReadOnly)
+}
+
+// CallContext is Call giving up when ctx ends, as CallReadOnlyContext does.
+func (in *Interp) CallContext(ctx context.Context, module, fn, arg string, userCode bool) (string, error) {
+	kind := callHelper
+	if userCode {
+		kind = callUser
+	}
+	return in.callJob(ctx, module, fn, arg, kind)
+}
+
+// callJob runs call as a job and waits for it (until ctx ends); only a
+// read-only call keeps the ready copy.
+func (in *Interp) callJob(ctx context.Context, module, fn, arg string, kind int) (string, error) {
 	var out string
 	var err error
-	if derr := in.do(func() { out, err = in.call(module, fn, arg, kind) }, kind == callReadOnly); derr != nil {
+	job := func() { out, err = in.call(module, fn, arg, kind) }
+	if derr := in.doContext(ctx, job, kind == callReadOnly); derr != nil {
 		return "", derr
 	}
 	return out, err
