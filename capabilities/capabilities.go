@@ -218,22 +218,22 @@ func (r *Registry) inSession(ctx context.Context, name string, body []byte) (str
 	if err := r.load(); err != nil {
 		return "", &Error{Type: TypeInternal, Message: err.Error()}
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.opts.Deadline)
+	callCtx, cancel := context.WithTimeout(ctx, r.opts.Deadline)
 	defer cancel()
 	var out string
 	var err error
 	if name == "get_last_exception" {
-		out, err = r.in.CallContext(ctx, helperModule, "inproc", string(body), false)
+		out, err = r.in.CallContext(callCtx, helperModule, "inproc", string(body), false)
 	} else {
-		out, err = r.in.CallReadOnlyContext(ctx, helperModule, "inproc", string(body))
+		out, err = r.in.CallReadOnlyContext(callCtx, helperModule, "inproc", string(body))
 	}
 	switch {
+	case ctx.Err() != nil: // the question's own end, not this call's
+		return "", contextError(ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded):
 		e := contextError(err)
 		e.Message = name + ": the session's Python is held by one of its threads (running C code?): " + e.Message
 		return "", e
-	case errors.Is(err, context.Canceled):
-		return "", contextError(err)
 	case err != nil:
 		return "", fromBridge(name, err)
 	}

@@ -92,6 +92,20 @@ func TestStdlibNamesInWorkingDirectory(t *testing.T) {
 			t.Errorf("--capability %s %s in a directory of shadows: %v\n%s", c[0], c[1], err, out)
 		}
 	}
+
+	// A module the user imported before the capabilities' helper loaded is
+	// theirs: the helper must not use it (that would run their code in the
+	// session on pyaichat's behalf).
+	userDir := t.TempDir()
+	writeFiles(t, userDir, map[string]string{"json.py": "import sys\n" +
+		"def dumps(*a, **k):\n    sys.stderr.write('the user json.py ran\\n')\n    return '\"from the user json.py\"'\n" +
+		"loads = dumps\n"})
+	cmd := exec.Command(binary, "--capability", "get_type", "x", "-c", "import json\nx = 1")
+	cmd.Dir, cmd.Env = userDir, testEnv(userDir, "")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "user json.py") || !strings.Contains(string(out), `"type":"int"`) {
+		t.Errorf("--capability after the user imported their own json: %v\n%s", err, out)
+	}
 }
 
 // A process forked by a statement at the prompt cannot go on as a REPL (the
@@ -111,4 +125,26 @@ func TestForkAtPromptEndsChild(t *testing.T) {
 	if !strings.Contains(r.stderr, "the process forked by this statement ends here") {
 		t.Errorf("the child did not say why it ended; stderr:\n%s", r.stderr)
 	}
+
+	// A child that raises SystemExit ends with its status, as in python3.
+	b := transcript{file: "piped_test.go", name: "fork_child_exits", input: "import os, sys\nif os.fork() == 0: sys.exit(3)\n\nos.wait()[1] >> 8\n"}
+	want := runPiped(t.TempDir(), b, pythonOracle, "-q", "-i")
+	got := runPiped(t.TempDir(), b, binary)
+	compareRuns(t, b, want, got)
+}
+
+// Signals the caller ignores (nohup ignores SIGHUP, a shell's trap ” any)
+// stay ignored, as python3 keeps them.
+func TestInheritedIgnoredSignals(t *testing.T) {
+	t.Parallel()
+	input := "import signal\n[signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM)]\n"
+	b := transcript{file: "piped_test.go", name: "inherited_ignored_signals", input: input}
+	ignoring := []string{"/bin/sh", "-c", `trap '' HUP USR1; exec "$0" "$@"`}
+	pyDir, paDir := t.TempDir(), t.TempDir()
+	want := runPiped(pyDir, b, append(ignoring, pythonOracle, "-q", "-i")...)
+	got := runPiped(paDir, b, append(ignoring, binary)...)
+	if !strings.Contains(want.stdout, "SIG_IGN") {
+		t.Fatalf("python3 did not inherit the ignored signals, so this test shows nothing: %q", want.stdout)
+	}
+	compareRuns(t, b, want, got)
 }

@@ -222,41 +222,29 @@ static void forget_new_modules(PyObject *before) {
     Py_DECREF(names);
 }
 
-/* Swaps sys.path and sys.meta_path for the ones the REPL helper saw when
- * it loaded (before sys.path[0] was set and any user code ran), so that a
- * helper's imports find the standard library, never a json.py or dis.py in
- * the working directory; returns the user's pair to give back to
- * restore_user_path. Before the REPL helper exists they are Python's own
- * and nothing is swapped (NULL). */
-static PyObject *use_own_path(void) {
+/* Makes a helper's imports find the standard library, never a json.py or
+ * dis.py in the working directory nor one the user already imported from
+ * there: the REPL helper's _OwnImports, begun here and ended by
+ * end_own_imports with what this returns. Before the REPL helper exists
+ * there is nothing of the user's yet, and nothing to do (NULL). */
+static PyObject *begin_own_imports(void) {
     PyObject *repl = helpers != NULL ? PyDict_GetItemString(helpers, "_pyaichat_repl") : NULL;
     if (repl == NULL) return NULL;
-    PyObject *globals = PyModule_GetDict(repl); /* borrowed */
-    PyObject *path = PyDict_GetItemString(globals, "_OWN_PATH");
-    PyObject *meta = PyDict_GetItemString(globals, "_OWN_META_PATH");
-    PyObject *user_path = PySys_GetObject("path"), *user_meta = PySys_GetObject("meta_path");
-    if (path == NULL || meta == NULL || user_path == NULL || user_meta == NULL) return NULL;
-    PyObject *own_path = PySequence_List(path), *own_meta = PySequence_List(meta);
-    PyObject *saved = Py_BuildValue("(OO)", user_path, user_meta);
-    if (own_path == NULL || own_meta == NULL || saved == NULL || PySys_SetObject("path", own_path) < 0 ||
-        PySys_SetObject("meta_path", own_meta) < 0) {
-        PyErr_Clear();
-        Py_CLEAR(saved);
-    }
-    Py_XDECREF(own_path);
-    Py_XDECREF(own_meta);
-    return saved;
+    PyObject *token = PyObject_CallMethod(repl, "own_imports_begin", NULL);
+    if (token == NULL) PyErr_Clear();
+    return token;
 }
 
-static void restore_user_path(PyObject *saved) {
-    if (saved == NULL) return;
+static void end_own_imports(PyObject *token) {
+    if (token == NULL) return;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    if (PySys_SetObject("path", PyTuple_GET_ITEM(saved, 0)) < 0 ||
-        PySys_SetObject("meta_path", PyTuple_GET_ITEM(saved, 1)) < 0)
-        PyErr_Clear();
+    PyObject *repl = PyDict_GetItemString(helpers, "_pyaichat_repl");
+    PyObject *r = repl != NULL ? PyObject_CallMethod(repl, "own_imports_end", "O", token) : NULL;
+    if (r == NULL) PyErr_Clear();
+    Py_XDECREF(r);
     PyErr_Restore(type, value, tb);
-    Py_DECREF(saved);
+    Py_DECREF(token);
 }
 
 /* A helper's code object from a compiled copy (cache: the interpreter's
@@ -317,9 +305,9 @@ static int load_module(const char *name, const char *source, const pyb_bytes *ca
     if (mod == NULL) goto fail;
     PyObject *globals = PyModule_GetDict(mod); /* borrowed */
     if (PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0) goto fail;
-    PyObject *user_path = use_own_path();
+    PyObject *own = begin_own_imports();
     res = PyEval_EvalCode(code, globals, globals);
-    restore_user_path(user_path);
+    end_own_imports(own);
     if (res == NULL) goto fail;
     if (PyDict_SetItemString(helpers, name, mod) < 0) goto fail;
     forget_new_modules(before);
@@ -360,15 +348,30 @@ static pid_t session_pid;
  * the signals pyaichat does not use go back to python3's dispositions
  * before Python starts; what Go needs stays Go's: SIGINT (Ctrl-C, see
  * keep_go_sigint), SIGWINCH (the line editor), SIGURG (preemption, and
- * pybridge's wake-up of the interpreter's thread) and the synchronous ones
- * that turn faults in Go code into panics. Children inherit these, as
- * python3's do. */
+ * pybridge's wake-up of the interpreter's thread), SIGPROF (Go's profiler)
+ * and the synchronous ones that turn faults in Go code into panics.
+ * Children inherit these, as python3's do. */
+static const int python_default_signals[] = {SIGHUP,  SIGQUIT, SIGUSR1,   SIGUSR2, SIGALRM, SIGTERM,
+                                             SIGCHLD, SIGXCPU, SIGVTALRM, SIGIO,   SIGPWR,  SIGSTKFLT};
+#define N_PYTHON_DEFAULT (sizeof python_default_signals / sizeof python_default_signals[0])
+
+/* Which of them pyaichat was started with ignored (nohup ignores SIGHUP; a
+ * shell's trap '' can ignore any): python3 keeps those ignored, and so must
+ * pyaichat. Read before Go's runtime starts and installs its handlers. */
+static int started_ignored[N_PYTHON_DEFAULT];
+
+__attribute__((constructor)) static void record_ignored_signals(void) {
+    for (size_t i = 0; i < N_PYTHON_DEFAULT; i++) {
+        struct sigaction sa;
+        started_ignored[i] = sigaction(python_default_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+    }
+}
+
 static void python_signal_dispositions(void) {
-    static const int dfl[] = {SIGHUP,  SIGQUIT,   SIGUSR1, SIGUSR2, SIGALRM, SIGTERM, SIGCHLD,
-                              SIGXCPU, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,  SIGSTKFLT};
-    static const int ign[] = {SIGPIPE, SIGXFSZ};
-    for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++) signal(dfl[i], SIG_DFL);
-    for (size_t i = 0; i < sizeof ign / sizeof ign[0]; i++) signal(ign[i], SIG_IGN);
+    for (size_t i = 0; i < N_PYTHON_DEFAULT; i++)
+        signal(python_default_signals[i], started_ignored[i] ? SIG_IGN : SIG_DFL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 int pyb_init(const char *executable, int argc, char **argv, const char *helper_src,
@@ -455,16 +458,15 @@ static char *str_result(PyObject *res, const char *what, size_t *out_len, pyb_er
     return out;
 }
 
-/* After user code: a SIGINT that arrived once it had finished is stale, so
- * drop it rather than let it surface in the next statement; and put Go's
- * SIGINT handler back if the code replaced it. */
-/* A child that user code forked (os.fork() at the prompt) has only this
- * thread: the Go runtime's other threads are not in it, so it cannot go
- * back to Go, where it would hang for ever. It ends with the statement that
- * forked it; python3's child would go on reading the same terminal as its
- * parent. Forks that end themselves (multiprocessing, subprocess, a child
- * that calls os._exit) never get here. */
-static void end_forked_child(void) {
+/* A child that user code forked (os.fork() in a statement at the prompt)
+ * has only this thread: the Go runtime's other threads are not in it, so
+ * it cannot go back to Go, where it would hang for ever. It ends with the
+ * statement that forked it: quietly with the status of the SystemExit it
+ * raised (exiting), as python3's would, or else with 0, saying why (where
+ * python3's child would go on reading the same terminal as its parent).
+ * Forks that end themselves (multiprocessing, subprocess, a child that
+ * calls os._exit) never get here. */
+static void end_forked_child(int exiting, int status) {
     if (getpid() == session_pid) return;
     const char *streams[] = {"stdout", "stderr"};
     for (int i = 0; i < 2; i++) {
@@ -473,15 +475,21 @@ static void end_forked_child(void) {
         if (r == NULL) PyErr_Clear();
         Py_XDECREF(r);
     }
-    static const char msg[] =
-        "pyaichat: the process forked by this statement ends here (only pyaichat's first process has a REPL)\n";
-    ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)n;
-    _exit(0);
+    if (!exiting) {
+        static const char msg[] =
+            "pyaichat: the process forked by this statement ends here (only pyaichat's first process has a REPL)\n";
+        ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)n;
+    }
+    _exit(status);
 }
 
-static void settle_after_user_code(void) {
-    end_forked_child();
+/* After user code: a forked child ends (see end_forked_child; exiting and
+ * status say whether the code raised SystemExit, and its status); a SIGINT that arrived once the code had finished
+ * is stale, so drop it rather than let it surface in the next statement;
+ * and put Go's SIGINT handler back if the code replaced it. */
+static void settle_after_user_code(int exiting, int status) {
+    end_forked_child(exiting, status);
     if (PyErr_CheckSignals() < 0) PyErr_Clear();
     keep_go_sigint();
 }
@@ -515,7 +523,7 @@ done:
     Py_XDECREF(py_arg);
     Py_XDECREF(fn);
     if (gc_was > 0) PyGC_Enable();
-    if (kind == PYB_CALL_USER) settle_after_user_code();
+    if (kind == PYB_CALL_USER) settle_after_user_code(0, 0);
     main_tstate = PyEval_SaveThread();
     return out;
 }
@@ -570,7 +578,9 @@ done:
     Py_XDECREF(res);
     Py_XDECREF(codes);
     Py_XDECREF(mod);
-    settle_after_user_code();
+    /* The REPL helper answers "exit:N" for a SystemExit. */
+    int exiting = out != NULL && strncmp(out, "exit:", 5) == 0;
+    settle_after_user_code(exiting, exiting ? atoi(out + 5) : 0);
     main_tstate = PyEval_SaveThread();
     return out;
 }

@@ -18,36 +18,63 @@ _OWN_PATH = tuple(sys.path)
 _OWN_META_PATH = tuple(sys.meta_path)
 
 
-def _stdlib(name):
-    """The standard module name, for pyaichat's own use. It is imported
-    with the search path Python started with, so that a code.py or
-    tokenize.py in the working directory, or a finder the user installed,
-    cannot stand in for it and break the REPL (python3's REPL imports none
-    of them). A module of that name the user already imported from
-    elsewhere stays theirs."""
-    module = sys.modules.get(name)
-    if module is not None and _is_own(module):
-        return module
-    saved = sys.path, sys.meta_path
-    sys.path, sys.meta_path = list(_OWN_PATH), list(_OWN_META_PATH)
-    theirs = sys.modules.pop(name, None)
-    try:
-        __import__(name)
-        return sys.modules[name]
-    finally:
-        sys.path, sys.meta_path = saved
-        if theirs is not None:
-            sys.modules[name] = theirs
+class _OwnImports:
+    """Imports for pyaichat's own use, from where Python's own come: the
+    search path and finders Python started with, and none of the modules
+    the user imported from elsewhere (a json.py in the working directory,
+    say) while they run. Those are set aside and put back after, so that
+    the user's stay theirs and pyaichat never runs their code in their
+    place. pybridge loads helpers with this too (own_imports_begin)."""
+
+    def __enter__(self):
+        self._path, self._meta_path = sys.path, sys.meta_path
+        self._theirs = {}
+        for name, module in list(sys.modules.items()):
+            if _from_elsewhere(module):
+                self._theirs[name] = sys.modules.pop(name)
+        sys.path, sys.meta_path = list(_OWN_PATH), list(_OWN_META_PATH)
+        return self
+
+    def __exit__(self, *exc):
+        sys.path, sys.meta_path = self._path, self._meta_path
+        sys.modules.update(self._theirs)
 
 
-def _is_own(module):
+def _from_elsewhere(module):
+    """Whether module was loaded from a file outside the search path Python
+    started with (built-in, frozen and file-less modules are not)."""
     if type(module) is not type(sys):
         return False
     spec = module.__dict__.get("__spec__")
     origin = getattr(spec, "origin", None)
-    if origin in ("built-in", "frozen"):
-        return True
-    return type(origin) is str and any(p and origin.startswith(p + "/") for p in _OWN_PATH)
+    if type(origin) is not str or origin in ("built-in", "frozen"):
+        return False
+    return not any(p and origin.startswith(p + "/") for p in _OWN_PATH)
+
+
+def own_imports_begin():
+    """For pybridge: start loading a helper with _OwnImports."""
+    return _OwnImports().__enter__()
+
+
+def own_imports_end(token):
+    """For pybridge: end what own_imports_begin started."""
+    token.__exit__(None, None, None)
+
+
+_own_modules = {}
+
+
+def _stdlib(name):
+    """The standard module name, for pyaichat's own use (see _OwnImports):
+    a code.py or tokenize.py in the working directory, or a finder the user
+    installed, cannot stand in for it and break the REPL (python3's REPL
+    imports none of them)."""
+    module = _own_modules.get(name)
+    if module is None:
+        with _OwnImports():
+            module = _own_modules[name] = __import__(name, fromlist=["_"])
+    return module
 
 
 def _console_class():
@@ -89,7 +116,10 @@ def _console_class():
                 compile(source + "\n", self.filename, "single", flags, True)
             except SyntaxError as err:
                 last = next((l for l in reversed(self.buffer) if l.strip()), "")
-                if (isinstance(err, IndentationError) and err.msg.startswith("expected an indented block")) or last.lstrip().startswith("@"):
+                header = isinstance(err, IndentationError) and err.msg.startswith("expected an indented block")
+                # A lone decorator; not an @ inside a string still open.
+                decorator = err.msg == "invalid syntax" and last.lstrip().startswith("@")
+                if header or decorator:
                     if not err.offset:
                         err.offset = 1  # the interactive tokenizer points at the blank line
                     self.resetbuffer()

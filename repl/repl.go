@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/chzyer/readline"
-	"github.com/chzyer/readline/runes"
 	"io"
 	"os"
 	"os/signal"
@@ -20,6 +18,9 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/chzyer/readline"
+	"github.com/chzyer/readline/runes"
 
 	"github.com/pyaichat/pyaichat/pybridge"
 )

@@ -139,7 +139,7 @@ func runSetup(in *pybridge.Interp, call capabilityCall) error {
 	}
 	if call.file != "" {
 		if _, err := os.Stat(call.file); err != nil {
-			return fmt.Errorf("can't open file %q: %w", call.file, errors.Unwrap(err))
+			return errors.New(cantOpen(call.file, err))
 		}
 		if _, err := in.RunFile(call.file); err != nil {
 			return fmt.Errorf("running %s: %w", call.file, err)

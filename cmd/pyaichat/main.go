@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/capabilities"
@@ -148,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// python3 -i reports a FILE it cannot open and goes on to the REPL
 		// (so does pyaichat, from Python); a question about it cannot.
 		if _, err := os.Stat(c.script); err != nil && c.question != "" {
-			fmt.Fprintf(stderr, "pyaichat: can't open file %q: %v\n", c.script, errors.Unwrap(err))
+			fmt.Fprintf(stderr, "pyaichat: %s\n", cantOpen(c.script, err))
 			return 2
 		}
 		argv = append([]string{c.script}, c.args...)
@@ -189,4 +191,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return repl.Run(opts)
+}
+
+// cantOpen says that FILE cannot be opened as python3 says it (and as
+// pyaichat says it when the REPL starts anyway).
+func cantOpen(path string, err error) string {
+	if abs, aerr := filepath.Abs(path); aerr == nil {
+		path = abs
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return fmt.Sprintf("can't open file '%s': %v", path, err)
+	}
+	msg := errno.Error() // strerror, but in lower case
+	return fmt.Sprintf("can't open file '%s': [Errno %d] %s", path, int(errno), strings.ToUpper(msg[:1])+msg[1:])
 }
