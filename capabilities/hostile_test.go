@@ -86,6 +86,12 @@ et_long = type("L" * 10**7, (Exception,), {"__module__": "m" * 10**7})
 		t.Errorf("a 10 MB class name: type of %d bytes: %.80q", len(cerr.Type), cerr.Type)
 	}
 
+	// Nor by putting a class of one's own where a helper might look for
+	// pyaichat's Refused.
+	setup(t, "import _pyaichat\n_pyaichat.Refused = Refused")
+	mustErr(t, "eval_expr", "et_raise(Refused('open refused'))", "__main__.Refused")
+	setup(t, "del _pyaichat.Refused")
+
 	// The last exception's type too.
 	setLast(t, "raise Timeout('x')")
 	if got := lastException(t)["type"]; got != "__main__.Timeout" {

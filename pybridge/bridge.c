@@ -305,6 +305,8 @@ static int load_module(const char *name, const char *source, const pyb_bytes *ca
     if (mod == NULL) goto fail;
     PyObject *globals = PyModule_GetDict(mod); /* borrowed */
     if (PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0) goto fail;
+    PyObject *refused = pyb_refused_type(); /* borrowed */
+    if (refused == NULL || PyDict_SetItemString(globals, "_PYAICHAT_REFUSED", refused) < 0) goto fail;
     PyObject *own = begin_own_imports();
     res = PyEval_EvalCode(code, globals, globals);
     end_own_imports(own);

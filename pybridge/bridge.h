@@ -39,6 +39,12 @@ int pyb_load_module(const char *name, const char *source, const pyb_bytes *cache
 /* A new reference to the loaded helper module name, or NULL with
  * ImportError set. Call with the GIL held. */
 PyObject *pyb_helper(const char *name);
+
+/* pyaichat.Refused, the error the isolated copy's guard raises (borrowed;
+ * made on first use), or NULL with an exception set. Helpers tell it from
+ * a user class of that name by identity: load_module puts it in their
+ * globals as _PYAICHAT_REFUSED, where user code cannot replace it. */
+PyObject *pyb_refused_type(void);
 #endif
 
 /* What a pyb_call may do. */

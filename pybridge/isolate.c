@@ -146,29 +146,21 @@ static int audit_guard(const char *event, PyObject *args, void *data) {
     return 0;
 }
 
-/* Call with the GIL held, in the parent. */
-static int install_guard(pyb_error *err) {
-    if (hook_installed) return 0;
-    if (refused_type == NULL) {
+PyObject *pyb_refused_type(void) {
+    if (refused_type == NULL)
         refused_type = PyErr_NewExceptionWithDoc(
             "pyaichat.Refused",
             "A capability tried something it may not do (pyaichat's read-only policy).",
             PyExc_PermissionError, NULL);
-        if (refused_type == NULL) {
-            iso_fetch(err);
-            return -1;
-        }
-        /* Helpers tell the real Refused from a user class of that name
-         * by identity (_pyaichat.Refused), so a user's exception cannot
-         * pass for pyaichat's refusal. */
-        PyObject *name = PyUnicode_FromString("_pyaichat");
-        PyObject *bridge = name != NULL ? PyImport_GetModule(name) : NULL;
-        Py_XDECREF(name);
-        if (bridge != NULL) {
-            if (PyObject_SetAttrString(bridge, "Refused", refused_type) < 0) PyErr_Clear();
-            Py_DECREF(bridge);
-        }
-        PyErr_Clear();
+    return refused_type;
+}
+
+/* Call with the GIL held, in the parent. */
+static int install_guard(pyb_error *err) {
+    if (hook_installed) return 0;
+    if (pyb_refused_type() == NULL) {
+        iso_fetch(err);
+        return -1;
     }
     /* Hooks cannot be removed, so this one stays for the life of the
      * process; in the parent it returns at once. */

@@ -152,9 +152,10 @@ def _module_of(t):
 
 
 def _refused_type():
-    """pyaichat's Refused exception, which isolate.c's audit hook raises
-    (it sets _pyaichat.Refused before the first copy is forked)."""
-    return _pyaichat.__dict__.get("Refused")
+    """pyaichat's Refused exception, which isolate.c's audit hook raises;
+    pybridge puts it in this module's globals as it loads it, out of user
+    code's reach (an attribute of the shared _pyaichat module is not)."""
+    return globals().get("_PYAICHAT_REFUSED")
 
 
 def _error_type(t):
