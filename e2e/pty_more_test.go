@@ -152,3 +152,21 @@ func ttyOf(t *testing.T, s *ptytest.Session) *os.File {
 const syscallNoctty = syscall.O_NOCTTY
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Ctrl-Z where no shell can continue pyaichat (it leads its own session, as
+// under `docker run -it` or a terminal emulator without a shell): python3
+// ignores it, and so must pyaichat, keeping the line being typed. (The
+// line editor's own handling stopped the parent process and then waited
+// for ever.)
+func TestPTYCtrlZWithoutJobControl(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	s.Send("x = 4")
+	s.ExpectCursorLine("py> x = 4")
+	s.Send("\x1a")
+	s.ExpectCursorLine("py> x = 4")
+	s.Send("\r")
+	typeLine(t, s, "x + 1", "5")
+	s.Send(ptytest.CtrlD)
+	assertExit(t, s, 0)
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/chzyer/readline/runes"
+	"golang.org/x/sys/unix"
 )
 
 // eventKind says what ended one read of the prompt.
@@ -162,6 +163,9 @@ func (e *editor) filter(r rune) (rune, bool) {
 // the line, TAB switches modes or indents.
 func (e *editor) translate(r rune) (rune, bool) {
 	switch r {
+	case readline.CharCtrlZ:
+		e.suspend()
+		return 0, false
 	case pasteRune:
 		e.mu.Lock()
 		e.pasting = true
@@ -284,4 +288,22 @@ func rows(text string, width int) int {
 // clears from there down.
 func eraseLines(n int) string {
 	return fmt.Sprintf("\x1b[%dA\r\x1b[J", n)
+}
+
+// suspend is Ctrl-Z at the prompt, done as the terminal's own Ctrl-Z would
+// do it (the line editor keeps ISIG off): SIGTSTP to pyaichat's process
+// group, with the terminal in the mode it had before. readline's own
+// handling also signals the parent process (stopping whatever started
+// pyaichat, if it does not ignore SIGTSTP) and waits for a SIGCONT that never
+// comes when the kernel discards the stop, as it does in a process group
+// with no shell to continue it (pyaichat as a session leader). Then, as
+// python3 does there, Ctrl-Z does nothing.
+func (e *editor) suspend() {
+	e.raw.exit()
+	io.WriteString(e.out, "\r\n")
+	e.out.flush()
+	// Returns once pyaichat is continued (fg), or at once when discarded.
+	unix.Kill(0, unix.SIGTSTP)
+	e.raw.enter()
+	e.rl.Refresh()
 }
