@@ -15,7 +15,7 @@ import (
 
 // NotConfigured is the one line shown when a question is asked with no key
 // and OpenAI's default base URL.
-const NotConfigured = "ai> is not configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama or llama.cpp), and PYAICHAT_MODEL to choose the model (default " + DefaultModel + ")"
+const NotConfigured = "the assistant (ai>) is not configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama or llama.cpp), and PYAICHAT_MODEL to choose the model (default " + DefaultModel + ")"
 
 const systemPrompt = `You are the assistant inside pyaichat, a Python REPL. You see the user's live Python session only through the tools. They are read-only: they inspect values and never change the session. Check facts with them instead of guessing, using the smallest call that answers (get_type, get_repr, or eval_expr on a narrow expression). Expressions run in the session's namespace; never import modules. Answer concisely in plain text, grounded in the tool results, and say when the session cannot tell.`
 

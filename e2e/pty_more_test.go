@@ -66,8 +66,10 @@ func TestPTYDumbTerminal(t *testing.T) {
 	s.SendLine("6*7")
 	s.ExpectString("42\r\n")
 	s.ExpectString("py> ")
-	if strings.Contains(s.Output(), "\x1b[") {
-		t.Errorf("escape sequences sent to a TERM=dumb terminal: %q", s.Output())
+	s.SendLine("import os; n = os.write(1, b'raw')")
+	s.ExpectString("py> ")
+	if strings.Contains(s.Output(), "\x1b[") || strings.Contains(s.Output(), "    \r") {
+		t.Errorf("escape sequences or line redraws sent to a TERM=dumb terminal: %q", s.Output())
 	}
 	s.Send(ptytest.CtrlD)
 	assertExit(t, s, 0)

@@ -388,6 +388,9 @@ func (r *session) keepPartialLine(partial string) {
 		return
 	}
 	width := readline.GetScreenWidth()
+	if _, editing := r.input.(*editor); partial == "" && !editing {
+		return // no line editor (TERM=dumb): nothing redraws the line
+	}
 	if partial == "" {
 		// Output that bypassed sys.stdout (os.write, a subprocess, C code)
 		// may have left the cursor mid-line, where the editor's redraw

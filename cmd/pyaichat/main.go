@@ -31,9 +31,11 @@ A Python REPL with an AI assistant that can look at the live session.
 At the prompt, TAB switches between py> (Python) and ai> (questions).
 
 Options:
-  -c CODE          run CODE first (repeatable before FILE), then stay interactive
+  -c CODE          run CODE, then stay interactive; as in python3, the arguments
+                   after it are sys.argv[1:], so options go before it
   FILE             run FILE as __main__ with sys.argv = [FILE, ARG...], then stay interactive
-  -p QUESTION      run the setup code, ask QUESTION, print the answer and exit
+  -p QUESTION      run the setup (-c CODE or FILE, given after it), ask QUESTION,
+                   print the answer and exit
   --venv DIR       use the virtualenv in DIR (default: $VIRTUAL_ENV)
   --model NAME     the model to ask (default: $PYAICHAT_MODEL, or gpt-4o)
   --base-url URL   an OpenAI-compatible API (default: $OPENAI_BASE_URL)
@@ -162,7 +164,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pyaichat: %v\n", cfgErr)
 		return 2
 	}
-	cfg.Color = repl.IsTerminal(os.Stdout)
+	cfg.Color = repl.IsTerminal(os.Stdout) && os.Getenv("TERM") != "dumb"
 	var session *agent.Session
 	opts := repl.Options{
 		Stdin:    os.Stdin,
