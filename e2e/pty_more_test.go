@@ -172,3 +172,21 @@ func TestPTYCtrlZWithoutJobControl(t *testing.T) {
 	s.Send(ptytest.CtrlD)
 	assertExit(t, s, 0)
 }
+
+// Home and End as tmux, screen and rxvt send them, and Ctrl-Left/Right,
+// which GNU readline takes from Debian's /etc/inputrc.
+func TestPTYHomeEndAndWordKeys(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	s.Send("23")
+	s.Send("\x1b[1~1\x1b[4~4")
+	s.ExpectCursorLine("py> 1234")
+	s.Send("\x1b[7~9\x1b[8~5")
+	s.ExpectCursorLine("py> 912345")
+	s.Send("\r")
+	s.ExpectString("912345\r\n")
+	s.ExpectString("py> ")
+	s.Send("aa bb\x1b[1;5Dx\x1b[1;5Cy\r")
+	s.ExpectString("py> aa xbby\r\n")
+	s.ExpectString("py> ")
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 
+	"github.com/chzyer/readline"
+
 	"github.com/pyaichat/pyaichat/pybridge"
 )
 
@@ -233,6 +235,7 @@ func (r editorReader) Read(b []byte) (int, error) {
 		p.cond.Wait()
 	}
 	c := &p.queue[0]
+	c.data = editorKeys.translate(c.data)
 	end := len(c.data)
 	if i := bytes.IndexAny(c.data, "\r\n\x03\x04"); i >= 0 {
 		end = i + 1
@@ -331,4 +334,35 @@ func (p *pump) discardTyped() {
 	p.mu.Lock()
 	p.queue = nil
 	p.mu.Unlock()
+}
+
+// keyMap rewrites keys the line editor does not know into ones it does.
+type keyMap []struct{ from, to []byte }
+
+// editorKeys are the common keys chzyer/readline misses that GNU readline
+// (and so python3) takes from Debian's /etc/inputrc: Home and End as
+// tmux, screen and rxvt send them, and Ctrl-Left/Right as word moves.
+var editorKeys = keyMap{
+	{[]byte("\x1b[1~"), []byte{readline.CharLineStart}}, // Home
+	{[]byte("\x1b[7~"), []byte{readline.CharLineStart}}, // Home (rxvt)
+	{[]byte("\x1b[4~"), []byte{readline.CharLineEnd}},   // End
+	{[]byte("\x1b[8~"), []byte{readline.CharLineEnd}},   // End (rxvt)
+	{[]byte("\x1b[1;5D"), []byte("\x1bb")},              // Ctrl-Left: back a word
+	{[]byte("\x1b[1;5C"), []byte("\x1bf")},              // Ctrl-Right: forward a word
+	{[]byte("\x1b[5D"), []byte("\x1bb")},
+	{[]byte("\x1b[5C"), []byte("\x1bf")},
+}
+
+// translate rewrites b (a chunk of keys as the terminal sent them, which
+// sends each key's sequence whole) with m.
+func (m keyMap) translate(b []byte) []byte {
+	if bytes.IndexByte(b, 0x1b) < 0 {
+		return b
+	}
+	for _, k := range m {
+		if bytes.Contains(b, k.from) {
+			b = bytes.ReplaceAll(b, k.from, k.to)
+		}
+	}
+	return b
 }
