@@ -190,3 +190,19 @@ func TestPTYHomeEndAndWordKeys(t *testing.T) {
 	s.ExpectString("py> aa xbby\r\n")
 	s.ExpectString("py> ")
 }
+
+// Ctrl-C at the ai> prompt drops the question typed so far; it is not
+// Python's KeyboardInterrupt.
+func TestPTYCtrlCAtAIPrompt(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	s.Send("\t")
+	s.ExpectCursorLine("ai>")
+	s.Send("half a question")
+	s.ExpectCursorLine("ai> half a question")
+	s.Send(ptytest.CtrlC)
+	s.ExpectCursorLine("ai>")
+	if strings.Contains(s.Screen(), "KeyboardInterrupt") {
+		t.Errorf("Ctrl-C at ai> printed KeyboardInterrupt:\n%s", s.Screen())
+	}
+}

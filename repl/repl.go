@@ -239,8 +239,13 @@ func (r *session) loop() int {
 			}
 			return r.finish(0)
 		case evInterrupt:
-			// The partial line is discarded, never run; as in python3.
-			fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
+			// The partial line is discarded, never run; as in python3,
+			// which says KeyboardInterrupt (a question just goes).
+			if mode == ModePy {
+				fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
+			} else {
+				fmt.Fprintln(r.opts.Stdout)
+			}
 			pendingPaste = ""
 			if cont {
 				r.in.ResetBlock()
