@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeOpenAI is an OpenAI-compatible chat-completions server for the built
@@ -139,5 +140,48 @@ func TestOneShotUnconfigured(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "OPENAI_API_KEY") {
 		t.Errorf("message %q does not say what to set", out)
+	}
+}
+
+// Keys typed while an answer streams wait for the next prompt instead of
+// being echoed into the answer.
+func TestPTYTypingWhileAnswerStreams(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(text string) {
+			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", text)
+			w.(http.Flusher).Flush()
+		}
+		chunk("first half, ")
+		<-release
+		chunk("second half.")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	s := startREPLNoWait(t, t.TempDir(), []string{
+		"OPENAI_BASE_URL=" + srv.URL + "/v1", "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake",
+	})
+	s.ExpectString("py> ")
+	s.Send("\t")
+	s.ExpectString("ai> ")
+	enter(s, "a question")
+	s.ExpectString("first half, ")
+	s.Send("typed ahead")
+	s.Settle(200 * time.Millisecond) // the keys are in the terminal by now
+	close(release)
+	s.ExpectString("second half.")
+	s.ExpectCursorLine("ai> typed ahead")
+	if !strings.Contains(s.Output(), "first half, second half.") {
+		t.Errorf("the answer was interrupted by the keys typed meanwhile:\n%s", s.Dump())
 	}
 }

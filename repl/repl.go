@@ -456,7 +456,13 @@ func (r *session) ask(line string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.aiCancel.Store(&cancel)
-	err := r.assistant.Handle(ctx, line, r.opts.Stdout)
+	var err error
+	handle := func() { err = r.assistant.Handle(ctx, line, r.opts.Stdout) }
+	if r.tty {
+		withoutEcho(int(r.opts.Stdin.Fd()), handle)
+	} else {
+		handle()
+	}
 	r.aiCancel.Store(nil)
 	cancelled := ctx.Err() != nil
 	cancel()

@@ -103,3 +103,22 @@ func (m *rawMode) exit() error {
 	m.saved = nil
 	return err
 }
+
+// withoutEcho runs fn with the terminal's echo off, where keys typed
+// meanwhile would be printed into fn's output (an answer streaming at ai>);
+// they still reach the next prompt. Ctrl-C still interrupts.
+func withoutEcho(fd int, fn func()) {
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil || t.Lflag&unix.ECHO == 0 {
+		fn()
+		return
+	}
+	quiet := *t
+	quiet.Lflag &^= unix.ECHO
+	if unix.IoctlSetTermios(fd, unix.TCSETS, &quiet) != nil {
+		fn()
+		return
+	}
+	defer unix.IoctlSetTermios(fd, unix.TCSETS, t)
+	fn()
+}
