@@ -850,11 +850,15 @@ class _TailRaw(io.RawIOBase):
     def write(self, b):
         n = self._raw.write(b)
         if n:
-            data = bytes(memoryview(b)[:n])
-            i = max(data.rfind(b"\n"), data.rfind(b"\r"))
-            self.tail = data[i + 1 :] if i >= 0 else self.tail + data
-            self.tail = self.tail[-512:]
-            self.lines_at = _pyaichat.lines_read()
+            b = memoryview(b)
+            if b[n - 1] == 10:
+                # The common case, a whole line: nothing to copy.
+                self.tail = b""
+            else:
+                data = bytes(b[:n])
+                i = max(data.rfind(b"\n"), data.rfind(b"\r"))
+                self.tail = (data[i + 1 :] if i >= 0 else self.tail + data)[-512:]
+                self.lines_at = _pyaichat.lines_read()
         return n
 
     def fileno(self):

@@ -115,7 +115,7 @@ func (r *session) run() (status int) {
 
 	var plain *plainReader
 	if r.tty {
-		r.pump = newPump(pollable(o.Stdin), true)
+		r.pump = newPump(newTTYReader(o.Stdin), true)
 		if os.Getenv("TERM") == "dumb" {
 			plain = &plainReader{pump: r.pump, prompts: o.Stdout, state: r.state}
 		}
