@@ -253,3 +253,68 @@ func loadavg() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// BenchmarkPrintVersusPython times printing 200,000 lines of 67 characters
+// at each REPL's prompt, the PTY read as fast as it comes, and reports the
+// medians of b.N runs each (`make bench-repl`).
+func BenchmarkPrintVersusPython(b *testing.B) {
+	home := b.TempDir()
+	progs := []replProg{
+		{name: "python3", argv: []string{pythonOracle, "-q", "-i"}, prompt: ">>> "},
+		{name: "pyaichat", argv: []string{binary}, prompt: "py> "},
+	}
+	times := map[string][]float64{}
+	for i := 0; i < b.N; i++ {
+		for _, p := range progs {
+			d, err := measurePrint(p, home)
+			if err != nil {
+				b.Fatalf("%s, run %d: %v", p.name, i+1, err)
+			}
+			times[p.name] = append(times[p.name], d.Seconds())
+		}
+	}
+	py, pa := median(times["python3"]), median(times["pyaichat"])
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(py, "python3-print-s")
+	b.ReportMetric(pa, "pyaichat-print-s")
+	b.ReportMetric(pa/py, "print-ratio")
+}
+
+// measurePrint starts p on a PTY and times a loop printing 200,000 lines,
+// from sending it to reading its last output.
+func measurePrint(p replProg, home string) (time.Duration, error) {
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Env = testEnv(home, "xterm")
+	cmd.Dir = home
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	r := &ptyReader{f: f}
+	if _, err := r.waitFor(0, p.prompt, "", 30*time.Second); err != nil {
+		return 0, fmt.Errorf("first prompt: %w", err)
+	}
+	const done = "printed-all" // the loop's last line, not in its echo
+	start := time.Now()
+	if _, err := f.WriteString("for i in range(200000): print(i, 'x' * 60)\r\rprint('printed' + '-all')\r"); err != nil {
+		return 0, err
+	}
+	if err := f.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
+		return 0, err
+	}
+	var tail []byte
+	buf := make([]byte, 64<<10)
+	for !bytes.Contains(tail, []byte(done)) {
+		n, err := f.Read(buf)
+		if err != nil {
+			return 0, fmt.Errorf("reading the output: %w", err)
+		}
+		tail = append(tail[max(0, len(tail)-len(done)):], buf[:n]...)
+	}
+	return time.Since(start), nil
+}
