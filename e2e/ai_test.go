@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
 
 // fakeOpenAI is an OpenAI-compatible chat-completions server for the built
@@ -183,5 +185,34 @@ func TestPTYTypingWhileAnswerStreams(t *testing.T) {
 	s.ExpectCursorLine("ai> typed ahead")
 	if !strings.Contains(s.Output(), "first half, second half.") {
 		t.Errorf("the answer was interrupted by the keys typed meanwhile:\n%s", s.Dump())
+	}
+}
+
+// Ctrl-C while an answer streams: the key shows as ^C on a line of its own
+// (the terminal does not echo during the answer; pyaichat shows it), then
+// one line says the question was cancelled.
+func TestPTYCancelWhileAnswerStreams(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", "first line\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes
+	}))
+	t.Cleanup(srv.Close)
+	s := startREPLNoWait(t, t.TempDir(), []string{
+		"OPENAI_BASE_URL=" + srv.URL + "/v1", "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake",
+	})
+	s.ExpectString("py> ")
+	s.Send("\t")
+	s.ExpectString("ai> ")
+	enter(s, "a question")
+	s.ExpectString("first line\r\n")
+	s.Send(ptytest.CtrlC)
+	s.ExpectString("(cancelled)\r\n")
+	s.ExpectString("ai> ")
+	if out := s.Output(); !strings.Contains(out, "first line\r\n^C\r\n(cancelled)\r\n") {
+		t.Errorf("want the answer, ^C, then (cancelled), each on its own line:\n%s", s.Dump())
 	}
 }

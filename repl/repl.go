@@ -188,7 +188,8 @@ func (r *session) run() (status int) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		r.aiCancel.Store(&cancel)
-		code := o.OneShot(ctx, o.Stdout)
+		var code int
+		r.whileAsking(func() { code = o.OneShot(ctx, o.Stdout) })
 		cancel()
 		return r.finish(code)
 	}
@@ -382,6 +383,18 @@ func (r *session) recentContext() string {
 	return s
 }
 
+// whileAsking runs fn, which asks the assistant, with the terminal's echo
+// off, so that keys typed while an answer streams wait for the next prompt
+// instead of landing in the answer. Ctrl-C still interrupts, and
+// onInterrupt shows it as the terminal would have.
+func (r *session) whileAsking(fn func()) {
+	if !r.tty {
+		fn()
+		return
+	}
+	withoutEcho(int(r.opts.Stdin.Fd()), fn)
+}
+
 // keepPartialLine makes the next prompt follow output that did not end its
 // line, as in python3: the line editor redraws its whole line, prompt
 // included, so the prompt carries that text (partial, from sys.stdout) to
@@ -393,17 +406,15 @@ func (r *session) keepPartialLine(partial string) {
 		return
 	}
 	width := readline.GetScreenWidth()
-	if _, editing := r.input.(*editor); partial == "" && !editing {
-		return // no line editor (TERM=dumb): nothing redraws the line
-	}
 	if partial == "" {
 		// Output that bypassed sys.stdout (os.write, a subprocess, C code)
 		// may have left the cursor mid-line, where the editor's redraw
 		// would erase it. A line's worth of spaces then a carriage return
 		// is invisible when the cursor is at the start of a line, and
 		// otherwise wraps to a new one, leaving that output in place (the
-		// way zsh keeps a command's unterminated output).
-		if width > 1 {
+		// way zsh keeps a command's unterminated output). Without a line
+		// editor (TERM=dumb) nothing redraws the line.
+		if _, editing := r.input.(*editor); editing && width > 1 {
 			io.WriteString(r.opts.Stdout, strings.Repeat(" ", width)+"\r")
 		}
 		return
@@ -457,12 +468,7 @@ func (r *session) ask(line string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.aiCancel.Store(&cancel)
 	var err error
-	handle := func() { err = r.assistant.Handle(ctx, line, r.opts.Stdout) }
-	if r.tty {
-		withoutEcho(int(r.opts.Stdin.Fd()), handle)
-	} else {
-		handle()
-	}
+	r.whileAsking(func() { err = r.assistant.Handle(ctx, line, r.opts.Stdout) })
 	r.aiCancel.Store(nil)
 	cancelled := ctx.Err() != nil
 	cancel()
@@ -509,6 +515,11 @@ const stuckGrace = 500 * time.Millisecond
 
 func (r *session) onInterrupt() {
 	if c := r.aiCancel.Load(); c != nil {
+		if r.tty {
+			// The terminal does not echo while a question runs (see
+			// whileAsking): show the key as it would.
+			io.WriteString(r.opts.Stdout, "^C")
+		}
 		(*c)()
 		return
 	}
