@@ -16,6 +16,14 @@ import (
 	"github.com/creack/pty"
 )
 
+// versusPython is what the benchmarks compare: python3 -q -i and pyaichat.
+func versusPython() []replProg {
+	return []replProg{
+		{name: "python3", argv: []string{pythonOracle, "-q", "-i"}, prompt: ">>> "},
+		{name: "pyaichat", argv: []string{binary}, prompt: "py> "},
+	}
+}
+
 // BenchmarkVersusPython measures pyaichat beside Debian's `python3 -q -i`
 // (same libpython) in one run, each under a fresh PTY, as issue 2
 // ("Performance") asks: time to the first prompt, resident memory (VmRSS)
@@ -30,10 +38,7 @@ import (
 // (make bench). There is no timing assertion: the machine is shared.
 func BenchmarkVersusPython(b *testing.B) {
 	home := b.TempDir()
-	progs := []replProg{
-		{name: "python3", argv: []string{pythonOracle, "-q", "-i"}, prompt: ">>> "},
-		{name: "pyaichat", argv: []string{binary}, prompt: "py> "},
-	}
+	progs := versusPython()
 	results := map[string][]replRun{}
 	for i := 0; i < b.N; i++ {
 		order := progs
@@ -259,10 +264,7 @@ func loadavg() string {
 // medians of b.N runs each (`make bench-repl`).
 func BenchmarkPrintVersusPython(b *testing.B) {
 	home := b.TempDir()
-	progs := []replProg{
-		{name: "python3", argv: []string{pythonOracle, "-q", "-i"}, prompt: ">>> "},
-		{name: "pyaichat", argv: []string{binary}, prompt: "py> "},
-	}
+	progs := versusPython()
 	times := map[string][]float64{}
 	for i := 0; i < b.N; i++ {
 		for _, p := range progs {

@@ -5,6 +5,7 @@ code.  Every entry point takes and returns plain strings so that one cgo
 crossing does one whole operation.
 """
 
+import builtins
 import functools
 import io
 import sys
@@ -288,13 +289,9 @@ class _Recent:
 
     def starting(self):
         """Input is about to run: a value is its result only if new."""
-        import builtins
-
         self._result_before = builtins.__dict__.get("_")
 
     def record(self, source):
-        import builtins
-
         source = source.rstrip("\n")
         if not source.strip():
             return
