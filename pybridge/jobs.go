@@ -168,11 +168,7 @@ func (l *jobLine) putWaiter(w *waiter) {
 // way back from the interpreter's thread.
 func (l *jobLine) waitDoneContext(ctx context.Context, w *waiter) error {
 	if ctx.Done() == nil {
-		if err := w.waitDone(); err != nil {
-			return err // w is left alone: its pipe is in an unknown state
-		}
-		l.putWaiter(w)
-		return nil
+		return l.collect(w)
 	}
 	fds := []unix.PollFd{{Fd: int32(w.r), Events: unix.POLLIN}}
 	for {
@@ -185,20 +181,22 @@ func (l *jobLine) waitDoneContext(ctx context.Context, w *waiter) error {
 		case err != nil:
 			return fmt.Errorf("pybridge: waiting for the interpreter: %w", err)
 		case n > 0:
-			if err := w.waitDone(); err != nil {
-				return err
-			}
-			l.putWaiter(w)
-			return nil
+			return l.collect(w)
 		case ctx.Err() != nil:
-			go func() {
-				if w.waitDone() == nil {
-					l.putWaiter(w)
-				}
-			}()
+			go l.collect(w)
 			return ctx.Err()
 		}
 	}
+}
+
+// collect waits for the job that carries w and puts w back in the pool;
+// after an error w is left alone, its pipe in an unknown state.
+func (l *jobLine) collect(w *waiter) error {
+	if err := w.waitDone(); err != nil {
+		return err
+	}
+	l.putWaiter(w)
+	return nil
 }
 
 // waitDone blocks until the interpreter's thread has run the job that

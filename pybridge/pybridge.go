@@ -247,11 +247,7 @@ func (in *Interp) loadModule(name, source string, cache codeCache) error {
 // _pyaichat_repl, loaded at Start). Set userCode when the call may run the
 // user's code: Ctrl-C then reaches it as KeyboardInterrupt.
 func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
-	kind := callHelper
-	if userCode {
-		kind = callUser
-	}
-	return in.callJob(context.Background(), module, fn, arg, kind)
+	return in.CallContext(context.Background(), module, fn, arg, userCode)
 }
 
 // CallReadOnly is Call for a helper that runs no user code and changes
@@ -261,7 +257,7 @@ func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
 // is off during the call, so that no user __del__ runs in it. A helper
 // that does change such state must go through Call.
 func (in *Interp) CallReadOnly(module, fn, arg string) (string, error) {
-	return in.callJob(context.Background(), module, fn, arg, callReadOnly)
+	return in.CallReadOnlyContext(context.Background(), module, fn, arg)
 }
 
 // CallReadOnlyContext is CallReadOnly giving up when ctx ends, for when
