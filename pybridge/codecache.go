@@ -41,7 +41,7 @@ func (c codeCache) path(module, source string) string {
 }
 
 // load returns the kept copy of module's compiled source, for C, and a
-// function that frees it; data is nil when there is none.
+// function that frees it; cache is nil when there is none.
 func (c codeCache) load(module, source string) (cache *C.pyb_bytes, free func()) {
 	if c.dir == "" {
 		return nil, func() {}
