@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	if err := in.RouteStdin(); err != nil {
+	if err := in.RouteStdin(false); err != nil {
 		panic(err)
 	}
 	if err := in.LoadModule("_caps_test", testHelper); err != nil {

@@ -2,16 +2,17 @@
 #define _GNU_SOURCE
 #include <Python.h>
 #include <marshal.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bridge.h"
+#include "signals.h"
 #include "_cgo_export.h"
 
 static PyThreadState *main_tstate;  /* the interpreter's thread, GIL dropped */
-static struct sigaction go_sigint;  /* Go's SIGINT handler, kept in place */
 
 static char *dup_utf8(PyObject *str, size_t *len) {
     PyObject *bytes = PyUnicode_AsEncodedString(str, "utf-8", "backslashreplace");
@@ -120,11 +121,101 @@ static PyObject *mod_lines_read(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLong(__atomic_load_n(&lines_read, __ATOMIC_RELAXED));
 }
 
+/* Whether input() on a terminal reads the terminal itself, as in python3
+ * (set by _pyaichat.native_input), or asks Go for a line. */
+static int native_input;
+
+/* GNU readline's PyOS_ReadlineFunctionPointer, once the readline module
+ * installed it. */
+static char *(*gnu_readline)(FILE *, FILE *, const char *);
+
+static char *readline_hook(FILE *in, FILE *out, const char *prompt);
+
+/* Takes GNU readline's function, if the readline module put it in place
+ * of ours (imported by user code or by sys.__interactivehook__), and puts
+ * ours back so that lines read are still counted. GIL held. */
+static void adopt_gnu_readline(void) {
+    if (PyOS_ReadlineFunctionPointer != NULL && PyOS_ReadlineFunctionPointer != readline_hook) {
+        gnu_readline = PyOS_ReadlineFunctionPointer;
+        PyOS_ReadlineFunctionPointer = readline_hook;
+    }
+}
+
+/* python3 -i calls sys.__interactivehook__ (site's sets up GNU readline,
+ * its completion and ~/.python_history) before its first prompt; pyaichat,
+ * whose own prompt is not GNU readline's, calls it before the first
+ * nested prompt (input(), pdb), which saves start-up the 7 ms it takes. */
+static void interactive_hook_once(void) {
+    static int called;
+    if (called) return;
+    called = 1;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *hook = PySys_GetObject("__interactivehook__"); /* borrowed */
+    if (hook != NULL) {
+        if (PySys_Audit("cpython.run_interactivehook", "O", hook) < 0) {
+            PyErr_Print();
+        } else {
+            PyObject *r = PyObject_CallNoArgs(hook);
+            if (r == NULL) {
+                PySys_WriteStderr("Failed calling sys.__interactivehook__\n");
+                PyErr_Print();
+            }
+            Py_XDECREF(r);
+        }
+    }
+    adopt_gnu_readline();
+    PyGILState_Release(g);
+}
+
+/* Reads a line as PyOS_StdioReadline does, for a Python without the
+ * readline module: the prompt on stderr, the line from in, EINTR checked
+ * for signals. NULL with an exception set when a handler raised. */
+static char *stdio_readline(FILE *in, const char *prompt) {
+    fputs(prompt, stderr);
+    fflush(stderr);
+    size_t cap = 256, len = 0;
+    char *buf = PyMem_RawMalloc(cap);
+    if (buf == NULL) return NULL;
+    for (;;) {
+        errno = 0;
+        int c = getc(in);
+        if (c == EOF) {
+            if (errno == EINTR) {
+                clearerr(in);
+                PyGILState_STATE g = PyGILState_Ensure();
+                int failed = PyErr_CheckSignals() < 0;
+                PyGILState_Release(g);
+                if (failed) {
+                    PyMem_RawFree(buf);
+                    return NULL;
+                }
+                continue;
+            }
+            break;
+        }
+        if (len + 2 > cap) {
+            char *more = PyMem_RawRealloc(buf, cap *= 2);
+            if (more == NULL) {
+                PyMem_RawFree(buf);
+                return NULL;
+            }
+            buf = more;
+        }
+        buf[len++] = (char)c;
+        if (c == '\n') break;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
 /* PyOS_ReadlineFunctionPointer: input() on a terminal lands here, with the
  * GIL released. The result must come from PyMem_RawMalloc. */
 static char *readline_hook(FILE *in, FILE *out, const char *prompt) {
-    (void)in;
-    (void)out;
+    if (native_input) {
+        interactive_hook_once();
+        line_read();
+        return gnu_readline != NULL ? gnu_readline(in, out, prompt) : stdio_readline(in, prompt);
+    }
     size_t len = 0;
     int status = LINE_OK;
     char *line = pybReadLine((char *)prompt, 1, &len, &status);
@@ -194,7 +285,15 @@ static PyObject *mod_helper(PyObject *self, PyObject *name) {
     return s != NULL ? pyb_helper(s) : NULL;
 }
 
+/* _pyaichat.native_input(flag) */
+static PyObject *mod_native_input(PyObject *self, PyObject *flag) {
+    (void)self;
+    native_input = PyObject_IsTrue(flag) > 0;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef mod_methods[] = {
+    {"native_input", mod_native_input, METH_O, "Let input() read the terminal itself."},
     {"readline", mod_readline, METH_NOARGS, "Read one line through pyaichat."},
     {"lines_read", mod_lines_read, METH_NOARGS, "How many lines user code has read."},
     {"helper", mod_helper, METH_O, "One of pyaichat's helper modules, by name."},
@@ -342,40 +441,6 @@ int pyb_load_module(const char *name, const char *source, const pyb_bytes *cache
 /* The process the interpreter started in (see end_forked_child). */
 static pid_t session_pid;
 
-/* Go's runtime catches nearly every signal; python3 catches none but SIGINT
- * (and readline's SIGWINCH) and ignores SIGPIPE and SIGXFSZ. Python's
- * signal module reads the dispositions it starts with, and reports a
- * handler it did not install as None, which breaks the common
- * `old = signal.signal(SIGTERM, h); ...; signal.signal(SIGTERM, old)`. So
- * the signals pyaichat does not use go back to python3's dispositions
- * before Python starts; what Go needs stays Go's: SIGINT (Ctrl-C, see
- * keep_go_sigint), SIGWINCH (the line editor), SIGURG (preemption, and
- * pybridge's wake-up of the interpreter's thread), SIGPROF (Go's profiler)
- * and the synchronous ones that turn faults in Go code into panics.
- * Children inherit these, as python3's do. */
-static const int python_default_signals[] = {SIGHUP,  SIGQUIT, SIGUSR1,   SIGUSR2, SIGALRM, SIGTERM,
-                                             SIGCHLD, SIGXCPU, SIGVTALRM, SIGIO,   SIGPWR,  SIGSTKFLT};
-#define N_PYTHON_DEFAULT (sizeof python_default_signals / sizeof python_default_signals[0])
-
-/* Which of them pyaichat was started with ignored (nohup ignores SIGHUP; a
- * shell's trap '' can ignore any): python3 keeps those ignored, and so must
- * pyaichat. Read before Go's runtime starts and installs its handlers. */
-static int started_ignored[N_PYTHON_DEFAULT];
-
-__attribute__((constructor)) static void record_ignored_signals(void) {
-    for (size_t i = 0; i < N_PYTHON_DEFAULT; i++) {
-        struct sigaction sa;
-        started_ignored[i] = sigaction(python_default_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
-    }
-}
-
-static void python_signal_dispositions(void) {
-    for (size_t i = 0; i < N_PYTHON_DEFAULT; i++)
-        signal(python_default_signals[i], started_ignored[i] ? SIG_IGN : SIG_DFL);
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGXFSZ, SIG_IGN);
-}
-
 int pyb_init(const char *executable, int argc, char **argv, const char *helper_src,
              const pyb_bytes *cache, pyb_bytes *fresh, pyb_error *err) {
     PyStatus status;
@@ -399,23 +464,29 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
         status = PyConfig_SetBytesString(&config, &config.program_name, executable);
         if (PyStatus_Exception(status)) goto fail;
     }
-    python_signal_dispositions();
     session_pid = getpid();
+    pyb_signals_before_python();
     status = Py_InitializeFromConfig(&config);
-    if (PyStatus_Exception(status)) goto fail;
+    if (PyStatus_Exception(status)) {
+        pyb_signals_after_python();
+        goto fail;
+    }
     PyConfig_Clear(&config);
 
-    /* Python's SIGINT handler must be default_int_handler so that a tripped
-     * SIGINT raises KeyboardInterrupt, but the OS-level handler stays Go's. */
-    sigaction(SIGINT, NULL, &go_sigint);
-    /* _signal, not signal: the latter imports enum, 7 ms of start-up. */
-    if (PyRun_SimpleString("import _signal\n"
-                           "_signal.signal(_signal.SIGINT, _signal.default_int_handler)\n"
-                           "del _signal\n") != 0) {
+    /* As python3 does (unless it started with SIGINT ignored), SIGINT runs
+     * default_int_handler, which raises KeyboardInterrupt. _signal, not
+     * signal: the latter imports enum, 7 ms of start-up. */
+    const char *sigint_setup = pyb_signals_sigint_ignored()
+                                   ? "import _signal\ndel _signal\n"
+                                   : "import _signal\n"
+                                     "_signal.signal(_signal.SIGINT, _signal.default_int_handler)\n"
+                                     "del _signal\n";
+    int sig_rc = PyRun_SimpleString(sigint_setup);
+    pyb_signals_after_python();
+    if (sig_rc != 0) {
         set_error_text(err, "InitError", "cannot set the SIGINT handler");
         return -1;
     }
-    sigaction(SIGINT, &go_sigint, NULL);
 
     PyOS_ReadlineFunctionPointer = readline_hook;
 
@@ -435,16 +506,6 @@ fail:
     status_error(status, err);
     PyConfig_Clear(&config);
     return -1;
-}
-
-/* User code may have called signal.signal(SIGINT, ...), which replaces Go's
- * OS-level handler. Python keeps the user's handler in its own table, so
- * putting Go's back loses nothing and keeps Ctrl-C working. */
-static void keep_go_sigint(void) {
-    struct sigaction now;
-    if (sigaction(SIGINT, NULL, &now) != 0) return;
-    if (now.sa_sigaction != go_sigint.sa_sigaction || now.sa_flags != go_sigint.sa_flags)
-        sigaction(SIGINT, &go_sigint, NULL);
 }
 
 /* The str a helper returned, as malloc'd UTF-8; NULL with *err set when it
@@ -487,13 +548,15 @@ static void end_forked_child(int exiting, int status) {
 }
 
 /* After user code: a forked child ends (see end_forked_child; exiting and
- * status say whether the code raised SystemExit, and its status); a SIGINT that arrived once the code had finished
- * is stale, so drop it rather than let it surface in the next statement;
- * and put Go's SIGINT handler back if the code replaced it. */
+ * status say whether the code raised SystemExit, and its status); Go gets
+ * SIGINT and SIGWINCH back; and a SIGINT that arrived once the code had
+ * finished is stale, so it is dropped rather than let surface in the next
+ * statement. */
 static void settle_after_user_code(int exiting, int status) {
     end_forked_child(exiting, status);
+    adopt_gnu_readline();
+    pyb_signals_user_end();
     if (PyErr_CheckSignals() < 0) PyErr_Clear();
-    keep_go_sigint();
 }
 
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
@@ -504,6 +567,7 @@ char *pyb_call(const char *module, const char *func, const char *arg, size_t arg
      * read-only call must not (a ready copy of the session would miss its
      * effects). */
     int gc_was = kind == PYB_CALL_READ_ONLY ? PyGC_Disable() : 0;
+    if (kind == PYB_CALL_USER) pyb_signals_user_begin();
 
     PyObject *fn = NULL, *py_arg = NULL, *res = NULL;
     PyObject *mod = pyb_helper(module);
@@ -533,6 +597,7 @@ done:
 char *pyb_run_pending(size_t *out_len, pyb_error *err) {
     char *out = NULL;
     PyEval_RestoreThread(main_tstate);
+    pyb_signals_user_begin();
 
     PyObject *codes = NULL, *res = NULL;
     PyObject *mod = pyb_helper("_pyaichat_repl");

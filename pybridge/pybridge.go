@@ -14,6 +14,7 @@ package pybridge
 #include <malloc.h>
 #include <stdlib.h>
 #include "bridge.h"
+#include "signals.h"
 */
 import "C"
 
@@ -27,7 +28,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -74,6 +74,10 @@ type Config struct {
 	// CacheDir keeps pyaichat's helper modules compiled between runs
 	// (see codeCache). Empty means they are compiled every time.
 	CacheDir string
+	// OnInterrupt, if set, is called on a goroutine of its own for each
+	// SIGINT (Ctrl-C) that reached running user code. Python has been
+	// told already; Stuck says whether it could act on the last one.
+	OnInterrupt func()
 }
 
 // Interp is the embedded interpreter. Only one can exist per process.
@@ -125,18 +129,71 @@ func Start(cfg Config) (*Interp, error) {
 		return nil, err
 	}
 	in := &Interp{jobs: jobs, code: codeCache{dir: cfg.CacheDir}}
+	if err := in.watchInterrupts(cfg.OnInterrupt); err != nil {
+		return nil, err
+	}
 	ready := make(chan error, 1)
-	go in.serve(cfg, ready)
+	serve := func() { in.serve(cfg, ready) }
+	if mainThread != nil {
+		mainThread <- serve
+	} else {
+		go serve()
+	}
 	if err := <-ready; err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
+// mainThread takes the interpreter's serve loop to the process's main
+// thread; set by RunMain.
+var mainThread chan func()
+
+// RunMain runs program on a new goroutine and keeps the calling goroutine
+// for the interpreter, which Start then runs there; program's result is
+// the exit status. Call it from main with the main goroutine locked to the
+// process's main thread (runtime.LockOSThread in an init function), so
+// that Python's main thread is the process's, as in python3: the kernel
+// gives a signal sent to the process to its main thread first, where a
+// blocking call then returns EINTR and the handler runs at once.
+// Without RunMain, Start runs Python on a new thread (as tests do).
+func RunMain(program func() int) {
+	mainThread = make(chan func())
+	go func() { os.Exit(program()) }()
+	(<-mainThread)()
+	select {} // Python's thread runs the program's jobs until it exits
+}
+
+// watchInterrupts passes the SIGINTs that reach user code (signals.c) to
+// onInterrupt, after starting the check for a Python stuck in C code.
+func (in *Interp) watchInterrupts(onInterrupt func()) error {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return fmt.Errorf("pybridge: interrupt pipe: %w", err)
+	}
+	C.pyb_signals_notify(C.int(p[1]))
+	r := os.NewFile(uintptr(p[0]), "interrupts")
+	go func() {
+		buf := make([]byte, 16)
+		for {
+			n, err := r.Read(buf)
+			if err != nil {
+				return
+			}
+			for range n {
+				in.kick()
+				if onInterrupt != nil {
+					onInterrupt()
+				}
+			}
+		}
+	}()
+	return nil
+}
+
 func (in *Interp) serve(cfg Config, ready chan<- error) {
 	// Never unlocked: this thread is Python's main thread for good.
 	runtime.LockOSThread()
-	in.tid = unix.Gettid()
 
 	cexe := C.CString(cfg.Executable)
 	defer C.free(unsafe.Pointer(cexe))
@@ -157,6 +214,7 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 		ready <- fmt.Errorf("starting Python: %w", takeError(&cerr))
 		return
 	}
+	in.tid = int(C.pyb_signals_python_tid())
 	ready <- nil
 	in.code.save(replModule, python.REPL, &fresh)
 
@@ -351,22 +409,25 @@ func takeError(cerr *C.pyb_error) *Error {
 func (in *Interp) Busy() bool { return in.busy.Load() }
 
 // Interrupt raises KeyboardInterrupt in running user code, as Ctrl-C does in
-// python3. It is safe from any goroutine and does nothing when Python is
-// idle. Code stuck inside a C loop cannot be interrupted in-process; the
-// caller decides what to offer then.
+// python3, for a Ctrl-C that came some other way than SIGINT reaching user
+// code (which needs nothing more). It is safe from any goroutine and does
+// nothing when Python is idle. Code stuck inside a C loop cannot be
+// interrupted in-process; the caller decides what to offer then (Stuck).
 func (in *Interp) Interrupt() {
 	if !in.busy.Load() {
 		return
 	}
-	// 1. Trip Python's SIGINT flag (it runs default_int_handler, or the
-	//    user's handler, at the next check).
+	// Trips Python's SIGINT flag (it runs default_int_handler, or the
+	// user's handler, at the next check).
 	C.pyb_set_interrupt()
-	// 2. Make a blocking syscall on the Python thread return EINTR so that
-	//    time.sleep or select notice; Go's runtime tolerates SIGURG.
-	_ = unix.Tgkill(os.Getpid(), in.tid, syscall.SIGURG)
-	// 3. A GIL request sets the eval breaker so pure-Python loops look at the
-	//    flag. If Python is stuck in C code holding the GIL this blocks, so
-	//    keep at most one such goroutine.
+	in.kick()
+}
+
+// kick makes Python look at a tripped signal soon and measures how long
+// that takes (see Stuck). A GIL request sets the running thread's eval
+// breaker; if Python is stuck in C code holding the GIL this blocks, so at
+// most one such goroutine is kept.
+func (in *Interp) kick() {
 	if in.kicking.CompareAndSwap(false, true) {
 		in.kickSince.Store(time.Now().UnixNano())
 		go func() {
@@ -377,6 +438,10 @@ func (in *Interp) Interrupt() {
 		}()
 	}
 }
+
+// OnMainThread reports whether Python runs on the process's main thread
+// (see RunMain).
+func (in *Interp) OnMainThread() bool { return in.tid == os.Getpid() }
 
 // Close finalizes the interpreter (non-daemon threads are joined and atexit
 // handlers run) but gives up after timeout, so that exit never hangs on a

@@ -98,9 +98,16 @@ func (in *Interp) RunCommand(source string) (Outcome, error) {
 	return in.runInput("run_command", source)
 }
 
-// RouteStdin makes user code's sys.stdin read through Config.ReadLine.
-func (in *Interp) RouteStdin() error {
-	_, err := in.Call(replModule, "install_stdin", "", false)
+// RouteStdin sets up user code's sys.stdin and input(). On a terminal
+// they read the terminal themselves, as in python3 (input() through GNU
+// readline, as python3 -i has it), and the caller must not read it while
+// user code runs; otherwise they read through Config.ReadLine.
+func (in *Interp) RouteStdin(terminal bool) error {
+	arg := "0"
+	if terminal {
+		arg = "1"
+	}
+	_, err := in.Call(replModule, "install_stdin", arg, false)
 	return err
 }
 

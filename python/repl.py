@@ -833,6 +833,69 @@ class _Stdin(io.TextIOBase):
         pass
 
 
+class _CountingRaw(io.RawIOBase):
+    """sys.stdin's raw layer on a terminal: it reads the real file, as
+    python3's does, and counts the lines read, whose Enter ended the
+    terminal's line (see stdout_tail)."""
+
+    def __init__(self, raw):
+        self._raw = raw
+        self.lines = 0
+
+    def readinto(self, b):
+        n = self._raw.readinto(b)
+        if n and memoryview(b)[n - 1] == 10:
+            self.lines += 1
+        return n
+
+    def fileno(self):
+        return self._raw.fileno()
+
+    def isatty(self):
+        return self._raw.isatty()
+
+    def readable(self):
+        return True
+
+    @property
+    def name(self):
+        return self._raw.name
+
+    @property
+    def mode(self):
+        return self._raw.mode
+
+    @property
+    def closefd(self):
+        return False
+
+
+_stdin_raw = None
+
+
+def _lines_read():
+    """Lines user code has read from the terminal (input(), sys.stdin)."""
+    return _pyaichat.lines_read() + (_stdin_raw.lines if _stdin_raw is not None else 0)
+
+
+def _counting_stdin():
+    """sys.stdin as python3 has it on a terminal (a TextIOWrapper over a
+    BufferedReader over fd 0), with _CountingRaw as its raw layer, or None
+    when sys.stdin is not that."""
+    global _stdin_raw
+    real = sys.stdin
+    buffer = getattr(real, "buffer", None)
+    if real is None or type(buffer) is not io.BufferedReader or type(buffer.raw) is not io.FileIO:
+        return None
+    _stdin_raw = _CountingRaw(buffer.raw)
+    return io.TextIOWrapper(
+        io.BufferedReader(_stdin_raw),
+        encoding=real.encoding,
+        errors=real.errors,
+        line_buffering=real.line_buffering,
+    )
+
+
 class _TailRaw(io.RawIOBase):
     """sys.stdout's raw layer on a terminal: it writes through to the real
     file and remembers the text after the last newline, so the prompt can
@@ -855,7 +918,7 @@ class _TailRaw(io.RawIOBase):
                 data = bytes(b[:n])
                 i = max(data.rfind(b"\n"), data.rfind(b"\r"))
                 self.tail = (data[i + 1 :] if i >= 0 else self.tail + data)[-512:]
-                self.lines_at = _pyaichat.lines_read()
+                self.lines_at = _lines_read()
         return n
 
     def fileno(self):
@@ -882,6 +945,7 @@ class _TailRaw(io.RawIOBase):
 
 _tail_raw = None
 _original_stdout = None
+_original_stdin = []
 
 
 def _track_stdout_tail():
@@ -918,16 +982,26 @@ def stdout_tail(_=""):
         sys.stdout.flush()
     except Exception:
         pass
-    if _pyaichat.lines_read() != _tail_raw.lines_at:
+    if _lines_read() != _tail_raw.lines_at:
         # input() or sys.stdin read a line since: its Enter ended the line.
         _tail_raw.tail = b""
         return ""
     return _tail_raw.tail.decode("utf-8", "replace")
 
 
-def install_stdin(_=""):
+def install_stdin(terminal):
+    """sys.stdin for user code. On a terminal (terminal == "1") user code
+    reads it itself, as in python3, while pyaichat reads nothing; input()
+    takes PyOS_Readline's path, where pybridge calls GNU readline as
+    python3 -i does. Otherwise lines come through pyaichat (_Stdin)."""
     _track_stdout_tail()
-    sys.stdin = _Stdin(sys.__stdin__)
+    stdin = _counting_stdin() if terminal == "1" else None
+    if stdin is not None:
+        _original_stdin.append(sys.stdin)  # kept alive: closing it would close fd 0
+        sys.stdin = sys.__stdin__ = stdin
+        _pyaichat.native_input(True)
+    else:
+        sys.stdin = _Stdin(sys.__stdin__)
     # Set in every interactive interpreter; libraries test for them.
     sys.ps1 = "py> "
     sys.ps2 = "... "

@@ -49,6 +49,9 @@ type editor struct {
 
 	mu      sync.Mutex
 	pasting bool // the pending Enter came from a paste
+
+	// widthChanged tells readline to read the terminal's width again.
+	widthChanged func()
 }
 
 // modeState is shared by the REPL loop and the editor's key filter, which
@@ -139,6 +142,10 @@ func newEditor(p *pump, st *modeState, hist *histories, stdout io.Writer, fd int
 		Listener:               e,
 		FuncMakeRaw:            e.raw.enter,
 		FuncExitRaw:            e.raw.exit,
+		FuncOnWidthChanged: func(f func()) {
+			e.widthChanged = f
+			readline.DefaultOnWidthChanged(f) // on SIGWINCH at the prompt
+		},
 	}
 	rl, err := readline.NewEx(cfg)
 	if err != nil {
@@ -219,6 +226,11 @@ func (e *editor) loadHistory() {
 }
 
 func (e *editor) read(initial string) (event, error) {
+	// While user code ran, SIGWINCH was Python's: the window may have
+	// changed size unseen.
+	if e.widthChanged != nil {
+		e.widthChanged()
+	}
 	prompt := e.state.prompt()
 	e.out.promptStart()
 	e.rl.SetPrompt(prompt)

@@ -3,12 +3,9 @@ package repl
 import (
 	"bytes"
 	"errors"
-	"io"
 	"sync"
 
 	"github.com/chzyer/readline"
-
-	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 // Bracketed paste markers (xterm): the terminal wraps pasted text in them
@@ -26,73 +23,112 @@ const pasteRune = '\ue000'
 
 var pasteMarker = []byte(string(pasteRune))
 
-// chunk is a piece of terminal input, or an end-of-file mark (Ctrl-D on an
-// empty line in the terminal's cooked mode; the terminal stays usable).
+// chunk is a piece of terminal input.
 type chunk struct {
 	data []byte
-	eof  bool
 }
 
-// pump is the only reader of the terminal. chzyer/readline reads stdin from
-// a goroutine of its own, which would steal the keystrokes meant for the
-// user's input(); instead readline reads from the pump, which hands bytes to
-// the line editor only while a prompt is up and to Python's input()
-// otherwise. It also lifts bracketed pastes out of the stream before the
-// editor sees them: readline redraws the whole line per rune, which made a
-// 20,000-character paste take over a minute.
-type pump struct {
-	src io.Reader
-	tty bool // src is a terminal: a read of 0 bytes is Ctrl-D, not the end
+// keySource is the terminal as the pump reads it: a byte at a time, so that
+// it never takes more than the line editor needs.
+type keySource interface {
+	// readByte waits for a byte, calling idle first if it has to wait.
+	// It returns errWoken, having read nothing, when wake was called.
+	readByte(idle func()) (byte, error)
+	// readyByte returns a byte if one can be read at once.
+	readyByte() (byte, bool)
+	// wake makes a readByte waiting now, or the next one, return errWoken.
+	wake()
+}
 
-	mu        sync.Mutex
-	cond      *sync.Cond
-	queue     []chunk
-	err       error // permanent read error (terminal gone)
-	editorOn  bool  // the line editor may read
-	pastes    []string
-	held      bool   // a paste marker went to the editor; wait for takePaste
-	interrupt uint64 // bumped by Ctrl-C to wake a blocked Python read
+// errWoken is readByte's answer to wake.
+var errWoken = errors.New("woken")
+
+// pump hands the line editor its keys, and reads the terminal only while
+// the editor has a prompt up and needs them. Whatever user code runs next
+// (input(), pdb, GNU readline, a child program such as vi, bash or another
+// python3) reads the terminal itself, so keys typed for it must still be in
+// the terminal's queue: the pump reads a byte at a time, as GNU readline
+// does, and stops after the byte that ends a line (Enter, Ctrl-C) or a
+// paste. chzyer/readline reads from a goroutine of its own that asks for
+// the next key as soon as a line is returned; that request waits here
+// until the next prompt. The pump also lifts bracketed pastes out of the
+// stream before the editor sees them: readline redraws the whole line per
+// rune, which made a 20,000-character paste take over a minute.
+type pump struct {
+	src keySource
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queue    []chunk
+	err      error // permanent read error (terminal gone)
+	editorOn bool  // a prompt is up
+	granted  bool  // the terminal may be read for this prompt's line
+	reading  bool  // a read of the terminal is under way
+	pastes   []string
+	held     bool // a paste marker went to the editor; wait for takePaste
 	// editorWaits, if set, is told (under mu) when the editor's reader
 	// blocks for input and when input comes: the editor's output is sent
 	// once it has handled all the keys it was given.
 	editorWaits func(waiting bool)
 
-	// Paste scanner state, touched only by the reading goroutine.
+	// Paste scanner state, touched only by the goroutine reading.
 	inPaste bool
 	pasted  bytes.Buffer
 	partial []byte // a possible marker prefix held back between reads
+	// The reader's own view of pastes, to know where a read must stop.
+	readInPaste bool
+	readTail    []byte // the last bytes read, for markers split across reads
 }
 
-func newPump(src io.Reader, tty bool) *pump {
-	p := &pump{src: src, tty: tty}
+func newPump(src keySource) *pump {
+	p := &pump{src: src}
 	p.cond = sync.NewCond(&p.mu)
-	go p.run()
 	return p
 }
 
-func (p *pump) run() {
-	buf := make([]byte, 64*1024)
-	for {
-		n, err := p.src.Read(buf)
-		if n > 0 {
-			p.scan(buf[:n])
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) && p.tty {
-				// Ctrl-D in cooked mode: one EOF, and the terminal goes on.
-				p.push(chunk{eof: true})
-				continue
-			}
-			p.mu.Lock()
-			p.err = err
-			p.cond.Broadcast()
-			p.mu.Unlock()
-			return
-		}
-		if n == 0 && p.tty {
-			p.push(chunk{eof: true})
-		}
+// readKeys reads what the terminal has for the editor: a byte (waiting
+// for it), then every byte already there, up to and including one that
+// ends the line, which ended reports. Called without mu, by the one
+// goroutine reading.
+func (p *pump) readKeys(idle func()) (ended bool, err error) {
+	b, err := p.src.readByte(idle)
+	if err != nil {
+		return false, err
 	}
+	buf := []byte{b}
+	for !ended {
+		if ended = p.endsLine(b); ended {
+			break
+		}
+		var ok bool
+		if b, ok = p.src.readyByte(); !ok {
+			break
+		}
+		buf = append(buf, b)
+	}
+	p.scan(buf)
+	return ended, nil
+}
+
+// endsLine records b as read and reports whether it ends what the editor
+// needs for its line: Enter or Ctrl-C outside a paste, or a paste's end.
+func (p *pump) endsLine(b byte) bool {
+	p.readTail = append(p.readTail, b)
+	if len(p.readTail) > len(pasteStart) {
+		p.readTail = p.readTail[len(p.readTail)-len(pasteStart):]
+	}
+	if !p.readInPaste {
+		if bytes.HasSuffix(p.readTail, pasteStart) {
+			p.readInPaste = true
+			return false
+		}
+		return b == '\r' || b == '\n' || b == 3
+	}
+	if bytes.HasSuffix(p.readTail, pasteEnd) {
+		p.readInPaste = false
+		return true
+	}
+	return false
 }
 
 func (p *pump) push(c chunk) {
@@ -192,20 +228,27 @@ func (p *pump) takePaste() (string, bool) {
 	return s, true
 }
 
-// setEditor lets the line editor read (at a prompt) or not (code running).
+// setEditor lets the line editor read (a prompt is up) or not. Without a
+// prompt, a read of the terminal under way stops, so that the keys go to
+// whoever reads next.
 func (p *pump) setEditor(on bool) {
 	p.mu.Lock()
 	p.editorOn = on
+	p.granted = on
+	reading := p.reading
 	p.cond.Broadcast()
 	p.mu.Unlock()
+	if !on && reading {
+		p.src.wake()
+	}
 }
 
 // editorReader is the line editor's stdin.
 type editorReader struct{ p *pump }
 
 // Read hands the editor bytes up to and including the first line end, so
-// the editor's own buffer never holds input that belongs to the next
-// input() call.
+// the editor's own buffer never holds input that belongs to whoever reads
+// after it.
 func (r editorReader) Read(b []byte) (int, error) {
 	p := r.p
 	p.mu.Lock()
@@ -216,17 +259,34 @@ func (r editorReader) Read(b []byte) (int, error) {
 			p.editorWaits(false)
 		}
 	}()
-	for {
-		if p.editorOn && len(p.queue) > 0 && p.queue[0].eof {
-			// Ctrl-D typed ahead while code ran (the terminal was cooked):
-			// it is still Ctrl-D to the editor.
-			p.queue[0] = chunk{data: []byte{4}}
+	idle := func() {
+		p.mu.Lock()
+		if !waited && p.editorWaits != nil {
+			p.editorWaits(true)
 		}
+		waited = true
+		p.mu.Unlock()
+	}
+	for {
 		if p.editorOn && !p.held && len(p.queue) > 0 {
 			break
 		}
 		if p.err != nil {
 			return 0, p.err
+		}
+		if p.editorOn && !p.held && p.granted && !p.reading {
+			p.reading = true
+			p.mu.Unlock()
+			ended, err := p.readKeys(idle)
+			p.mu.Lock()
+			p.reading = false
+			if ended {
+				p.granted = false // until the next prompt
+			}
+			if err != nil && !errors.Is(err, errWoken) {
+				p.err = err
+			}
+			continue
 		}
 		if !waited && p.editorWaits != nil {
 			p.editorWaits(true)
@@ -259,81 +319,19 @@ func (r editorReader) Read(b []byte) (int, error) {
 // Close is called by readline's Close; the pump outlives it.
 func (r editorReader) Close() error { return nil }
 
-// readLine serves input() and sys.stdin while code runs: the terminal is in
-// cooked mode, so the kernel echoes and edits the line. A CR typed ahead in
-// raw mode also ends a line.
-func (p *pump) readLine(prompt string, showPrompt bool, out io.Writer) (string, error) {
-	if showPrompt && prompt != "" {
-		io.WriteString(out, prompt)
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	gen := p.interrupt
-	var line []byte
-	for {
-		if p.interrupt != gen {
-			return "", pybridge.ErrInterrupted
-		}
-		if len(p.queue) > 0 {
-			c := &p.queue[0]
-			if c.eof {
-				p.queue = p.queue[1:]
-				if len(line) > 0 {
-					return string(line), nil
-				}
-				return "", io.EOF
-			}
-			if i := bytes.IndexAny(c.data, "\r\n"); i >= 0 {
-				line = append(line, c.data[:i]...)
-				line = append(line, '\n')
-				c.data = c.data[i+1:]
-				if len(c.data) == 0 {
-					p.queue = p.queue[1:]
-				}
-				return string(line), nil
-			}
-			line = append(line, c.data...)
-			p.queue = p.queue[1:]
-			continue
-		}
-		if p.err != nil {
-			if len(line) > 0 {
-				return string(line), nil
-			}
-			return "", io.EOF
-		}
-		p.cond.Wait()
-	}
-}
-
-// interruptRead wakes a Python read blocked in readLine (Ctrl-C).
-func (p *pump) interruptRead() {
-	p.mu.Lock()
-	p.interrupt++
-	p.cond.Broadcast()
-	p.mu.Unlock()
-}
-
 // ctrlCBetweenPrompts hands the line editor a Ctrl-C key for a Ctrl-C that
 // came as a signal while no code ran: between two prompts the terminal is
 // cooked, and the key would otherwise be lost where python3 reports it.
-// Input typed ahead is dropped, as the terminal drops it on a Ctrl-C.
+// Keys read ahead are dropped, as the terminal drops its queue on a Ctrl-C.
 func (p *pump) ctrlCBetweenPrompts() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.editorWaits == nil {
-		return // no line editor: a plain reader has no key for it
-	}
 	p.queue = []chunk{{data: []byte{3}}}
+	reading := p.reading
 	p.cond.Broadcast()
-}
-
-// discardTyped drops input typed while code ran that nobody read; used when
-// Ctrl-C interrupts code, as the terminal itself flushes its queue then.
-func (p *pump) discardTyped() {
-	p.mu.Lock()
-	p.queue = nil
 	p.mu.Unlock()
+	if reading {
+		p.src.wake() // the editor waits in a read of the terminal
+	}
 }
 
 // keyMap rewrites keys the line editor does not know into ones it does.

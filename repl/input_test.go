@@ -1,32 +1,71 @@
 package repl
 
 import (
-	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/creack/pty"
 )
 
-// feed writes each piece to the pump as a separate read, the way a terminal
-// delivers input in arbitrary chunks.
+// fakeKeys is a terminal for the pump: each piece is what one read finds
+// waiting, the way a terminal delivers input in arbitrary chunks.
+type fakeKeys struct {
+	pieces chan []byte
+	buf    []byte
+	woke   chan struct{}
+}
+
+func (f *fakeKeys) readByte(idle func()) (byte, error) {
+	if len(f.buf) == 0 {
+		if idle != nil {
+			idle()
+		}
+		select {
+		case piece, ok := <-f.pieces:
+			if !ok {
+				return 0, io.EOF
+			}
+			f.buf = piece
+		case <-f.woke:
+			return 0, errWoken
+		}
+	}
+	b := f.buf[0]
+	f.buf = f.buf[1:]
+	return b, nil
+}
+
+func (f *fakeKeys) readyByte() (byte, bool) {
+	if len(f.buf) == 0 {
+		return 0, false
+	}
+	b := f.buf[0]
+	f.buf = f.buf[1:]
+	return b, true
+}
+
+func (f *fakeKeys) wake() {
+	select {
+	case f.woke <- struct{}{}:
+	default:
+	}
+}
+
 func feed(t *testing.T, pieces ...string) *pump {
 	t.Helper()
-	r, w := io.Pipe()
-	p := newPump(r, false)
-	go func() {
-		for _, s := range pieces {
-			w.Write([]byte(s))
-		}
-		w.Close()
-	}()
-	return p
+	f := &fakeKeys{pieces: make(chan []byte, len(pieces)), woke: make(chan struct{}, 1)}
+	for _, s := range pieces {
+		f.pieces <- []byte(s)
+	}
+	close(f.pieces)
+	return newPump(f)
 }
 
 // readEditor collects what the line editor would read until the pump ends,
-// taking each paste when the editor meets its marker, as the REPL does.
+// taking each paste when the editor meets its marker and putting up a new
+// prompt after each line, as the REPL does.
 func readEditor(p *pump) (typed string, pastes []string) {
 	p.setEditor(true)
 	var b strings.Builder
@@ -34,12 +73,17 @@ func readEditor(p *pump) (typed string, pastes []string) {
 	for {
 		n, err := editorReader{p}.Read(buf)
 		b.Write(buf[:n])
-		if strings.HasSuffix(string(buf[:n]), string(pasteRune)) {
+		got := string(buf[:n])
+		if strings.HasSuffix(got, string(pasteRune)) {
 			s, ok := p.takePaste()
 			if !ok {
 				return b.String() + "<marker without paste>", pastes
 			}
 			pastes = append(pastes, s)
+		}
+		if strings.HasSuffix(got, string(pasteRune)) || strings.ContainsAny(got, "\r\n\x03") {
+			p.setEditor(false)
+			p.setEditor(true)
 		}
 		if err != nil {
 			return b.String(), pastes
@@ -93,45 +137,96 @@ func TestPumpLargePasteIsOneEvent(t *testing.T) {
 	}
 }
 
-func TestEditorReadsStopAtLineEnds(t *testing.T) {
-	// Input typed ahead of an input() call must stay in the pump, not in
-	// the editor's own buffer.
-	r, w := io.Pipe()
-	p := newPump(r, false)
-	go w.Write([]byte("first\rsecond\n"))
+// Keys typed ahead of the line end stay in the terminal for whoever reads
+// next (input(), pdb, a child program): the pump stops reading after Enter
+// and reads again only for the next prompt.
+func TestPumpLeavesTypeAheadInTheTerminal(t *testing.T) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	raw := &rawMode{fd: int(slave.Fd())}
+	if err := raw.enter(); err != nil {
+		t.Fatal(err)
+	}
+	tty, err := newTTYReader(slave)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.close()
+	p := newPump(tty)
+	if _, err := master.Write([]byte("first\rsecond\r")); err != nil {
+		t.Fatal(err)
+	}
 	p.setEditor(true)
 	buf := make([]byte, 100)
-	n, _ := editorReader{p}.Read(buf)
-	if got := string(buf[:n]); got != "first\r" {
-		t.Fatalf("editor read %q, want %q", got, "first\r")
+	n, err := editorReader{p}.Read(buf)
+	if got := string(buf[:n]); got != "first\r" || err != nil {
+		t.Fatalf("editor read %q, %v; want %q", got, err, "first\r")
 	}
+	// readline asks for the next key at once; it must not get one.
+	asked := make(chan string, 1)
+	go func() {
+		n, _ := editorReader{p}.Read(buf)
+		asked <- string(buf[:n])
+	}()
+	time.Sleep(20 * time.Millisecond)
 	p.setEditor(false)
-	line, err := p.readLine("", false, io.Discard)
-	if err != nil || line != "second\n" {
-		t.Fatalf("readLine = %q, %v; want %q", line, err, "second\n")
+	// What user code would read now.
+	rest := make([]byte, 100)
+	n, err = slave.Read(rest)
+	if got := string(rest[:n]); got != "second\r" || err != nil {
+		t.Fatalf("the terminal kept %q, %v; want %q", got, err, "second\r")
+	}
+	// The next prompt gets the next key.
+	p.setEditor(true)
+	master.Write([]byte("x"))
+	select {
+	case got := <-asked:
+		if got != "x" {
+			t.Fatalf("the next prompt read %q, want %q", got, "x")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the next prompt read nothing")
 	}
 }
 
-func TestReadLineIsInterruptible(t *testing.T) {
-	r, w := io.Pipe()
-	defer w.Close()
-	p := newPump(r, false)
-	done := make(chan error, 1)
+// Taking the prompt down stops a read under way without taking a key.
+func TestSetEditorOffStopsARead(t *testing.T) {
+	f := &fakeKeys{pieces: make(chan []byte, 1), woke: make(chan struct{}, 1)}
+	p := newPump(f)
+	p.setEditor(true)
+	done := make(chan struct{})
 	go func() {
-		_, err := p.readLine("", false, io.Discard)
-		done <- err
+		editorReader{p}.Read(make([]byte, 10))
+		close(done)
 	}()
-	// Ctrl-C may come before the read starts waiting; like a user, press
-	// it until the read gives up.
 	for {
-		p.interruptRead()
-		select {
-		case err := <-done:
-			if !errors.Is(err, pybridge.ErrInterrupted) {
-				t.Fatalf("readLine after interrupt: %v", err)
-			}
-			return
-		case <-time.After(10 * time.Millisecond):
+		p.mu.Lock()
+		reading := p.reading
+		p.mu.Unlock()
+		if reading {
+			break
 		}
+		time.Sleep(time.Millisecond)
 	}
+	p.setEditor(false)
+	for {
+		p.mu.Lock()
+		reading := p.reading
+		p.mu.Unlock()
+		if !reading {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	f.pieces <- []byte("k")
+	time.Sleep(20 * time.Millisecond)
+	if len(f.pieces) != 1 {
+		t.Fatal("a key was read with no prompt up")
+	}
+	p.setEditor(true)
+	<-done
 }

@@ -2,11 +2,10 @@ package repl
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"strings"
 	"sync"
-
-	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 // plainReader reads whole lines without a line editor: from a pipe (as
@@ -14,15 +13,15 @@ import (
 // driven (TERM=dumb), where the kernel edits the line.
 type plainReader struct {
 	mu      sync.Mutex
-	in      *bufio.Reader
-	pump    *pump // set on a dumb terminal: the pump is the only reader
+	in      *bufio.Reader // a pipe: the prompt's lines and user code's
+	tty     *ttyReader    // a dumb terminal, read only at the prompt
 	prompts io.Writer
 	state   *modeState
 }
 
 func (r *plainReader) readRaw() (string, error) {
-	if r.pump != nil {
-		return r.pump.readLine("", false, nil)
+	if r.tty != nil {
+		return r.tty.readLine()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -32,7 +31,7 @@ func (r *plainReader) readRaw() (string, error) {
 func (r *plainReader) read(initial string) (event, error) {
 	io.WriteString(r.prompts, r.state.prompt()+initial)
 	line, err := r.readRaw()
-	if err == pybridge.ErrInterrupted {
+	if errors.Is(err, errWoken) {
 		io.WriteString(r.prompts, "\n")
 		return event{kind: evInterrupt}, nil
 	}
@@ -41,7 +40,7 @@ func (r *plainReader) read(initial string) (event, error) {
 	}
 	line = strings.TrimSuffix(line, "\n")
 	line = strings.TrimSuffix(line, "\r")
-	if r.pump != nil && line == "\t" {
+	if r.tty != nil && line == "\t" {
 		// No key bindings here: a line holding just a TAB switches mode.
 		m, cont := r.state.get()
 		if !cont {
@@ -56,7 +55,7 @@ func (r *plainReader) read(initial string) (event, error) {
 	return event{kind: evLine, text: initial + line}, nil
 }
 
-// readLine serves input() from the same stream.
+// readLine serves user code's input() and sys.stdin from the pipe.
 func (r *plainReader) readLine(prompt string, showPrompt bool, out io.Writer) (string, error) {
 	if showPrompt && prompt != "" {
 		io.WriteString(out, prompt)
@@ -66,6 +65,13 @@ func (r *plainReader) readLine(prompt string, showPrompt bool, out io.Writer) (s
 		return line, nil
 	}
 	return "", err
+}
+
+// interrupt stops a read of the terminal at the prompt (Ctrl-C).
+func (r *plainReader) interrupt() {
+	if r.tty != nil {
+		r.tty.wake()
+	}
 }
 
 func (r *plainReader) close() {}

@@ -70,7 +70,8 @@ type session struct {
 	state *modeState
 	in    *pybridge.Interp
 	input lineReader
-	pump  *pump
+	pump  *pump        // the line editor's keys, on a terminal
+	plain *plainReader // lines from a pipe or a dumb terminal
 	term  *termState
 	hist  *histories
 	tty   bool
@@ -113,31 +114,37 @@ func (r *session) run() (status int) {
 		}
 	}
 
-	var plain *plainReader
+	// On a terminal, pyaichat reads it only while its own prompt is up;
+	// user code reads it itself (see pump). From a pipe, lines for the
+	// prompt and for user code come from one buffered reader.
+	var readLine pybridge.LineReader
 	if r.tty {
-		r.pump = newPump(newTTYReader(o.Stdin), true)
+		tty, err := newTTYReader(o.Stdin)
+		if err != nil {
+			r.warn(err.Error())
+			return 1
+		}
+		r.pump = newPump(tty)
 		if os.Getenv("TERM") == "dumb" {
-			plain = &plainReader{pump: r.pump, prompts: o.Stdout, state: r.state}
+			r.plain = &plainReader{tty: tty, prompts: o.Stdout, state: r.state}
 		}
 	} else {
-		plain = &plainReader{in: bufio.NewReaderSize(o.Stdin, 64*1024), prompts: o.Stderr, state: r.state}
-	}
-	readLine := func(prompt string, show bool) (string, error) {
-		if plain != nil {
-			return plain.readLine(prompt, show, o.Stdout)
+		r.plain = &plainReader{in: bufio.NewReaderSize(o.Stdin, 64*1024), prompts: o.Stderr, state: r.state}
+		readLine = func(prompt string, show bool) (string, error) {
+			return r.plain.readLine(prompt, show, o.Stdout)
 		}
-		return r.pump.readLine(prompt, show, o.Stdout)
 	}
 
 	in, err := pybridge.Start(pybridge.Config{
 		Argv: o.Argv, Executable: executable, ReadLine: readLine, CacheDir: pybridge.DefaultCacheDir(),
+		OnInterrupt: r.onUserInterrupt,
 	})
 	if err != nil {
 		r.warn(err.Error())
 		return 1
 	}
 	r.in = in
-	if err := in.RouteStdin(); err != nil {
+	if err := in.RouteStdin(r.tty); err != nil {
 		r.warn(err.Error())
 		return 1
 	}
@@ -194,8 +201,8 @@ func (r *session) run() (status int) {
 		return r.finish(code)
 	}
 
-	if plain != nil {
-		r.input = plain
+	if r.plain != nil {
+		r.input = r.plain
 	} else {
 		r.hist = loadHistories(historyDir(), r.warn)
 		ed, err := newEditor(r.pump, r.state, r.hist, o.Stdout, int(o.Stdin.Fd()))
@@ -484,7 +491,9 @@ func (r *session) ask(line string) {
 
 // handleSignals turns SIGINT into the right action for what is running.
 // At a line-editor prompt the terminal is raw and Ctrl-C is a key, not a
-// signal; a signal means code is running (or a plain prompt is waiting).
+// signal; while user code runs, SIGINT is Python's (onUserInterrupt). A
+// signal here means a question is being answered, a plain prompt is
+// waiting, or Ctrl-C came between two prompts.
 func (r *session) handleSignals() (stop func()) {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt)
@@ -523,23 +532,29 @@ func (r *session) onInterrupt() {
 		(*c)()
 		return
 	}
-	if r.in != nil && r.in.Busy() {
-		if r.in.Stuck(stuckGrace) {
-			if since := r.stuckSince.Load(); since != 0 {
-				r.abandon()
-				return
-			}
-			r.stuckSince.Store(time.Now().UnixNano())
-			fmt.Fprint(r.opts.Stderr, "\npyaichat: Python is busy inside C code and cannot be interrupted.\n"+
-				"Press Ctrl-C again to abandon this session (history is kept), or wait.\n")
-			return
-		}
+	switch {
+	case r.in != nil && r.in.Busy():
+		// Between pyaichat's step and the user's code.
 		r.in.Interrupt()
-	} else if r.pump != nil {
+	case r.plain != nil:
+		r.plain.interrupt()
+	case r.pump != nil:
 		r.pump.ctrlCBetweenPrompts()
 	}
-	if r.pump != nil {
-		r.pump.interruptRead()
+}
+
+// onUserInterrupt is a Ctrl-C that reached running user code, which
+// Python has been told of: if Python has not acted on the one before, it
+// is stuck inside C code, and pyaichat offers to abandon the session.
+func (r *session) onUserInterrupt() {
+	if r.in.Stuck(stuckGrace) {
+		if since := r.stuckSince.Load(); since != 0 {
+			r.abandon()
+			return
+		}
+		r.stuckSince.Store(time.Now().UnixNano())
+		fmt.Fprint(r.opts.Stderr, "\npyaichat: Python is busy inside C code and cannot be interrupted.\n"+
+			"Press Ctrl-C again to abandon this session (history is kept), or wait.\n")
 	}
 }
 

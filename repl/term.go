@@ -1,11 +1,14 @@
 package repl
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,69 +23,196 @@ func IsTerminal(f *os.File) bool { return isTerminal(int(f.Fd())) }
 // The poller would watch a terminal for output too, and every line that
 // Python writes to it would wake Go (printing was 4 times slower than
 // python3's), so the poller watches an epoll instance of our own that
-// watches the terminal for input only.
+// watches the terminal for input only, and an eventfd that wake writes.
 type ttyReader struct {
-	fd  int             // the terminal, opened again: its own O_NONBLOCK
-	ep  int             // an epoll instance watching fd for input
-	raw syscall.RawConn // ep, as Go's poller knows it
+	fd     int             // the terminal, opened again: its own O_NONBLOCK
+	wakeFD int             // an eventfd: readByte returns errWoken
+	ep     int             // an epoll instance watching fd and wakeFD
+	raw    syscall.RawConn // ep, as Go's poller knows it
 }
 
-// newTTYReader reads the terminal behind f; f itself is the fallback.
-func newTTYReader(f *os.File) io.Reader {
+// newTTYReader reads the terminal behind f.
+func newTTYReader(f *os.File) (*ttyReader, error) {
 	// Fd would switch f to blocking mode; f is blocking already.
 	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return f
+		return nil, fmt.Errorf("opening the terminal: %w", err)
 	}
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err == nil {
-		err = unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)})
+	t := &ttyReader{fd: fd, wakeFD: -1, ep: -1}
+	if err := t.init(); err != nil {
+		t.close()
+		return nil, fmt.Errorf("watching the terminal: %w", err)
 	}
-	if err == nil {
-		err = unix.SetNonblock(ep, true)
-	}
-	var raw syscall.RawConn
-	if err == nil {
-		raw, err = os.NewFile(uintptr(ep), "terminal input").SyscallConn()
-	}
-	if err != nil {
-		unix.Close(fd)
-		if ep >= 0 {
-			unix.Close(ep)
-		}
-		return f
-	}
-	return &ttyReader{fd: fd, ep: ep, raw: raw}
+	return t, nil
 }
 
-func (t *ttyReader) Read(b []byte) (int, error) {
+func (t *ttyReader) init() error {
+	var err error
+	if t.wakeFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return err
+	}
+	if t.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return err
+	}
+	for _, fd := range []int{t.fd, t.wakeFD} {
+		if err := unix.EpollCtl(t.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			return err
+		}
+	}
+	if err := unix.SetNonblock(t.ep, true); err != nil {
+		return err
+	}
+	t.raw, err = os.NewFile(uintptr(t.ep), "terminal input").SyscallConn()
+	return err
+}
+
+func (t *ttyReader) close() {
+	for _, fd := range []int{t.fd, t.wakeFD, t.ep} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+}
+
+// wake implements keySource.
+func (t *ttyReader) wake() {
+	var one [8]byte
+	one[0] = 1
+	unix.Write(t.wakeFD, one[:])
+}
+
+// woken takes a pending wake-up.
+func (t *ttyReader) woken() bool {
+	var n [8]byte
+	_, err := unix.Read(t.wakeFD, n[:])
+	return err == nil
+}
+
+// readyByte implements keySource.
+func (t *ttyReader) readyByte() (byte, bool) {
+	var b [1]byte
+	n, err := unix.Read(t.fd, b[:])
+	return b[0], err == nil && n == 1
+}
+
+// readByte implements keySource. A read that finds the terminal hung up
+// or taken away (EIO, or nothing in raw mode) is tried again, as the
+// terminal may be back (see waitForTerminal).
+func (t *ttyReader) readByte(idle func()) (byte, error) {
+	var b [1]byte
+	for failures := 0; ; {
+		n, err := t.read(b[:], idle)
+		if err == nil && n == 1 {
+			return b[0], nil
+		}
+		if errors.Is(err, errWoken) {
+			return 0, err
+		}
+		if err != nil && !errors.Is(err, unix.EIO) {
+			return 0, err
+		}
+		if failures++; !t.waitForTerminal(failures) {
+			if err == nil {
+				err = io.EOF
+			}
+			return 0, fmt.Errorf("the terminal is gone: %w", err)
+		}
+	}
+}
+
+// readLine reads one line as the terminal's cooked mode gives it (a read
+// returns at most one line), up to and including its newline; io.EOF for
+// Ctrl-D on an empty line.
+func (t *ttyReader) readLine() (string, error) {
+	var line []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := t.read(buf, nil)
+		if err != nil {
+			return string(line), err
+		}
+		if n == 0 {
+			if len(line) == 0 {
+				return "", io.EOF
+			}
+			return string(line), nil // Ctrl-D after text ends the line
+		}
+		line = append(line, buf[:n]...)
+		if line[len(line)-1] == '\n' {
+			return string(line), nil
+		}
+	}
+}
+
+// read is one read(2) of the terminal, waiting in the poller (after
+// calling idle, if set) until there is input or wake is called.
+func (t *ttyReader) read(b []byte, idle func()) (int, error) {
 	var n int
 	var rerr error
+	woken := false
 	err := t.raw.Read(func(uintptr) bool {
 		for {
+			if t.woken() {
+				woken = true
+				return true
+			}
 			n, rerr = unix.Read(t.fd, b)
 			if rerr != unix.EAGAIN {
 				return true
 			}
+			if idle != nil {
+				idle()
+				idle = nil
+			}
 			// Nothing yet: take what the epoll instance had ready, so that
 			// the next input makes it ready again; if input came meanwhile,
 			// read it.
-			var ev [1]unix.EpollEvent
+			var ev [2]unix.EpollEvent
 			if k, _ := unix.EpollWait(t.ep, ev[:], 0); k <= 0 {
 				return false
 			}
 		}
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return 0, err
+	case woken:
+		return 0, errWoken
 	}
-	if rerr == nil && n == 0 {
-		return 0, io.EOF // Ctrl-D in cooked mode
+	return n, rerr
+}
+
+// waitForTerminal decides whether to read again after the terminal said
+// EIO or end of input at a prompt, where the line editor keeps it in raw
+// mode and no key makes a read return nothing. A child that took the
+// terminal's foreground (a shell, an editor) and did not give it back
+// leaves pyaichat in the background, where reads fail: pyaichat takes the
+// foreground back, as a shell does for its jobs. Otherwise the failures
+// are let pass for a while; a terminal that is really gone also ends
+// pyaichat with SIGHUP, unless it ignores that (nohup).
+func (t *ttyReader) waitForTerminal(failures int) bool {
+	if failures > 20 {
+		return false
 	}
-	if rerr != nil {
-		return 0, rerr
+	if pgrp, err := unix.IoctlGetInt(t.fd, unix.TIOCGPGRP); err == nil && pgrp != unix.Getpgrp() {
+		takeForeground(t.fd)
+		return true
 	}
-	return n, nil
+	time.Sleep(time.Duration(failures) * 10 * time.Millisecond)
+	return true
+}
+
+// takeForeground makes pyaichat's process group the terminal's foreground
+// one. SIGTTOU, which the kernel sends a background process that does
+// this, is blocked meanwhile.
+func takeForeground(fd int) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, old unix.Sigset_t
+	set.Val[0] = 1 << (uint(unix.SIGTTOU) - 1)
+	unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old)
+	unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp())
+	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 }
 
 func isTerminal(fd int) bool {

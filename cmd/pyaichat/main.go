@@ -112,6 +112,10 @@ func parseArgs(args []string) (cmdline, error) {
 	return c, nil
 }
 
+// Python's main thread is the process's main thread (see pybridge.RunMain):
+// the main goroutine stays on it.
+func init() { runtime.LockOSThread() }
+
 func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		// One processor for Go code: Python runs on its own thread, outside
@@ -122,7 +126,7 @@ func main() {
 		// bench-repl).
 		runtime.GOMAXPROCS(1)
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	pybridge.RunMain(func() int { return run(os.Args[1:], os.Stdout, os.Stderr) })
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

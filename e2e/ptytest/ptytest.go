@@ -141,6 +141,15 @@ func (s *Session) Send(text string) {
 	}
 }
 
+// Type sends text a byte at a time, gap apart, as a person types.
+func (s *Session) Type(text string, gap time.Duration) {
+	s.t.Helper()
+	for i := 0; i < len(text); i++ {
+		s.Send(text[i : i+1])
+		time.Sleep(gap)
+	}
+}
+
 // SendLine types text and Enter (a carriage return, as a terminal sends).
 func (s *Session) SendLine(text string) { s.t.Helper(); s.Send(text + "\r") }
 
@@ -154,6 +163,7 @@ const (
 	Tab   = "\t"
 	Enter = "\r"
 	Up    = "\x1b[A"
+	Left  = "\x1b[D"
 )
 
 // matcher adapts a condition on the session to go-expect's Matcher.
@@ -330,6 +340,20 @@ func (s *Session) ExpectExit() int {
 		s.fail("waiting for the program: %v", s.waitErr)
 		return -1
 	}
+}
+
+// ExpectSignaled drains the output until the program exits and returns the
+// signal that killed it, or 0 if it exited.
+func (s *Session) ExpectSignaled() syscall.Signal {
+	s.t.Helper()
+	s.ExpectExit()
+	var ee *exec.ExitError
+	if errors.As(s.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return ws.Signal()
+		}
+	}
+	return 0
 }
 
 // Exited reports whether the program has ended.

@@ -1,0 +1,222 @@
+/* Signals as python3 has them, in a process whose runtime is Go's.
+ *
+ * python3 is one thread that installs no signal handler but SIGINT's (and
+ * ignores SIGPIPE and SIGXFSZ); Go's runtime starts threads of its own and
+ * installs a handler for nearly every signal. Four things bring the
+ * first back inside the second (why each is needed: pybridge/README.md,
+ * "Signals"):
+ *
+ * 1. Python's table starts as python3's. Python's signal module reads the
+ *    dispositions it starts with and reports a handler it did not install
+ *    as None, which breaks `old = signal.signal(SIG, h); ...;
+ *    signal.signal(SIG, old)`. While Python starts, every signal Go
+ *    handles is set to SIG_DFL; afterwards Go gets back what it needs.
+ * 2. Signals reach Python's thread. The kernel hands a process-directed
+ *    signal to any thread that does not block it; only the one that runs
+ *    Python sees its blocking system call interrupted, and only its mask
+ *    is the one user code sets with pthread_sigmask. So Go's threads block
+ *    the signals Go does not need (a constructor blocks them before the
+ *    runtime starts, and every Go thread inherits that mask), Python's
+ *    thread unblocks them, and SIGINT, which Go cannot let its threads
+ *    block, is passed on to Python's thread by its handler.
+ * 3. SIGINT, SIGWINCH and SIGURG are Python's while user code runs and
+ *    Go's while pyaichat waits at its prompt or for the assistant: what
+ *    user code set (a handler, SIG_DFL, SIG_IGN) is in force, for the
+ *    process, exactly while user code runs, as it would be in python3.
+ * 4. A crash in C code ends as python3's: faulthandler's traceback when it
+ *    is enabled, then death by the same signal, never Go's goroutine dump.
+ *    Go passes a fault it finds outside Go code to the handler that was
+ *    installed before its runtime started (the constructor's), and a
+ *    signal re-raised by faulthandler or abort() comes to ours first. */
+#define _GNU_SOURCE 1
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "signals.h"
+
+/* Signals Go does not need that Python may handle, blocked on Go's threads
+ * (Go unblocks the ones it cannot do without on its threads: SIGINT,
+ * SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGURG). */
+static const int python_thread_signals[] = {SIGUSR1, SIGUSR2, SIGALRM,   SIGVTALRM, SIGXCPU,
+                                            SIGIO,   SIGPWR,  SIGSTKFLT, SIGWINCH};
+#define N_PYTHON_THREAD (sizeof python_thread_signals / sizeof python_thread_signals[0])
+
+/* Signals python3 leaves at their defaults that Go's runtime would catch.
+ * Children inherit these dispositions, as python3's do. */
+static const int python_default_signals[] = {SIGHUP,  SIGQUIT, SIGUSR1,   SIGUSR2, SIGALRM, SIGTERM,
+                                             SIGCHLD, SIGXCPU, SIGVTALRM, SIGIO,   SIGPWR,  SIGSTKFLT};
+#define N_PYTHON_DEFAULT (sizeof python_default_signals / sizeof python_default_signals[0])
+
+/* Signals Go keeps handling, reported as SIG_DFL to Python as python3
+ * reports them. The first three are shared: Go's while pyaichat waits,
+ * Python's while user code runs (SIGINT: Ctrl-C; SIGWINCH: the line
+ * editor follows the terminal's size; SIGURG: Go's preemption). SIGPROF,
+ * Go's profiler, is Python's once user code handles it. */
+static const int go_signals[] = {SIGINT, SIGWINCH, SIGURG, SIGPROF};
+#define N_GO (sizeof go_signals / sizeof go_signals[0])
+#define N_SHARED 3
+
+/* Faults and aborts: death by the signal, as in python3. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+
+static sigset_t python_thread_set;
+static int started_ignored[N_PYTHON_DEFAULT]; /* nohup, trap '' ...: stay ignored */
+static int sigint_started_ignored;
+
+static pid_t python_tid;
+static int notify_fd = -1;
+
+static struct sigaction go_handler[NSIG];     /* Go's, for go_signals and fatal_signals */
+static struct sigaction python_handler[NSIG]; /* in force while user code runs, for the shared ones */
+
+static void fatal_signal(int sig, siginfo_t *info, void *ctx);
+
+static void set_action(int sig, void (*fn)(int, siginfo_t *, void *)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK; /* Go's threads run on small stacks */
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
+static void set_simple(int sig, void (*fn)(int)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
+/* Runs before Go's runtime starts: the mask set here is the one Go gives
+ * every thread it makes, and a fault handler set here is the one Go passes
+ * faults outside Go code to. */
+__attribute__((constructor)) static void pyb_signals_constructor(void) {
+    for (size_t i = 0; i < N_PYTHON_DEFAULT; i++) {
+        struct sigaction sa;
+        started_ignored[i] = sigaction(python_default_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+    }
+    struct sigaction sa;
+    sigint_started_ignored = sigaction(SIGINT, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+
+    sigemptyset(&python_thread_set);
+    for (size_t i = 0; i < N_PYTHON_THREAD; i++) sigaddset(&python_thread_set, python_thread_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &python_thread_set, NULL);
+
+    for (size_t i = 0; i < N_FATAL; i++) set_action(fatal_signals[i], fatal_signal);
+}
+
+static pid_t gettid_(void) { return (pid_t)syscall(SYS_gettid); }
+
+static int is_handler(const struct sigaction *sa) {
+    return (sa->sa_flags & SA_SIGINFO) || (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
+}
+
+static void call_handler(const struct sigaction *sa, int sig, siginfo_t *info, void *ctx) {
+    if (sa->sa_flags & SA_SIGINFO)
+        sa->sa_sigaction(sig, info, ctx);
+    else if (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN)
+        sa->sa_handler(sig);
+}
+
+/* SIGINT's handler while user code runs with a handler of Python's: the
+ * signal is taken on Python's thread, as python3's single thread takes it,
+ * so a blocking call there returns EINTR and the KeyboardInterrupt comes
+ * at the same bytecode. Go learns of it through notify_fd, to tell a
+ * Ctrl-C that Python cannot act on (busy inside C code). */
+static void forward_sigint(int sig, siginfo_t *info, void *ctx) {
+    int saved_errno = errno;
+    if (gettid_() != python_tid) {
+        syscall(SYS_tgkill, getpid(), python_tid, sig);
+    } else {
+        call_handler(&python_handler[SIGINT], sig, info, ctx);
+        if (notify_fd >= 0) {
+            char c = 0;
+            ssize_t n = write(notify_fd, &c, 1);
+            (void)n;
+        }
+    }
+    errno = saved_errno;
+}
+
+static __thread int passed_to_go;
+
+/* A fault in C code (Go passes it back here: see the top), or a fatal
+ * signal raised on purpose (abort(), faulthandler re-raising, kill): the
+ * process dies by it. A fault in Go code is Go's (a panic). */
+static void fatal_signal(int sig, siginfo_t *info, void *ctx) {
+    int go_fault = info != NULL && info->si_code > 0 && !passed_to_go && is_handler(&go_handler[sig]);
+    if (!go_fault) {
+        set_simple(sig, SIG_DFL);
+        if (info == NULL || info->si_code <= 0) raise(sig); /* delivered on return */
+        return; /* a fault happens again, now with the default action */
+    }
+    passed_to_go = 1;
+    call_handler(&go_handler[sig], sig, info, ctx);
+    passed_to_go = 0;
+}
+
+void pyb_signals_before_python(void) {
+    python_tid = gettid_();
+    pthread_sigmask(SIG_UNBLOCK, &python_thread_set, NULL);
+
+    for (size_t i = 0; i < N_PYTHON_DEFAULT; i++)
+        set_simple(python_default_signals[i], started_ignored[i] ? SIG_IGN : SIG_DFL);
+    set_simple(SIGPIPE, SIG_IGN);
+    set_simple(SIGXFSZ, SIG_IGN);
+
+    for (size_t i = 0; i < N_GO; i++) {
+        sigaction(go_signals[i], NULL, &go_handler[go_signals[i]]);
+        set_simple(go_signals[i], go_signals[i] == SIGINT && sigint_started_ignored ? SIG_IGN : SIG_DFL);
+    }
+    for (size_t i = 0; i < N_FATAL; i++) {
+        sigaction(fatal_signals[i], NULL, &go_handler[fatal_signals[i]]);
+        set_simple(fatal_signals[i], SIG_DFL);
+    }
+}
+
+void pyb_signals_after_python(void) {
+    for (size_t i = 0; i < N_SHARED; i++) sigaction(go_signals[i], NULL, &python_handler[go_signals[i]]);
+    for (size_t i = 0; i < N_GO; i++) sigaction(go_signals[i], &go_handler[go_signals[i]], NULL);
+    for (size_t i = 0; i < N_FATAL; i++) {
+        struct sigaction now;
+        /* Left alone when faulthandler took it while Python started: it
+         * dies by the signal after its traceback already. */
+        if (sigaction(fatal_signals[i], NULL, &now) == 0 && !is_handler(&now))
+            set_action(fatal_signals[i], fatal_signal);
+    }
+}
+
+void pyb_signals_notify(int fd) { notify_fd = fd; }
+
+void pyb_signals_user_begin(void) {
+    if (is_handler(&python_handler[SIGINT]))
+        set_action(SIGINT, forward_sigint);
+    else
+        sigaction(SIGINT, &python_handler[SIGINT], NULL);
+    for (size_t i = 1; i < N_SHARED; i++) sigaction(go_signals[i], &python_handler[go_signals[i]], NULL);
+}
+
+static int is_forwarder(const struct sigaction *sa) {
+    return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == forward_sigint;
+}
+
+void pyb_signals_user_end(void) {
+    for (size_t i = 0; i < N_SHARED; i++) {
+        int sig = go_signals[i];
+        struct sigaction now;
+        /* User code that called signal.signal() left its choice here. */
+        if (sigaction(sig, NULL, &now) == 0 && !is_forwarder(&now)) python_handler[sig] = now;
+        sigaction(sig, &go_handler[sig], NULL);
+    }
+}
+
+int pyb_signals_python_tid(void) { return (int)python_tid; }
+
+int pyb_signals_sigint_ignored(void) { return sigint_started_ignored; }
