@@ -46,12 +46,6 @@ static const int python_thread_signals[] = {SIGUSR1, SIGUSR2, SIGALRM,   SIGVTAL
                                             SIGIO,   SIGPWR,  SIGSTKFLT, SIGWINCH};
 #define N_PYTHON_THREAD (sizeof python_thread_signals / sizeof python_thread_signals[0])
 
-/* Signals python3 leaves at their defaults that Go's runtime would catch.
- * Children inherit these dispositions, as python3's do. */
-static const int python_default_signals[] = {SIGHUP,  SIGQUIT, SIGUSR1,   SIGUSR2, SIGALRM, SIGTERM,
-                                             SIGCHLD, SIGXCPU, SIGVTALRM, SIGIO,   SIGPWR,  SIGSTKFLT};
-#define N_PYTHON_DEFAULT (sizeof python_default_signals / sizeof python_default_signals[0])
-
 /* Signals Go keeps handling, reported as SIG_DFL to Python as python3
  * reports them. The first three are shared: Go's while pyaichat waits,
  * Python's while user code runs (SIGINT: Ctrl-C; SIGWINCH: the line
@@ -66,8 +60,7 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 #define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 
 static sigset_t python_thread_set;
-static int started_ignored[N_PYTHON_DEFAULT]; /* nohup, trap '' ...: stay ignored */
-static int sigint_started_ignored;
+static char started_ignored[NSIG]; /* nohup, trap '' ...: python3 keeps them ignored */
 
 static pid_t python_tid;
 static int notify_fd = -1;
@@ -98,12 +91,10 @@ static void set_simple(int sig, void (*fn)(int)) {
  * every thread it makes, and a fault handler set here is the one Go passes
  * faults outside Go code to. */
 __attribute__((constructor)) static void pyb_signals_constructor(void) {
-    for (size_t i = 0; i < N_PYTHON_DEFAULT; i++) {
+    for (int sig = 1; sig < NSIG; sig++) {
         struct sigaction sa;
-        started_ignored[i] = sigaction(python_default_signals[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
+        started_ignored[sig] = sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
     }
-    struct sigaction sa;
-    sigint_started_ignored = sigaction(SIGINT, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN;
 
     sigemptyset(&python_thread_set);
     for (size_t i = 0; i < N_PYTHON_THREAD; i++) sigaddset(&python_thread_set, python_thread_signals[i]);
@@ -162,28 +153,29 @@ static void fatal_signal(int sig, siginfo_t *info, void *ctx) {
     passed_to_go = 0;
 }
 
+/* Signals no process may handle, and glibc's own (SIGCANCEL, SIGSETXID). */
+static int untouchable(int sig) { return sig == SIGKILL || sig == SIGSTOP || (sig >= 32 && sig < SIGRTMIN); }
+
 void pyb_signals_before_python(void) {
     python_tid = gettid_();
     pthread_sigmask(SIG_UNBLOCK, &python_thread_set, NULL);
 
-    for (size_t i = 0; i < N_PYTHON_DEFAULT; i++)
-        set_simple(python_default_signals[i], started_ignored[i] ? SIG_IGN : SIG_DFL);
-    set_simple(SIGPIPE, SIG_IGN);
-    set_simple(SIGXFSZ, SIG_IGN);
-
-    for (size_t i = 0; i < N_GO; i++) {
-        sigaction(go_signals[i], NULL, &go_handler[go_signals[i]]);
-        set_simple(go_signals[i], go_signals[i] == SIGINT && sigint_started_ignored ? SIG_IGN : SIG_DFL);
-    }
-    for (size_t i = 0; i < N_FATAL; i++) {
-        sigaction(fatal_signals[i], NULL, &go_handler[fatal_signals[i]]);
-        set_simple(fatal_signals[i], SIG_DFL);
+    /* python3's dispositions: what it inherited (exec resets handlers, so
+     * the default or, if inherited, ignored), and SIGPIPE and SIGXFSZ
+     * ignored. The signals Go needs get its handlers back afterwards. */
+    for (size_t i = 0; i < N_GO; i++) sigaction(go_signals[i], NULL, &go_handler[go_signals[i]]);
+    for (size_t i = 0; i < N_FATAL; i++) sigaction(fatal_signals[i], NULL, &go_handler[fatal_signals[i]]);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (untouchable(sig)) continue;
+        int ignore = started_ignored[sig] || sig == SIGPIPE || sig == SIGXFSZ;
+        set_simple(sig, ignore ? SIG_IGN : SIG_DFL);
     }
 }
 
 void pyb_signals_after_python(void) {
     for (size_t i = 0; i < N_SHARED; i++) sigaction(go_signals[i], NULL, &python_handler[go_signals[i]]);
-    for (size_t i = 0; i < N_GO; i++) sigaction(go_signals[i], &go_handler[go_signals[i]], NULL);
+    for (size_t i = 0; i < N_GO; i++)
+        if (!started_ignored[go_signals[i]]) sigaction(go_signals[i], &go_handler[go_signals[i]], NULL);
     for (size_t i = 0; i < N_FATAL; i++) {
         struct sigaction now;
         /* Left alone when faulthandler took it while Python started: it
@@ -219,4 +211,4 @@ void pyb_signals_user_end(void) {
 
 int pyb_signals_python_tid(void) { return (int)python_tid; }
 
-int pyb_signals_sigint_ignored(void) { return sigint_started_ignored; }
+int pyb_signals_sigint_ignored(void) { return started_ignored[SIGINT]; }
