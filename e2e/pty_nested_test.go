@@ -132,3 +132,18 @@ func TestPTYChildPrograms(t *testing.T) {
 		runSteps(t, steps)
 	})
 }
+
+// A child that takes the terminal's foreground and ends without giving it
+// back does not end the session: pyaichat takes the terminal back at its
+// next prompt.
+func TestPTYChildKeepsForeground(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "")
+	typeLine(t, s, "import os, subprocess", "")
+	steal := "import os, signal; signal.signal(signal.SIGTTOU, signal.SIG_IGN); os.setpgid(0, 0); os.tcsetpgrp(0, os.getpgrp())"
+	typeLine(t, s, fmt.Sprintf("subprocess.run([%q, '-c', %q]).returncode", pythonOracle, steal), "0")
+	typeLine(t, s, "6 * 7", "42")
+	if s.Exited() {
+		t.Fatalf("pyaichat ended\n%s", s.Dump())
+	}
+}

@@ -238,7 +238,9 @@ func (e *editor) read(initial string) (event, error) {
 	io.WriteString(e.out, bracketedPasteOn)
 
 	// Raw before readline draws the prompt (ReadlineWithDefault draws it
-	// before readline itself switches modes).
+	// before readline itself switches modes), in the terminal's foreground
+	// if a child that took it has ended.
+	reclaimForeground(e.raw.fd)
 	if err := e.raw.enter(); err != nil {
 		return event{}, fmt.Errorf("terminal: %w", err)
 	}

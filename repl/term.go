@@ -185,34 +185,41 @@ func (t *ttyReader) read(b []byte, idle func()) (int, error) {
 // waitForTerminal decides whether to read again after the terminal said
 // EIO or end of input at a prompt, where the line editor keeps it in raw
 // mode and no key makes a read return nothing. A child that took the
-// terminal's foreground (a shell, an editor) and did not give it back
-// leaves pyaichat in the background, where reads fail: pyaichat takes the
-// foreground back, as a shell does for its jobs. Otherwise the failures
-// are let pass for a while; a terminal that is really gone also ends
-// pyaichat with SIGHUP, unless it ignores that (nohup).
+// terminal's foreground (a shell, an editor) and ended without giving it
+// back leaves pyaichat in the background, where reads fail: pyaichat takes
+// the foreground back (reclaimForeground). Otherwise the failures are let
+// pass for a while; a terminal that is really gone also ends pyaichat
+// with SIGHUP, unless it ignores that (nohup).
 func (t *ttyReader) waitForTerminal(failures int) bool {
 	if failures > 20 {
 		return false
 	}
-	if pgrp, err := unix.IoctlGetInt(t.fd, unix.TIOCGPGRP); err == nil && pgrp != unix.Getpgrp() {
-		takeForeground(t.fd)
-		return true
+	if !reclaimForeground(t.fd) {
+		time.Sleep(time.Duration(failures) * 10 * time.Millisecond)
 	}
-	time.Sleep(time.Duration(failures) * 10 * time.Millisecond)
 	return true
 }
 
-// takeForeground makes pyaichat's process group the terminal's foreground
-// one. SIGTTOU, which the kernel sends a background process that does
-// this, is blocked meanwhile.
-func takeForeground(fd int) {
+// reclaimForeground makes pyaichat's process group the terminal's
+// foreground one again when the group that has it no longer exists (a
+// child took it and ended), as a shell does for its jobs; it reports
+// whether it did. A foreground group that exists (the shell, after the
+// user put pyaichat in the background) keeps it. SIGTTOU, which the
+// kernel sends a background process that sets the foreground, is blocked
+// meanwhile.
+func reclaimForeground(fd int) bool {
+	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	if err != nil || fg == unix.Getpgrp() || unix.Kill(-fg, 0) != unix.ESRCH {
+		return false
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var set, old unix.Sigset_t
 	set.Val[0] = 1 << (uint(unix.SIGTTOU) - 1)
 	unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old)
-	unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp())
+	err = unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp())
 	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	return err == nil
 }
 
 func isTerminal(fd int) bool {
