@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +81,14 @@ func TestPTYInputLineEditing(t *testing.T) {
 			{"x\r", "'alice'"},
 		})
 	})
+	// The completion that python3 -i's sys.__interactivehook__ sets up.
+	t.Run("completion", func(t *testing.T) {
+		runSteps(t, []step{
+			{"x = input('> ')\r", "> "},
+			{"isinst\t1\r", "py> "},
+			{"x\r", "'isinstance(1'"},
+		})
+	})
 	t.Run("import readline", func(t *testing.T) {
 		runSteps(t, []step{
 			{"import readline\r", "py> "},
@@ -146,4 +156,27 @@ func TestPTYChildKeepsForeground(t *testing.T) {
 	if s.Exited() {
 		t.Fatalf("pyaichat ended\n%s", s.Dump())
 	}
+}
+
+// A PYTHONSTARTUP that sets up GNU readline, as many do, leaves py>, ai>
+// and TAB to pyaichat.
+func TestPTYStartupImportsReadline(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	startup := filepath.Join(home, "startup.py")
+	if err := os.WriteFile(startup, []byte("import readline, rlcompleter\nreadline.parse_and_bind('tab: complete')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startREPLNoWait(t, home, []string{"PYTHONSTARTUP=" + startup})
+	s.ExpectString("py> ")
+	s.Send(ptytest.Tab)
+	s.ExpectCursorLine("ai>")
+	s.Send(ptytest.Tab)
+	s.ExpectCursorLine("py>")
+	typeLine(t, s, "'readline' in sys.modules if (sys := __import__('sys')) else 0", "True")
+	s.Send("x = input('name: ')\r")
+	s.ExpectString("name: ")
+	s.Send("ann" + ptytest.Left + "i\r")
+	s.ExpectString("py> ")
+	typeLine(t, s, "x", "'anin'")
 }
