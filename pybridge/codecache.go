@@ -23,17 +23,6 @@ import (
 // compile.
 type codeCache struct{ dir string } // "" keeps nothing
 
-// DefaultCacheDir is where pyaichat keeps its compiled helpers: pyaichat
-// in the user's cache directory ($XDG_CACHE_HOME, or ~/.cache), or "" when
-// there is none.
-func DefaultCacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "pyaichat")
-}
-
 // path is where module's code compiled from source is kept.
 func (c codeCache) path(module, source string) string {
 	sum := sha256.Sum256([]byte(source))

@@ -74,10 +74,6 @@ type Config struct {
 	// CacheDir keeps pyaichat's helper modules compiled between runs
 	// (see codeCache). Empty means they are compiled every time.
 	CacheDir string
-	// OnInterrupt, if set, is called on a goroutine of its own for each
-	// SIGINT (Ctrl-C) that reached running user code. Python has been
-	// told already; Stuck says whether it could act on the last one.
-	OnInterrupt func()
 }
 
 // Interp is the embedded interpreter. Only one can exist per process.
@@ -98,6 +94,8 @@ type Interp struct {
 	dead  bool // Python is finalized
 	want  atomic.Bool
 	stats isolationCounters
+
+	interrupts chan struct{} // see Interrupts
 }
 
 var started atomic.Bool
@@ -128,8 +126,8 @@ func Start(cfg Config) (*Interp, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Interp{jobs: jobs, code: codeCache{dir: cfg.CacheDir}}
-	if err := in.watchInterrupts(cfg.OnInterrupt); err != nil {
+	in := &Interp{jobs: jobs, code: codeCache{dir: cfg.CacheDir}, interrupts: make(chan struct{}, 1)}
+	if err := in.watchInterrupts(); err != nil {
 		return nil, err
 	}
 	ready := make(chan error, 1)
@@ -164,9 +162,14 @@ func RunMain(program func() int) {
 	select {} // Python's thread runs the program's jobs until it exits
 }
 
-// watchInterrupts passes the SIGINTs that reach user code (signals.c) to
-// onInterrupt, after starting the check for a Python stuck in C code.
-func (in *Interp) watchInterrupts(onInterrupt func()) error {
+// Interrupts has a value for each SIGINT (Ctrl-C) that reached running user
+// code (one waits while the last is not taken). Python has been told
+// already; Stuck says whether it could act on the one before.
+func (in *Interp) Interrupts() <-chan struct{} { return in.interrupts }
+
+// watchInterrupts passes on the SIGINTs that reach user code (signals.c),
+// after starting the check for a Python stuck in C code.
+func (in *Interp) watchInterrupts() error {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return fmt.Errorf("pybridge: interrupt pipe: %w", err)
@@ -182,8 +185,9 @@ func (in *Interp) watchInterrupts(onInterrupt func()) error {
 			}
 			for range n {
 				in.kick()
-				if onInterrupt != nil {
-					onInterrupt()
+				select {
+				case in.interrupts <- struct{}{}:
+				default:
 				}
 			}
 		}

@@ -24,18 +24,6 @@ type histories struct {
 	warn   func(string) // one warning per unusable file
 }
 
-// historyDir is $XDG_STATE_HOME/pyaichat, or ~/.local/state/pyaichat.
-func historyDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "pyaichat")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(home, ".local", "state", "pyaichat")
-}
-
 func loadHistories(dir string, warn func(string)) *histories {
 	h := &histories{warn: warn}
 	if dir == "" {

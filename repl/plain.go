@@ -6,72 +6,67 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/pyaichat/pyaichat/repl/term"
 )
 
-// plainReader reads whole lines without a line editor: from a pipe (as
-// python3 -i does, prompts on stderr) or from a terminal that cannot be
-// driven (TERM=dumb), where the kernel edits the line.
-type plainReader struct {
-	mu      sync.Mutex
-	in      *bufio.Reader // a pipe: the prompt's lines and user code's
-	tty     *ttyReader    // a dumb terminal, read only at the prompt
-	prompts io.Writer
-	state   *modeState
+// Pipe is a standard input that is not a terminal. pyaichat's prompt and
+// user code (input(), sys.stdin) read lines from it in turn, as python3 -i
+// reads both from one stream.
+type Pipe struct {
+	mu sync.Mutex
+	in *bufio.Reader
 }
 
-func (r *plainReader) readRaw() (string, error) {
-	if r.tty != nil {
-		return r.tty.readLine()
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.in.ReadString('\n')
+// NewPipe reads lines from r.
+func NewPipe(r io.Reader) *Pipe { return &Pipe{in: bufio.NewReaderSize(r, 64*1024)} }
+
+func (p *Pipe) line() (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.in.ReadString('\n')
 }
 
-func (r *plainReader) read(initial string) (event, error) {
-	io.WriteString(r.prompts, r.state.prompt()+initial)
-	line, err := r.readRaw()
-	if errors.Is(err, errWoken) {
-		io.WriteString(r.prompts, "\n")
-		return event{kind: evInterrupt}, nil
-	}
-	if line == "" && err != nil {
-		return event{kind: evEOF}, nil
-	}
-	line = strings.TrimSuffix(line, "\n")
-	line = strings.TrimSuffix(line, "\r")
-	if r.tty != nil && line == "\t" {
-		// No key bindings here: a line holding just a TAB switches mode.
-		m, cont := r.state.get()
-		if !cont {
-			if m == ModePy {
-				r.state.set(ModeAI)
-			} else {
-				r.state.set(ModePy)
-			}
-			return r.read(initial)
-		}
-	}
-	return event{kind: evLine, text: initial + line}, nil
-}
-
-// readLine serves user code's input() and sys.stdin from the pipe.
-func (r *plainReader) readLine(prompt string, showPrompt bool, out io.Writer) (string, error) {
-	if showPrompt && prompt != "" {
+// UserLine serves user code's input() and sys.stdin: prompt goes to out
+// when show is set.
+func (p *Pipe) UserLine(prompt string, show bool, out io.Writer) (string, error) {
+	if show && prompt != "" {
 		io.WriteString(out, prompt)
 	}
-	line, err := r.readRaw()
+	line, err := p.line()
 	if line != "" {
 		return line, nil
 	}
 	return "", err
 }
 
-// interrupt stops a read of the terminal at the prompt (Ctrl-C).
-func (r *plainReader) interrupt() {
-	if r.tty != nil {
-		r.tty.wake()
-	}
+// plainReader reads whole lines without a line editor: from a pipe (as
+// python3 -i does, prompts on stderr) or from a terminal that cannot be
+// driven (TERM=dumb), where the kernel edits the line.
+type plainReader struct {
+	lines   func() (string, error)
+	dumb    bool // a terminal: a line holding just a TAB switches mode
+	prompts io.Writer
+	state   *modeState
 }
 
-func (r *plainReader) close() {}
+func (r *plainReader) read(initial string) (term.Event, error) {
+	io.WriteString(r.prompts, r.state.prompt()+initial)
+	line, err := r.lines()
+	if errors.Is(err, term.ErrInterrupted) {
+		io.WriteString(r.prompts, "\n")
+		return term.Event{Kind: term.EventInterrupt}, nil
+	}
+	if line == "" && err != nil {
+		return term.Event{Kind: term.EventEOF}, nil
+	}
+	line = strings.TrimSuffix(line, "\n")
+	line = strings.TrimSuffix(line, "\r")
+	if r.dumb && line == "\t" {
+		if _, cont := r.state.get(); !cont {
+			r.state.toggle()
+			return r.read(initial)
+		}
+	}
+	return term.Event{Kind: term.EventLine, Text: initial + line}, nil
+}

@@ -1,11 +1,12 @@
-// Package repl is pyaichat's terminal front end: it reads lines (a line
-// editor on a terminal, plain lines from a pipe), keeps the py>/ai> mode,
-// and sends py> input to the embedded interpreter and ai> input to the
-// assistant. It owns the terminal: raw mode, bracketed paste, Ctrl-C.
+// Package repl is pyaichat's loop: it reads lines (with the line editor of
+// repl/term on a terminal, plain lines from a pipe), keeps the py>/ai>
+// mode, the prompts and the per-mode history, sends py> input to the
+// interpreter and ai> input to the assistant, and decides what Ctrl-C
+// means. It knows the interpreter and the assistant only through the
+// small interfaces below.
 package repl
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,234 +20,186 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/chzyer/readline"
-	"github.com/chzyer/readline/runes"
-
-	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/repl/term"
 )
 
-// Mode is what a line at the prompt is for.
-type Mode int
+// Interpreter runs what is typed at py>, as python3 -i would.
+type Interpreter interface {
+	// Push feeds one line typed at the prompt.
+	Push(line string) (Outcome, error)
+	// PushEOF finishes a pending statement at the end of input.
+	PushEOF() (Outcome, error)
+	// RunBlock runs a pasted block, statement by statement.
+	RunBlock(source string) (Outcome, error)
+	// ResetBlock drops a pending statement.
+	ResetBlock() error
+	// Interrupt raises KeyboardInterrupt in running code, for a Ctrl-C
+	// that did not reach it as a signal.
+	Interrupt()
+	// Busy reports whether user code is running.
+	Busy() bool
+	// Stuck reports whether the last Ctrl-C has gone unanswered for
+	// longer than grace: the code is inside C code that ignores signals.
+	Stuck(grace time.Duration) bool
+	// Interrupts has a value for each Ctrl-C that reached running code.
+	Interrupts() <-chan struct{}
+}
 
-const (
-	ModePy Mode = iota // Python, as python3 -i
-	ModeAI             // a question for the assistant
-)
+// Outcome is what running py> input led to.
+type Outcome struct {
+	More   bool // the statement is incomplete: show the continuation prompt
+	Exit   bool // the code raised SystemExit
+	Status int  // its exit status
+	// Partial is what the code's output left on the terminal's current
+	// line (print(x, end="")), to draw the next prompt after it.
+	Partial string
+}
 
 // Assistant answers what is typed at ai>.
 type Assistant interface {
 	// Handle answers one line (a question or a /command), writing to out.
 	// Cancelling ctx (Ctrl-C) must stop it promptly.
 	Handle(ctx context.Context, line string, out io.Writer) error
+	// Prepare readies what answering needs, while a question is typed.
+	Prepare()
+	// Release lets that go again, back at py>.
+	Release()
 }
 
-// Options configure one run of the REPL.
+// Options configure the REPL.
 type Options struct {
-	Stdin          *os.File
-	Stdout, Stderr *os.File
+	// Term is the terminal when standard input and output are one; nil
+	// means lines come from Pipe.
+	Term *term.Terminal
+	Pipe *Pipe
+	// Dumb says the terminal cannot be driven (TERM=dumb): lines are read
+	// as the kernel edits them.
+	Dumb bool
 
-	Argv     []string // sys.argv
-	Script   string   // run this file first, as python3 -i FILE
-	Commands []string // run these -c commands first
-	Venv     string   // virtualenv directory ("" for none)
+	Stdout, Stderr io.Writer
 
-	// NewAssistant builds the ai> assistant once Python is up; recent
-	// returns the automatic context of the py> session. Nil means ai> is
-	// unavailable.
-	NewAssistant func(in *pybridge.Interp, recent func() string) (Assistant, error)
-	// OneShot, when set, runs after the setup code instead of the REPL
-	// (pyaichat -p); its result is the exit status. Ctrl-C cancels ctx.
-	OneShot func(ctx context.Context, out io.Writer) int
+	Interp Interpreter
+	// Assistant answers ai>; nil means ai> is unavailable (for the reason
+	// given at start).
+	Assistant Assistant
+	// HistoryDir keeps the history of each mode; "" keeps none.
+	HistoryDir string
+	// OnIdle runs after a pause at the prompt (see term.EditorConfig).
+	OnIdle func()
 }
 
-// Run runs the REPL until the user exits and returns the exit status.
-func Run(opts Options) (status int) {
-	r := &session{opts: opts, state: &modeState{}}
-	return r.run()
-}
-
-type session struct {
-	opts  Options
-	state *modeState
-	in    *pybridge.Interp
-	input lineReader
-	pump  *pump        // the line editor's keys, on a terminal
-	plain *plainReader // lines from a pipe or a dumb terminal
-	term  *termState
-	hist  *histories
-	tty   bool
-
-	assistant Assistant
+// Session is one run of the REPL.
+type Session struct {
+	opts   Options
+	state  *modeState
+	read   func(initial string) (term.Event, error) // the next input
+	editor *term.Editor                             // nil without a line editor
+	plain  *plainReader                             // nil with one
+	hist   *histories
 
 	// Ctrl-C bookkeeping.
 	aiCancel   atomic.Pointer[context.CancelFunc]
 	stuckSince atomic.Int64 // unix nanos of a Ctrl-C that found Python stuck
+	abandoned  chan struct{}
+	abandon    sync.Once
 }
 
-func (r *session) warn(msg string) {
+// New prepares a REPL session; the line editor starts with Run.
+func New(o Options) (*Session, error) {
+	r := &Session{opts: o, state: &modeState{}, abandoned: make(chan struct{})}
+	switch {
+	case o.Term != nil && !o.Dumb:
+		r.read = r.readEditor
+	case o.Term != nil:
+		r.plain = &plainReader{lines: o.Term.ReadLine, dumb: true, prompts: o.Stdout, state: r.state}
+		r.read = r.plain.read
+	case o.Pipe != nil:
+		r.plain = &plainReader{lines: o.Pipe.line, prompts: o.Stderr, state: r.state}
+		r.read = r.plain.read
+	default:
+		return nil, errors.New("repl: no terminal and no pipe to read")
+	}
+	if o.Assistant != nil {
+		r.SetAssistant(o.Assistant)
+	}
+	return r, nil
+}
+
+// SetAssistant gives ai> its assistant, before Run.
+func (r *Session) SetAssistant(a Assistant) {
+	r.opts.Assistant = a
+	r.state.onToggle = r.modeChanged
+}
+
+// startEditor starts the line editor, with the history of py>.
+func (r *Session) startEditor() error {
+	r.hist = loadHistories(r.opts.HistoryDir, r.warn)
+	ed, err := r.opts.Term.NewEditor(term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle})
+	if err != nil {
+		return err
+	}
+	r.editor = ed
+	ed.SetHistory(r.hist.of(ModePy).entries)
+	return nil
+}
+
+func (r *Session) warn(msg string) {
 	fmt.Fprintf(r.opts.Stderr, "pyaichat: %s\n", msg)
 }
 
-func (r *session) run() (status int) {
-	o := r.opts
-	r.tty = isTerminal(int(o.Stdin.Fd())) && isTerminal(int(o.Stdout.Fd()))
-	r.term = saveTerm(int(o.Stdin.Fd()))
-	defer func() {
-		// A Go panic while the terminal is raw must not leave it raw.
-		if p := recover(); p != nil {
-			r.term.restore()
-			fmt.Fprintf(o.Stderr, "\npyaichat: internal error: %v\n", p)
-			status = 70
-		}
-	}()
-
-	executable := ""
-	venv := o.Venv
-	if venv == "" {
-		venv = os.Getenv("VIRTUAL_ENV")
-	}
-	if venv != "" {
-		exe, err := pybridge.VenvExecutable(venv)
-		if err != nil {
+// Run runs the REPL until the user exits, and returns the exit status.
+// abandoned says that the user gave up on a Python stuck in C code: the
+// interpreter is still running the code and must not be waited for.
+func (r *Session) Run() (status int, abandoned bool) {
+	if r.opts.Term != nil && !r.opts.Dumb {
+		if err := r.startEditor(); err != nil {
 			r.warn(err.Error())
-		} else {
-			executable = exe
+			return 1, false
 		}
 	}
-
-	// On a terminal, pyaichat reads it only while its own prompt is up;
-	// user code reads it itself (see pump). From a pipe, lines for the
-	// prompt and for user code come from one buffered reader.
-	var readLine pybridge.LineReader
-	if r.tty {
-		tty, err := newTTYReader(o.Stdin)
-		if err != nil {
-			r.warn(err.Error())
-			return 1
-		}
-		r.pump = newPump(tty)
-		if os.Getenv("TERM") == "dumb" {
-			r.plain = &plainReader{tty: tty, prompts: o.Stdout, state: r.state}
-		}
-	} else {
-		r.plain = &plainReader{in: bufio.NewReaderSize(o.Stdin, 64*1024), prompts: o.Stderr, state: r.state}
-		readLine = func(prompt string, show bool) (string, error) {
-			return r.plain.readLine(prompt, show, o.Stdout)
-		}
+	stop := r.handleSignals()
+	defer stop()
+	done := make(chan int, 1)
+	go func() { done <- r.loop() }()
+	select {
+	case status = <-done:
+		return status, false
+	case <-r.abandoned:
+		return 130, true
 	}
-
-	in, err := pybridge.Start(pybridge.Config{
-		Argv: o.Argv, Executable: executable, ReadLine: readLine, CacheDir: pybridge.DefaultCacheDir(),
-		OnInterrupt: r.onUserInterrupt,
-	})
-	if err != nil {
-		r.warn(err.Error())
-		return 1
-	}
-	r.in = in
-	if err := in.RouteStdin(r.tty); err != nil {
-		r.warn(err.Error())
-		return 1
-	}
-	if err := in.SetPath0(o.Script); err != nil {
-		r.warn(err.Error())
-		return 1
-	}
-
-	stopSignals := r.handleSignals()
-	defer stopSignals()
-
-	// Setup code, as python3 -i -c CODE / python3 -i FILE.
-	for _, c := range o.Commands {
-		if out, err := in.RunCommand(c); err != nil {
-			r.warn(err.Error())
-		} else if out.Exit {
-			return r.finish(out.Status)
-		}
-	}
-	if o.Script != "" {
-		if out, err := in.RunFile(o.Script); err != nil {
-			r.warn(err.Error())
-		} else if out.Exit {
-			return r.finish(out.Status)
-		}
-	}
-	// python3 runs PYTHONSTARTUP only for a bare interactive session.
-	if startup := os.Getenv("PYTHONSTARTUP"); startup != "" && o.Script == "" && len(o.Commands) == 0 && o.OneShot == nil {
-		if out, err := in.RunStartup(startup); err != nil {
-			r.warn(err.Error())
-		} else if out.Exit {
-			return r.finish(out.Status)
-		}
-	}
-
-	if o.NewAssistant != nil {
-		a, err := o.NewAssistant(in, r.recentContext)
-		if err != nil {
-			r.warn(err.Error())
-		} else {
-			r.assistant = a
-			r.state.onToggle = r.modeChanged
-		}
-	}
-	if o.OneShot != nil {
-		if r.assistant == nil {
-			return r.finish(2)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		r.aiCancel.Store(&cancel)
-		var code int
-		r.whileAsking(func() { code = o.OneShot(ctx, o.Stdout) })
-		cancel()
-		return r.finish(code)
-	}
-
-	if r.plain != nil {
-		r.input = r.plain
-	} else {
-		r.hist = loadHistories(historyDir(), r.warn)
-		ed, err := newEditor(r.pump, r.state, r.hist, o.Stdout, int(o.Stdin.Fd()))
-		if err != nil {
-			r.warn(err.Error())
-			return 1
-		}
-		r.input = ed
-	}
-	defer r.input.close()
-	return r.loop()
 }
 
 // loop reads and runs input until exit.
-func (r *session) loop() int {
+func (r *Session) loop() int {
 	var initial string
 	var pendingPaste string // pasted lines awaiting their unfinished last line
 	for {
-		ev, err := r.input.read(initial)
+		ev, err := r.read(initial)
 		initial = ""
 		if err != nil {
 			r.warn(fmt.Sprintf("reading input: %v", err))
-			return r.finish(1)
+			return 1
 		}
 		mode, cont := r.state.get()
-		switch ev.kind {
-		case evEOF:
-			if _, ok := r.input.(*plainReader); ok {
-				io.WriteString(r.prompts(), "\n") // as python3 -i does at EOF
+		switch ev.Kind {
+		case term.EventEOF:
+			if r.plain != nil {
+				io.WriteString(r.plain.prompts, "\n") // as python3 -i does at EOF
 			}
 			if cont && pendingPaste == "" {
 				// End of input finishes a pending block, as in python3,
 				// which runs it (or reports it unfinished) before exiting.
 				r.state.setContinuation(false)
-				out, err := r.in.PushEOF()
+				out, err := r.opts.Interp.PushEOF()
 				if err != nil {
 					r.warn(err.Error())
 				} else if out.Exit {
-					return r.finish(out.Status)
+					return out.Status
 				}
 				continue
 			}
-			return r.finish(0)
-		case evInterrupt:
+			return 0
+		case term.EventInterrupt:
 			// The partial line is discarded, never run; as in python3,
 			// which says KeyboardInterrupt (a question just goes).
 			if mode == ModePy {
@@ -256,11 +209,11 @@ func (r *session) loop() int {
 			}
 			pendingPaste = ""
 			if cont {
-				r.in.ResetBlock()
+				r.opts.Interp.ResetBlock()
 				r.state.setContinuation(false)
 			}
-		case evPaste:
-			text := ev.text
+		case term.EventPaste:
+			text := ev.Text
 			if !strings.Contains(text, "\n") {
 				// A one-line paste is edited like typed text.
 				initial = text
@@ -275,53 +228,61 @@ func (r *session) loop() int {
 				continue
 			}
 			if status, exit := r.submit(mode, cont, text, true); exit {
-				return r.finish(status)
+				return status
 			}
-		case evLine:
+		case term.EventLine:
 			if pendingPaste != "" {
-				text := pendingPaste + ev.text + "\n"
+				text := pendingPaste + ev.Text + "\n"
 				pendingPaste = ""
 				r.state.setContinuation(false)
 				r.addHistory(mode, strings.TrimSuffix(text, "\n"))
 				if status, exit := r.submit(mode, false, text, true); exit {
-					return r.finish(status)
+					return status
 				}
 				continue
 			}
-			r.addHistory(mode, ev.text)
-			if status, exit := r.submit(mode, cont, ev.text, false); exit {
-				return r.finish(status)
+			r.addHistory(mode, ev.Text)
+			if status, exit := r.submit(mode, cont, ev.Text, false); exit {
+				return status
 			}
 		}
 	}
 }
 
-// prompts is where the plain reader writes prompts.
-func (r *session) prompts() io.Writer {
-	if pr, ok := r.input.(*plainReader); ok {
-		return pr.prompts
-	}
-	return r.opts.Stdout
+// readEditor reads a line with the line editor.
+func (r *Session) readEditor(initial string) (term.Event, error) {
+	return r.editor.ReadLine(r.state.prompt(), initial)
 }
 
-func (r *session) addHistory(m Mode, line string) {
+// onTab is the line editor's key hook: TAB switches modes, keeping what
+// was typed, or indents inside an incomplete py> block as in python3,
+// where switching to ai> would strand the block.
+func (r *Session) onTab(rune) term.KeyAction {
+	if _, cont := r.state.get(); cont {
+		return term.KeyAction{Insert: indentUnit}
+	}
+	mode := r.state.toggle()
+	r.editor.SetPrompt(r.state.prompt())
+	r.editor.SetHistory(r.hist.of(mode).entries)
+	return term.KeyAction{Handled: true}
+}
+
+func (r *Session) addHistory(m Mode, line string) {
 	if r.hist == nil {
 		return
 	}
 	r.hist.add(m, line)
-	if ed, ok := r.input.(*editor); ok {
-		ed.rl.SaveHistory(line)
-	}
+	r.editor.AddHistory(line)
 }
 
 // echoPaste shows a multi-line paste the way it will run: the first line
 // after the prompt, the rest after continuation prompts.
-func (r *session) echoPaste(mode Mode, cont bool, ev event) {
-	if !r.tty {
+func (r *Session) echoPaste(mode Mode, cont bool, ev term.Event) {
+	if r.opts.Term == nil {
 		return
 	}
 	// An unfinished last line is left to the editor, which shows it.
-	text := ev.text[:strings.LastIndexByte(ev.text, '\n')]
+	text := ev.Text[:strings.LastIndexByte(ev.Text, '\n')]
 	lines := strings.Split(text, "\n")
 	var b strings.Builder
 	for i, l := range lines {
@@ -337,22 +298,23 @@ func (r *session) echoPaste(mode Mode, cont bool, ev event) {
 }
 
 // submit runs one line (or a pasted block) in the current mode.
-func (r *session) submit(mode Mode, cont bool, text string, block bool) (status int, exit bool) {
+func (r *Session) submit(mode Mode, cont bool, text string, block bool) (status int, exit bool) {
 	if mode == ModeAI && !cont {
 		r.ask(strings.TrimSpace(text))
 		return 0, false
 	}
-	var out pybridge.Outcome
+	in := r.opts.Interp
+	var out Outcome
 	var err error
 	if block {
 		if cont {
 			// A paste finishing an open block: the block so far plus the
 			// paste run as one.
-			r.in.ResetBlock()
+			in.ResetBlock()
 		}
-		out, err = r.in.RunBlock(text)
+		out, err = in.RunBlock(text)
 	} else {
-		out, err = r.in.Push(text)
+		out, err = in.Push(text)
 	}
 	r.stuckSince.Store(0)
 	if err != nil {
@@ -367,39 +329,28 @@ func (r *session) submit(mode Mode, cont bool, text string, block bool) (status 
 	return 0, false
 }
 
-// modeChanged readies the assistant's tools while the user types a
-// question at ai>, and lets them go on the way back to py>. It runs on the
-// line editor's goroutine, so the work (a job on the interpreter's thread)
-// is left to another.
-func (r *session) modeChanged(m Mode) {
+// modeChanged readies the assistant while the user types a question at
+// ai>, and lets it go on the way back to py>. It runs on the line editor's
+// goroutine, so the work (a job on the interpreter's thread) is left to
+// another.
+func (r *Session) modeChanged(m Mode) {
 	if m == ModeAI {
-		if p, ok := r.assistant.(interface{ Prepare() }); ok {
-			go p.Prepare()
-		}
+		go r.opts.Assistant.Prepare()
 		return
 	}
-	go r.in.DiscardIsolated()
-}
-
-// recentContext is the automatic context of the py> session.
-func (r *session) recentContext() string {
-	s, err := r.in.RecentContext()
-	if err != nil {
-		return ""
-	}
-	return s
+	go r.opts.Assistant.Release()
 }
 
 // whileAsking runs fn, which asks the assistant, with the terminal's echo
 // off, so that keys typed while an answer streams wait for the next prompt
 // instead of landing in the answer. Ctrl-C still interrupts, and
 // onInterrupt shows it as the terminal would have.
-func (r *session) whileAsking(fn func()) {
-	if !r.tty {
+func (r *Session) whileAsking(fn func()) {
+	if r.opts.Term == nil {
 		fn()
 		return
 	}
-	withoutEcho(int(r.opts.Stdin.Fd()), fn)
+	r.opts.Term.WithoutEcho(fn)
 }
 
 // keepPartialLine makes the next prompt follow output that did not end its
@@ -407,12 +358,12 @@ func (r *session) whileAsking(fn func()) {
 // included, so the prompt carries that text (partial, from sys.stdout) to
 // leave it in place. Text it could not redraw faithfully (escape
 // sequences, very long) is kept by moving to a new line instead.
-func (r *session) keepPartialLine(partial string) {
+func (r *Session) keepPartialLine(partial string) {
 	r.state.setLead("")
-	if !r.tty {
+	if r.opts.Term == nil {
 		return
 	}
-	width := readline.GetScreenWidth()
+	width := r.opts.Term.Width()
 	if partial == "" {
 		// Output that bypassed sys.stdout (os.write, a subprocess, C code)
 		// may have left the cursor mid-line, where the editor's redraw
@@ -421,7 +372,7 @@ func (r *session) keepPartialLine(partial string) {
 		// otherwise wraps to a new one, leaving that output in place (the
 		// way zsh keeps a command's unterminated output). Without a line
 		// editor (TERM=dumb) nothing redraws the line.
-		if _, editing := r.input.(*editor); editing && width > 1 {
+		if r.editor != nil && width > 1 {
 			io.WriteString(r.opts.Stdout, strings.Repeat(" ", width)+"\r")
 		}
 		return
@@ -447,7 +398,7 @@ func lastRow(text []rune, width int) (row []rune, full bool) {
 	}
 	start, col := 0, 0
 	for i, c := range text {
-		w := runes.Width(c)
+		w := term.RuneWidth(c)
 		if col+w > width {
 			start, col = i, 0
 		}
@@ -464,37 +415,47 @@ const maxLead = 200
 func notPrintable(c rune) bool { return !unicode.IsPrint(c) && c != ' ' }
 
 // ask hands a line typed at ai> to the assistant; Ctrl-C cancels it.
-func (r *session) ask(line string) {
+func (r *Session) ask(line string) {
 	if line == "" {
 		return
 	}
-	if r.assistant == nil {
+	if r.opts.Assistant == nil {
 		fmt.Fprintln(r.opts.Stdout, "pyaichat: the assistant is unavailable (see the warning at start); TAB returns to py>")
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.aiCancel.Store(&cancel)
-	var err error
-	r.whileAsking(func() { err = r.assistant.Handle(ctx, line, r.opts.Stdout) })
-	r.aiCancel.Store(nil)
-	cancelled := ctx.Err() != nil
-	cancel()
+	cancelled, err := r.Ask(func(ctx context.Context) error { return r.opts.Assistant.Handle(ctx, line, r.opts.Stdout) })
 	switch {
 	case cancelled || errors.Is(err, context.Canceled):
 		// The assistant ends its output on a line of its own, after the
-		// terminal's echoed ^C too.
+		// echoed ^C too.
 		fmt.Fprintln(r.opts.Stdout, "(cancelled)")
 	case err != nil:
 		fmt.Fprintf(r.opts.Stdout, "pyaichat: %v\n", err)
 	}
 }
 
-// handleSignals turns SIGINT into the right action for what is running.
+// Ask runs fn, which asks the assistant, as a question at ai> runs: the
+// terminal does not echo meanwhile, and Ctrl-C cancels fn's context
+// (cancelled then reports it).
+func (r *Session) Ask(fn func(ctx context.Context) error) (cancelled bool, err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r.aiCancel.Store(&cancel)
+	defer r.aiCancel.Store(nil)
+	r.whileAsking(func() { err = fn(ctx) })
+	return ctx.Err() != nil, err
+}
+
+// WatchInterrupts handles Ctrl-C until stop is called, outside Run (pyaichat
+// -p, setup code).
+func (r *Session) WatchInterrupts() (stop func()) { return r.handleSignals() }
+
+// handleSignals turns Ctrl-C into the right action for what is running.
 // At a line-editor prompt the terminal is raw and Ctrl-C is a key, not a
-// signal; while user code runs, SIGINT is Python's (onUserInterrupt). A
-// signal here means a question is being answered, a plain prompt is
-// waiting, or Ctrl-C came between two prompts.
-func (r *session) handleSignals() (stop func()) {
+// signal; while user code runs, SIGINT is Python's and the interpreter
+// tells of it (onUserInterrupt). A signal here means a question is being
+// answered, a plain prompt is waiting, or Ctrl-C came between two prompts.
+func (r *Session) handleSignals() (stop func()) {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt)
 	done := make(chan struct{})
@@ -508,6 +469,8 @@ func (r *session) handleSignals() (stop func()) {
 				return
 			case <-ch:
 				r.onInterrupt()
+			case <-r.opts.Interp.Interrupts():
+				r.onUserInterrupt()
 			}
 		}
 	}()
@@ -522,9 +485,9 @@ func (r *session) handleSignals() (stop func()) {
 // offers to abandon the session.
 const stuckGrace = 500 * time.Millisecond
 
-func (r *session) onInterrupt() {
+func (r *Session) onInterrupt() {
 	if c := r.aiCancel.Load(); c != nil {
-		if r.tty {
+		if r.opts.Term != nil {
 			// The terminal does not echo while a question runs (see
 			// whileAsking): show the key as it would.
 			io.WriteString(r.opts.Stdout, "^C")
@@ -533,54 +496,29 @@ func (r *session) onInterrupt() {
 		return
 	}
 	switch {
-	case r.in != nil && r.in.Busy():
+	case r.opts.Interp.Busy():
 		// Between pyaichat's step and the user's code.
-		r.in.Interrupt()
-	case r.plain != nil:
-		r.plain.interrupt()
-	case r.pump != nil:
-		r.pump.ctrlCBetweenPrompts()
+		r.opts.Interp.Interrupt()
+	case r.editor != nil:
+		r.editor.CtrlC()
+	case r.opts.Term != nil:
+		r.opts.Term.Interrupt()
 	}
 }
 
 // onUserInterrupt is a Ctrl-C that reached running user code, which
 // Python has been told of: if Python has not acted on the one before, it
 // is stuck inside C code, and pyaichat offers to abandon the session.
-func (r *session) onUserInterrupt() {
-	if r.in.Stuck(stuckGrace) {
-		if since := r.stuckSince.Load(); since != 0 {
-			r.abandon()
-			return
-		}
-		r.stuckSince.Store(time.Now().UnixNano())
-		fmt.Fprint(r.opts.Stderr, "\npyaichat: Python is busy inside C code and cannot be interrupted.\n"+
-			"Press Ctrl-C again to abandon this session (history is kept), or wait.\n")
+func (r *Session) onUserInterrupt() {
+	if !r.opts.Interp.Stuck(stuckGrace) {
+		return
 	}
-}
-
-// abandon ends a session whose Python cannot be interrupted, without
-// waiting for it.
-func (r *session) abandon() {
-	fmt.Fprintln(r.opts.Stderr, "pyaichat: session abandoned.")
-	r.restoreTerminal()
-	os.Exit(130)
-}
-
-func (r *session) restoreTerminal() {
-	if r.tty {
-		io.WriteString(r.opts.Stdout, bracketedPasteOff)
+	if since := r.stuckSince.Load(); since != 0 {
+		fmt.Fprintln(r.opts.Stderr, "pyaichat: session abandoned.")
+		r.abandon.Do(func() { close(r.abandoned) })
+		return
 	}
-	r.term.restore()
+	r.stuckSince.Store(time.Now().UnixNano())
+	fmt.Fprint(r.opts.Stderr, "\npyaichat: Python is busy inside C code and cannot be interrupted.\n"+
+		"Press Ctrl-C again to abandon this session (history is kept), or wait.\n")
 }
-
-// finish restores the terminal and finalizes Python, bounded so that a
-// non-daemon thread that never ends cannot hang the exit.
-func (r *session) finish(status int) int {
-	r.restoreTerminal()
-	if r.in != nil && !r.in.Close(finalizeTimeout) {
-		r.warn("Python threads are still running; exiting without waiting for them")
-	}
-	return status
-}
-
-const finalizeTimeout = 3 * time.Second

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pyaichat/pyaichat/capabilities"
-	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 const capabilityUsage = "usage: pyaichat --capability NAME [EXPR] [-c CODE]... [FILE [ARG]...]"
@@ -73,38 +70,37 @@ type capabilityOutput struct {
 // it starts the interpreter, runs the -c code and FILE as the REPL would,
 // calls one capability and prints one JSON object on stdout. Exit status:
 // 0 ok, 1 the capability failed, 2 usage.
-func runCapability(args []string, stdout, stderr io.Writer) int {
+func runCapability(std stdio, args []string) int {
 	call, err := parseCapabilityArgs(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "pyaichat: %v\n%s\n", err, capabilityUsage)
+		fmt.Fprintf(std.err, "pyaichat: %v\n%s\n", err, capabilityUsage)
 		return 2
 	}
-	argv := []string{""}
-	switch {
-	case call.file != "":
-		argv = append([]string{call.file}, call.fileArgs...)
-	case len(call.commands) > 0:
-		argv = []string{"-c"}
+	c := cmdline{commands: call.commands, script: call.file, args: call.fileArgs}
+	if c.script != "" {
+		if _, err := os.Stat(c.script); err != nil {
+			std.warn(cantOpen(c.script, err))
+			return 1
+		}
 	}
-	in, err := pybridge.Start(pybridge.Config{Argv: argv, CacheDir: pybridge.DefaultCacheDir()})
+	in, err := startPython(c, nil, false, std.warn)
 	if err != nil {
-		fmt.Fprintf(stderr, "pyaichat: %v\n", err)
+		std.warn(err.Error())
 		return 1
 	}
 	defer in.Close(2 * time.Second)
-
-	if err := runSetup(in, call); err != nil {
-		fmt.Fprintf(stderr, "pyaichat: %v\n", err)
+	if err := setupToStderr(func() { runSetup(in, c, false, std.warn) }); err != nil {
+		std.warn(err.Error())
 		return 1
 	}
 
 	reg := capabilities.New(in, capabilities.Options{})
 	res, cerr := reg.CallText(context.Background(), call.name, call.expr)
 	out := capabilityOutput{Capability: call.name, OK: cerr == nil, Result: res, Error: cerr}
-	enc := json.NewEncoder(stdout)
+	enc := json.NewEncoder(std.out)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
-		fmt.Fprintf(stderr, "pyaichat: writing the result: %v\n", err)
+		std.warn(fmt.Sprintf("writing the result: %v", err))
 		return 1
 	}
 	if cerr != nil {
@@ -113,16 +109,9 @@ func runCapability(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runSetup runs the -c code, then FILE, in __main__. Their output goes to
-// stderr, so that stdout carries only the JSON result; an exception is
-// printed there and becomes the last exception, as at py>.
-func runSetup(in *pybridge.Interp, call capabilityCall) error {
-	if len(call.commands) == 0 && call.file == "" {
-		return nil
-	}
-	if err := in.SetPath0(call.file); err != nil {
-		return fmt.Errorf("setting sys.path[0]: %w", err)
-	}
+// setupToStderr runs setup with its output (and Python's: fd 1) on
+// stderr, so that stdout carries only the result.
+func setupToStderr(setup func()) error {
 	saved, err := unix.Dup(1)
 	if err != nil {
 		return fmt.Errorf("saving stdout: %w", err)
@@ -132,18 +121,6 @@ func runSetup(in *pybridge.Interp, call capabilityCall) error {
 		return fmt.Errorf("redirecting setup output: %w", err)
 	}
 	defer unix.Dup2(saved, 1)
-	for _, code := range call.commands {
-		if _, err := in.RunCommand(code); err != nil {
-			return fmt.Errorf("running -c code: %w", err)
-		}
-	}
-	if call.file != "" {
-		if _, err := os.Stat(call.file); err != nil {
-			return errors.New(cantOpen(call.file, err))
-		}
-		if _, err := in.RunFile(call.file); err != nil {
-			return fmt.Errorf("running %s: %w", call.file, err)
-		}
-	}
+	setup()
 	return nil
 }

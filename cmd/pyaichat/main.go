@@ -1,11 +1,12 @@
 // Command pyaichat is a Python REPL with an assistant one TAB away.
 //
-// main only parses the command line and wires the packages together; the
-// REPL itself is repl.Run.
+// This package is the composition root: it parses the command line, finds
+// the configuration and the files pyaichat keeps, picks a terminal or a
+// pipe, starts the interpreter and wires the REPL (repl), the assistant
+// (agent) and its capabilities (capabilities) together.
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +17,7 @@ import (
 	"syscall"
 
 	"github.com/pyaichat/pyaichat/agent"
-	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/pybridge"
-	"github.com/pyaichat/pyaichat/repl"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -56,6 +55,17 @@ type cmdline struct {
 	model    string
 	baseURL  string
 	askedC   bool
+}
+
+// argv is sys.argv as python3 has it for the same command line.
+func (c cmdline) argv() []string {
+	switch {
+	case c.script != "":
+		return append([]string{c.script}, c.args...)
+	case len(c.commands) > 0:
+		return append([]string{"-c"}, c.args...)
+	}
+	return []string{""}
 }
 
 // parseArgs reads options the way python3 does: they stop at the first
@@ -126,77 +136,55 @@ func main() {
 		// bench-repl).
 		runtime.GOMAXPROCS(1)
 	}
-	pybridge.RunMain(func() int { return run(os.Args[1:], os.Stdout, os.Stderr) })
+	std := stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}
+	pybridge.RunMain(func() int { return run(std, os.Args[1:]) })
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// stdio are the standard streams pyaichat runs with.
+type stdio struct {
+	in       *os.File
+	out, err *os.File
+}
+
+func (s stdio) warn(msg string) { fmt.Fprintf(s.err, "pyaichat: %s\n", msg) }
+
+// run is pyaichat with its arguments; it returns the exit status.
+func run(std stdio, args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "--version", "-V":
-			fmt.Fprintf(stdout, "pyaichat %s (Python %s)\n", version, strings.Fields(pybridge.Version())[0])
+			fmt.Fprintf(std.out, "pyaichat %s (Python %s)\n", version, strings.Fields(pybridge.Version())[0])
 			return 0
 		case "-h", "--help":
-			io.WriteString(stdout, usage)
+			io.WriteString(std.out, usage)
 			return 0
 		case "--capability":
-			return runCapability(args[1:], stdout, stderr)
+			return runCapability(std, args[1:])
 		}
 	}
 	c, err := parseArgs(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "pyaichat: %v\n", err)
+		std.warn(err.Error())
 		return 2
 	}
-	argv := []string{""}
-	switch {
-	case c.script == "-":
-		fmt.Fprintln(stderr, "pyaichat: reading a program from stdin is not supported; pipe lines instead")
+	if c.script == "-" {
+		std.warn("reading a program from stdin is not supported; pipe lines instead")
 		return 2
-	case c.script != "":
-		// python3 -i reports a FILE it cannot open and goes on to the REPL
-		// (so does pyaichat, from Python); a question about it cannot.
-		if _, err := os.Stat(c.script); err != nil && c.question != "" {
-			fmt.Fprintf(stderr, "pyaichat: %s\n", cantOpen(c.script, err))
+	}
+	// python3 -i reports a FILE it cannot open and goes on to the REPL
+	// (so does pyaichat, from Python); a question about it cannot.
+	if c.script != "" && c.question != "" {
+		if _, err := os.Stat(c.script); err != nil {
+			std.warn(cantOpen(c.script, err))
 			return 2
 		}
-		argv = append([]string{c.script}, c.args...)
-	case c.askedC:
-		argv = append([]string{"-c"}, c.args...)
 	}
 	cfg, cfgErr := agent.LoadConfig(c.model, c.baseURL)
 	if cfgErr != nil && c.question != "" {
-		fmt.Fprintf(stderr, "pyaichat: %v\n", cfgErr)
+		std.warn(cfgErr.Error())
 		return 2
 	}
-	cfg.Color = repl.IsTerminal(os.Stdout) && os.Getenv("TERM") != "dumb"
-	var session *agent.Session
-	opts := repl.Options{
-		Stdin:    os.Stdin,
-		Stdout:   os.Stdout,
-		Stderr:   os.Stderr,
-		Argv:     argv,
-		Script:   c.script,
-		Commands: c.commands,
-		Venv:     c.venv,
-		NewAssistant: func(in *pybridge.Interp, recent func() string) (repl.Assistant, error) {
-			if cfgErr != nil {
-				return nil, fmt.Errorf("ai> is unavailable: %w", cfgErr)
-			}
-			session = agent.NewSession(cfg, agent.FromRegistry(capabilities.New(in, capabilities.Options{})), recent)
-			return session, nil
-		},
-	}
-	if c.question != "" {
-		opts.OneShot = func(ctx context.Context, out io.Writer) int {
-			session.Notices = os.Stderr // the answer alone goes to stdout
-			if err := session.Ask(ctx, c.question, out); err != nil {
-				fmt.Fprintf(stderr, "pyaichat: %v\n", err)
-				return 1
-			}
-			return 0
-		}
-	}
-	return repl.Run(opts)
+	return runInteractive(std, c, cfg, cfgErr)
 }
 
 // cantOpen says that FILE cannot be opened as python3 says it (and as

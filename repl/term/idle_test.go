@@ -1,4 +1,4 @@
-package repl
+package term
 
 import (
 	"runtime"
@@ -35,7 +35,7 @@ func TestIdleTrim(t *testing.T) {
 	// As pyaichat runs Go code (cmd/pyaichat): one processor.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	const after = 20 * time.Millisecond
-	trim := newIdleTrim(after, 4<<20)
+	trim := newIdleTrim(after, 4<<20, nil)
 	defer trim.timer.Stop()
 	waitTrims := func(want int) {
 		t.Helper()

@@ -1,4 +1,4 @@
-package repl
+package term
 
 import (
 	"bytes"
@@ -14,14 +14,6 @@ var (
 	pasteStart = []byte("\x1b[200~")
 	pasteEnd   = []byte("\x1b[201~")
 )
-
-// pasteRune is sent to the line editor in place of a paste. The editor's
-// input filter turns it into Enter, so the editor returns the text typed so
-// far and the REPL takes the paste from the pump. It is a private-use
-// character that no terminal sends.
-const pasteRune = '\ue000'
-
-var pasteMarker = []byte(string(pasteRune))
 
 // chunk is a piece of terminal input.
 type chunk struct {

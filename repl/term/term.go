@@ -1,4 +1,4 @@
-package repl
+package term
 
 import (
 	"errors"
@@ -10,11 +10,77 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chzyer/readline"
+	"github.com/chzyer/readline/runes"
 	"golang.org/x/sys/unix"
 )
 
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool { return isTerminal(int(f.Fd())) }
+
+// Terminal is the terminal pyaichat runs on. Its input is read only while
+// a prompt is up (see pump), and the mode it had at Open is restored on
+// every way out.
+type Terminal struct {
+	fd    int
+	out   io.Writer
+	tty   *ttyReader
+	pump  *pump
+	saved *unix.Termios
+}
+
+// Open takes the terminal whose input is in and whose output is out.
+func Open(in *os.File, out io.Writer) (*Terminal, error) {
+	fd := int(in.Fd())
+	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil, fmt.Errorf("reading the terminal's mode: %w", err)
+	}
+	tty, err := newTTYReader(in)
+	if err != nil {
+		return nil, err
+	}
+	return &Terminal{fd: fd, out: out, tty: tty, pump: newPump(tty), saved: saved}, nil
+}
+
+// Restore puts the terminal back in the mode it had at Open, with
+// bracketed paste off: for normal exit, SystemExit, abandoning the session
+// or a Go panic while the line editor had it raw.
+func (t *Terminal) Restore() {
+	io.WriteString(t.out, bracketedPasteOff)
+	_ = unix.IoctlSetTermios(t.fd, unix.TCSETS, t.saved)
+}
+
+// ReadLine reads one line in the terminal's cooked mode, where the kernel
+// edits it (TERM=dumb, where no line editor can run): the line with its
+// newline, io.EOF for Ctrl-D on an empty line, or ErrInterrupted.
+func (t *Terminal) ReadLine() (string, error) {
+	line, err := t.tty.readLine()
+	if errors.Is(err, errWoken) {
+		return "", ErrInterrupted
+	}
+	return line, err
+}
+
+// ErrInterrupted is ReadLine's answer to Interrupt.
+var ErrInterrupted = errors.New("interrupted")
+
+// Interrupt stops a ReadLine under way (Ctrl-C, which came as a signal).
+func (t *Terminal) Interrupt() { t.tty.wake() }
+
+// WithoutEcho runs fn with the terminal's echo off, where keys typed
+// meanwhile would be printed into fn's output (an answer streaming at ai>);
+// they still reach the next prompt. Ctrl-C still interrupts.
+func (t *Terminal) WithoutEcho(fn func()) { withoutEcho(t.fd, fn) }
+
+// Width is the terminal's width in columns.
+func (t *Terminal) Width() int { return readline.GetScreenWidth() }
+
+// StringWidth is how many columns s takes on a terminal.
+func StringWidth(s string) int { return runes.WidthAll([]rune(s)) }
+
+// RuneWidth is how many columns r takes on a terminal.
+func RuneWidth(r rune) int { return runes.Width(r) }
 
 // ttyReader reads the terminal in Go's network poller instead of holding a
 // thread in read(2): a key then wakes the goroutine that reads it and the
@@ -225,29 +291,6 @@ func reclaimForeground(fd int) bool {
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	return err == nil
-}
-
-// termState is the terminal's mode at start, restored on every way out:
-// normal exit, SystemExit, abandoning the session, or a Go panic while the
-// line editor had the terminal raw.
-type termState struct {
-	fd    int
-	saved *unix.Termios
-}
-
-func saveTerm(fd int) *termState {
-	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return &termState{fd: -1}
-	}
-	return &termState{fd: fd, saved: t}
-}
-
-func (t *termState) restore() {
-	if t == nil || t.saved == nil {
-		return
-	}
-	_ = unix.IoctlSetTermios(t.fd, unix.TCSETS, t.saved)
 }
 
 // rawMode switches the terminal between raw (line editor) and the cooked

@@ -1,12 +1,10 @@
-package repl
+package term
 
 import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"time"
-
-	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 // idleTrim gives the Go heap's garbage back to the system while the user
@@ -16,14 +14,14 @@ import (
 // the pages it freed stay resident after it. A collection in a pause
 // keeps the REPL's own heap near what is live (about 250 KB) for the cost
 // of one small collection, which a person who stopped typing cannot
-// notice. The C heap's free pages go back too (pybridge.TrimCHeap): Python
-// keeps its larger objects there, and the compiling and importing of the
-// first lines leave about 1 MiB of them free but resident. Nothing runs
+// notice. The caller's own trim runs too (pyaichat's returns the C heap's
+// free pages, where Python keeps its larger objects). Nothing runs
 // while code runs or keys arrive, and nothing runs at all until enough
 // garbage was made to be worth returning.
 type idleTrim struct {
 	after time.Duration // how long the prompt must wait for keys
 	min   uint64        // bytes allocated since the last trim that make one worthwhile
+	also  func()        // the caller's trim, or nil
 	timer *time.Timer
 
 	mu        sync.Mutex
@@ -36,8 +34,8 @@ const (
 	idleTrimMin   = 512 << 10
 )
 
-func newIdleTrim(after time.Duration, min uint64) *idleTrim {
-	t := &idleTrim{after: after, min: min}
+func newIdleTrim(after time.Duration, min uint64, also func()) *idleTrim {
+	t := &idleTrim{after: after, min: min, also: also}
 	t.timer = time.AfterFunc(time.Hour, t.trim)
 	t.timer.Stop()
 	return t
@@ -68,7 +66,9 @@ func (t *idleTrim) trim() {
 		return
 	}
 	debug.FreeOSMemory()
-	pybridge.TrimCHeap()
+	if t.also != nil {
+		t.also()
+	}
 	t.trimmedAt = heapAllocated()
 	t.trims++
 }

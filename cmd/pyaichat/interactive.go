@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/repl"
+	"github.com/pyaichat/pyaichat/repl/term"
+)
+
+// finalizeTimeout bounds Python's finalization at exit, so that a
+// non-daemon thread that never ends cannot hang it (CPython would wait).
+const finalizeTimeout = 3 * time.Second
+
+// runInteractive is pyaichat's REPL, or with -p its one question: the
+// setup code runs first, as python3 -i runs it.
+func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (status int) {
+	// A terminal is read only at pyaichat's prompt; from a pipe, lines for
+	// the prompt and for user code come from one reader.
+	opts := repl.Options{Stdout: std.out, Stderr: std.err, HistoryDir: xdgPaths().state, OnIdle: pybridge.TrimCHeap}
+	var readLine pybridge.LineReader
+	if term.IsTerminal(std.in) && term.IsTerminal(std.out) {
+		t, err := term.Open(std.in, std.out)
+		if err != nil {
+			std.warn(err.Error())
+			return 1
+		}
+		opts.Term = t
+		opts.Dumb = os.Getenv("TERM") == "dumb"
+		defer func() {
+			// A Go panic while the terminal is raw must not leave it raw.
+			if p := recover(); p != nil {
+				t.Restore()
+				fmt.Fprintf(std.err, "\npyaichat: internal error: %v\n", p)
+				status = 70
+			}
+		}()
+	} else {
+		opts.Pipe = repl.NewPipe(std.in)
+		readLine = func(prompt string, show bool) (string, error) { return opts.Pipe.UserLine(prompt, show, std.out) }
+	}
+
+	in, err := startPython(c, readLine, opts.Term != nil, std.warn)
+	if err != nil {
+		std.warn(err.Error())
+		return 1
+	}
+	opts.Interp = interpreter{in}
+	session, err := repl.New(opts)
+	if err != nil {
+		std.warn(err.Error())
+		return 1
+	}
+	finish := func(status int) int {
+		if opts.Term != nil {
+			opts.Term.Restore()
+		}
+		if !in.Close(finalizeTimeout) {
+			std.warn("Python threads are still running; exiting without waiting for them")
+		}
+		return status
+	}
+
+	stop := session.WatchInterrupts()
+	s, exit := runSetup(in, c, c.question == "", std.warn)
+	stop()
+	if exit {
+		return finish(s)
+	}
+
+	var assistant *agent.Session
+	if cfgErr != nil {
+		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
+	} else {
+		cfg.Color = opts.Term != nil && !opts.Dumb
+		recent := func() string { s, _ := in.RecentContext(); return s }
+		assistant = agent.NewSession(cfg, agent.FromRegistry(capabilities.New(in, capabilities.Options{})), recent)
+		session.SetAssistant(aiAssistant{assistant, in})
+	}
+	if c.question != "" {
+		if assistant == nil {
+			return finish(2)
+		}
+		return finish(askOnce(session, assistant, c.question, std))
+	}
+	status, abandoned := session.Run()
+	if abandoned {
+		// Python is still inside the code that ignored Ctrl-C: it cannot
+		// be finalized, only left.
+		if opts.Term != nil {
+			opts.Term.Restore()
+		}
+		return status
+	}
+	return finish(status)
+}
+
+// askOnce is pyaichat -p: the answer alone goes to stdout.
+func askOnce(session *repl.Session, assistant *agent.Session, question string, std stdio) int {
+	assistant.Notices = std.err
+	stop := session.WatchInterrupts()
+	defer stop()
+	_, err := session.Ask(func(ctx context.Context) error { return assistant.Ask(ctx, question, std.out) })
+	if err != nil {
+		std.warn(err.Error())
+		return 1
+	}
+	return 0
+}
+
+// interpreter is the REPL's view of the embedded Python.
+type interpreter struct{ *pybridge.Interp }
+
+func outcome(o pybridge.Outcome, err error) (repl.Outcome, error) {
+	return repl.Outcome{More: o.More, Exit: o.Exit, Status: o.Status, Partial: o.Partial}, err
+}
+
+func (i interpreter) Push(line string) (repl.Outcome, error) { return outcome(i.Interp.Push(line)) }
+func (i interpreter) PushEOF() (repl.Outcome, error)         { return outcome(i.Interp.PushEOF()) }
+func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
+	return outcome(i.Interp.RunBlock(source))
+}
+
+// aiAssistant is the REPL's view of the assistant: while a question is
+// typed at ai>, the capabilities get a copy of the session ready, and
+// back at py> it goes.
+type aiAssistant struct {
+	*agent.Session
+	in *pybridge.Interp
+}
+
+func (a aiAssistant) Release() { a.in.DiscardIsolated() }
+
+// startPython starts the interpreter as every mode of pyaichat needs it:
+// the virtualenv, sys.argv and sys.path[0] as python3 would have them, and
+// stdin on a terminal left to user code.
+func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn func(string)) (*pybridge.Interp, error) {
+	executable := ""
+	venv := c.venv
+	if venv == "" {
+		venv = os.Getenv("VIRTUAL_ENV")
+	}
+	if venv != "" {
+		exe, err := pybridge.VenvExecutable(venv)
+		if err != nil {
+			warn(err.Error())
+		} else {
+			executable = exe
+		}
+	}
+	in, err := pybridge.Start(pybridge.Config{
+		Argv: c.argv(), Executable: executable, ReadLine: readLine, CacheDir: xdgPaths().cache,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := in.RouteStdin(terminal); err != nil {
+		return nil, err
+	}
+	if err := in.SetPath0(c.script); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// runSetup runs the code pyaichat was given before its prompt, as python3
+// -i runs it: the -c commands, then FILE, or, for a bare interactive
+// session (startup), the file named by PYTHONSTARTUP. A failure is shown
+// and the rest goes on; exit reports a SystemExit, with its status.
+func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (status int, exit bool) {
+	var steps []func() (pybridge.Outcome, error)
+	for _, code := range c.commands {
+		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunCommand(code) })
+	}
+	if c.script != "" {
+		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunFile(c.script) })
+	}
+	if path := os.Getenv("PYTHONSTARTUP"); path != "" && startup && len(steps) == 0 {
+		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunStartup(path) })
+	}
+	for _, step := range steps {
+		out, err := step()
+		if err != nil {
+			warn(err.Error())
+			continue
+		}
+		if out.Exit {
+			return out.Status, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,277 @@
+package repl
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/pyaichat/pyaichat/repl/term"
+)
+
+// fakeInterp records what the loop sends and answers as a REPL would: a
+// line ending in ":" starts a block, an empty line ends it, "exit(N)"
+// exits with N.
+type fakeInterp struct {
+	mu         sync.Mutex
+	calls      []string
+	pending    bool
+	busy       bool
+	stuck      bool
+	interrupts chan struct{}
+	running    chan struct{} // closed when a line "block" starts running
+	release    chan struct{} // lets it finish
+}
+
+func newFakeInterp() *fakeInterp {
+	return &fakeInterp{interrupts: make(chan struct{}, 1), running: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (f *fakeInterp) record(s string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, s)
+	f.mu.Unlock()
+}
+
+func (f *fakeInterp) log() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.calls, "|")
+}
+
+func (f *fakeInterp) Push(line string) (Outcome, error) {
+	f.record("push " + line)
+	switch {
+	case strings.HasSuffix(line, ":"):
+		f.pending = true
+		return Outcome{More: true}, nil
+	case f.pending && line != "":
+		return Outcome{More: true}, nil
+	case strings.HasPrefix(line, "exit("):
+		return Outcome{Exit: true, Status: int(line[5] - '0')}, nil
+	case line == "block":
+		f.mu.Lock()
+		f.busy = true
+		f.mu.Unlock()
+		close(f.running)
+		<-f.release
+	}
+	f.pending = false
+	return Outcome{}, nil
+}
+
+func (f *fakeInterp) PushEOF() (Outcome, error) {
+	f.record("eof")
+	f.pending = false
+	return Outcome{}, nil
+}
+
+func (f *fakeInterp) RunBlock(source string) (Outcome, error) {
+	f.record("block " + source)
+	return Outcome{}, nil
+}
+
+func (f *fakeInterp) ResetBlock() error {
+	f.record("reset")
+	f.pending = false
+	return nil
+}
+
+func (f *fakeInterp) Interrupt() { f.record("interrupt") }
+
+func (f *fakeInterp) Busy() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.busy
+}
+
+func (f *fakeInterp) Stuck(time.Duration) bool { return f.stuck }
+
+func (f *fakeInterp) Interrupts() <-chan struct{} { return f.interrupts }
+
+// fakeAssistant answers every question with its text reversed, or, for
+// "wait", waits to be cancelled.
+type fakeAssistant struct {
+	mu        sync.Mutex
+	asked     []string
+	prepared  int
+	released  int
+	answering chan struct{}
+}
+
+func (a *fakeAssistant) Handle(ctx context.Context, line string, out io.Writer) error {
+	a.mu.Lock()
+	a.asked = append(a.asked, line)
+	a.mu.Unlock()
+	if line == "wait" {
+		close(a.answering)
+		<-ctx.Done()
+		io.WriteString(out, "\n")
+		return ctx.Err()
+	}
+	io.WriteString(out, "answer: "+line+"\n")
+	return nil
+}
+
+func (a *fakeAssistant) Prepare() { a.mu.Lock(); a.prepared++; a.mu.Unlock() }
+func (a *fakeAssistant) Release() { a.mu.Lock(); a.released++; a.mu.Unlock() }
+
+func pipeSession(t *testing.T, input string, in Interpreter) (*Session, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	s, err := New(Options{Pipe: NewPipe(strings.NewReader(input)), Stdout: &stdout, Stderr: &stderr, Interp: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, &stdout, &stderr
+}
+
+func TestLoopFeedsLinesAndFinishesBlocksAtEOF(t *testing.T) {
+	in := newFakeInterp()
+	s, _, stderr := pipeSession(t, "x = 1\nif x:\n    y = 2\n", in)
+	status, abandoned := s.Run()
+	if status != 0 || abandoned {
+		t.Fatalf("Run = %d, %v", status, abandoned)
+	}
+	if want := "push x = 1|push if x:|push     y = 2|eof"; in.log() != want {
+		t.Errorf("calls %q, want %q", in.log(), want)
+	}
+	// Prompts go to stderr from a pipe, as python3 -i writes them (its
+	// ">>> >>> ... ... \n>>> \n").
+	if want := "py> py> ... ... \npy> \n"; stderr.String() != want {
+		t.Errorf("prompts %q, want %q", stderr.String(), want)
+	}
+}
+
+func TestLoopExitStatus(t *testing.T) {
+	in := newFakeInterp()
+	s, _, _ := pipeSession(t, "a\nexit(3)\nnot run\n", in)
+	if status, _ := s.Run(); status != 3 {
+		t.Fatalf("status %d, want 3", status)
+	}
+	if want := "push a|push exit(3)"; in.log() != want {
+		t.Errorf("calls %q, want %q", in.log(), want)
+	}
+}
+
+// A Ctrl-C that Python cannot act on, twice, abandons the session: Run
+// returns while the interpreter is still busy.
+func TestLoopAbandonsStuckInterpreter(t *testing.T) {
+	in := newFakeInterp()
+	in.stuck = true
+	s, _, stderr := pipeSession(t, "block\n", in)
+	done := make(chan struct{})
+	var status int
+	var abandoned bool
+	go func() { status, abandoned = s.Run(); close(done) }()
+	<-in.running
+	in.interrupts <- struct{}{}
+	in.interrupts <- struct{}{}
+	in.interrupts <- struct{}{}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	if status != 130 || !abandoned {
+		t.Fatalf("Run = %d, %v; want 130, abandoned", status, abandoned)
+	}
+	if !strings.Contains(stderr.String(), "cannot be interrupted") || !strings.Contains(stderr.String(), "session abandoned") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	close(in.release) // the loop, still running, goes on
+}
+
+// On a dumb terminal a line holding only a TAB switches mode; questions go
+// to the assistant, which is readied at ai> and let go at py>; Ctrl-C
+// cancels an answer.
+func TestLoopAssistantOnDumbTerminal(t *testing.T) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	tt, err := term.Open(slave, slave)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := newFakeInterp()
+	a := &fakeAssistant{answering: make(chan struct{})}
+	s, err := New(Options{Term: tt, Dumb: true, Stdout: slave, Stderr: slave, Interp: in, Assistant: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var screen bytes.Buffer
+	var screenMu sync.Mutex
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			screenMu.Lock()
+			screen.Write(buf[:n])
+			screenMu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waitFor := func(text string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			screenMu.Lock()
+			ok := strings.Contains(screen.String(), text)
+			screenMu.Unlock()
+			if ok {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		screenMu.Lock()
+		defer screenMu.Unlock()
+		t.Fatalf("waiting for %q; screen:\n%s", text, screen.String())
+	}
+	done := make(chan int)
+	go func() { status, _ := s.Run(); done <- status }()
+	waitFor("py> ")
+	master.Write([]byte("\t\n"))
+	waitFor("ai> ")
+	master.Write([]byte("what is x\n"))
+	waitFor("answer: what is x")
+	master.Write([]byte("wait\n"))
+	<-a.answering
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	waitFor("(cancelled)")
+	master.Write([]byte("\t\n"))
+	waitFor("py> ")
+	master.Write([]byte("x\n"))
+	master.Write([]byte{4}) // Ctrl-D: end of input
+	if status := <-done; status != 0 {
+		t.Fatalf("status %d", status)
+	}
+	if want := "push x"; in.log() != want {
+		t.Errorf("interpreter calls %q, want %q", in.log(), want)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if strings.Join(a.asked, "|") != "what is x|wait" {
+		t.Errorf("asked %q", a.asked)
+	}
+	// Prepare and Release run on goroutines of their own.
+	for deadline := time.Now().Add(time.Second); (a.prepared != 1 || a.released != 1) && time.Now().Before(deadline); {
+		a.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		a.mu.Lock()
+	}
+	if a.prepared != 1 || a.released != 1 {
+		t.Errorf("prepared %d, released %d; want 1, 1", a.prepared, a.released)
+	}
+}

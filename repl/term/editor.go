@@ -1,0 +1,281 @@
+package term
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/chzyer/readline"
+	"github.com/chzyer/readline/runes"
+	"golang.org/x/sys/unix"
+)
+
+// EventKind says what ended one ReadLine.
+type EventKind int
+
+const (
+	EventLine      EventKind = iota // a line was entered
+	EventPaste                      // text was pasted (bracketed paste)
+	EventInterrupt                  // Ctrl-C at the prompt
+	EventEOF                        // Ctrl-D on an empty line
+)
+
+// Event is what the user did at a prompt.
+type Event struct {
+	Kind EventKind
+	// Text is the line, or the text typed before a paste plus the paste.
+	Text string
+	// Paste is the pasted text alone (EventPaste), for echoing it.
+	Paste string
+}
+
+// KeyAction is what the key hook makes of a key.
+type KeyAction struct {
+	Handled bool   // the hook did what the key does; the editor ignores it
+	Insert  string // text to insert in the key's place
+}
+
+// EditorConfig configures an Editor.
+type EditorConfig struct {
+	// KeyHook, if set, sees each TAB before the editor does, on the
+	// editor's goroutine, and may call SetPrompt and SetHistory.
+	KeyHook func(key rune) KeyAction
+	// HistoryLimit bounds the entries kept.
+	HistoryLimit int
+	// OnIdle runs, besides returning the Go heap's garbage, after a pause
+	// at the prompt (see idleTrim).
+	OnIdle func()
+}
+
+// Editor is the line editor, chzyer/readline over the pump.
+type Editor struct {
+	rl    *readline.Instance
+	term  *Terminal
+	pump  *pump
+	out   *frameWriter // the terminal, a frame at a time
+	raw   *rawMode
+	hook  func(rune) KeyAction
+	width func() // tells readline to read the terminal's width again
+
+	mu      sync.Mutex
+	pasting bool   // the pending Enter came from a paste
+	insert  string // what the hook put in place of the last key
+}
+
+// Private-use characters that stand for events inside readline's input
+// (no terminal sends them): a paste (the editor returns the line typed so
+// far, and ReadLine adds the paste), and text the key hook inserts in a
+// key's place (swapped for it once readline inserted the marker).
+const (
+	pasteRune  = '\ue000'
+	insertRune = '\ue001'
+)
+
+var pasteMarker = []byte(string(pasteRune))
+
+// NewEditor starts the line editor on t.
+func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
+	e := &Editor{term: t, pump: t.pump, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook}
+	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
+	e.pump.mu.Lock()
+	e.pump.editorWaits = func(waiting bool) {
+		e.out.readerWaits(waiting)
+		trim.waiting(waiting)
+	}
+	e.pump.mu.Unlock()
+	rc := &readline.Config{
+		Stdin:                  editorReader{e.pump},
+		Stdout:                 e.out,
+		Stderr:                 e.out,
+		HistoryLimit:           cfg.HistoryLimit,
+		DisableAutoSaveHistory: true, // the caller keeps the history
+		InterruptPrompt:        "^C",
+		FuncFilterInputRune:    e.filter,
+		Listener:               e,
+		FuncMakeRaw:            e.raw.enter,
+		FuncExitRaw:            e.raw.exit,
+		FuncOnWidthChanged: func(f func()) {
+			e.width = f
+			readline.DefaultOnWidthChanged(f) // on SIGWINCH at the prompt
+		},
+	}
+	rl, err := readline.NewEx(rc)
+	if err != nil {
+		return nil, fmt.Errorf("starting the line editor: %w", err)
+	}
+	e.rl = rl
+	return e, nil
+}
+
+// filter runs on readline's goroutine for every rune typed, before
+// readline handles it.
+func (e *Editor) filter(r rune) (rune, bool) {
+	r, handle := e.translate(r)
+	if handle {
+		e.out.keyStart()
+	}
+	return r, handle
+}
+
+// translate is the key map on top of readline's: the paste marker ends
+// the line, Ctrl-Z suspends, and TAB goes to the key hook.
+func (e *Editor) translate(r rune) (rune, bool) {
+	switch r {
+	case readline.CharCtrlZ:
+		e.suspend()
+		return 0, false
+	case pasteRune:
+		e.mu.Lock()
+		e.pasting = true
+		e.mu.Unlock()
+		return readline.CharEnter, true
+	case readline.CharTab:
+		if e.hook == nil {
+			return r, true
+		}
+		a := e.hook(r)
+		switch {
+		case a.Insert != "":
+			e.mu.Lock()
+			e.insert = a.Insert
+			e.mu.Unlock()
+			return insertRune, true // OnChange swaps it for the text
+		case a.Handled:
+			return 0, false // readline refreshes the line
+		}
+	}
+	return r, true
+}
+
+// OnChange implements readline.Listener, called after readline handled a
+// key (and with key 0 before it draws the prompt): the key's output may go
+// out, and the marker that the filter put in place of a key the hook
+// replaced is expanded.
+func (e *Editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
+	if key != 0 {
+		e.out.keyDone()
+	}
+	if key != insertRune || pos == 0 || pos > len(line) || line[pos-1] != insertRune {
+		return nil, 0, false
+	}
+	e.mu.Lock()
+	text := []rune(e.insert)
+	e.mu.Unlock()
+	out := make([]rune, 0, len(line)+len(text))
+	out = append(out, line[:pos-1]...)
+	out = append(out, text...)
+	out = append(out, line[pos:]...)
+	return out, pos - 1 + len(text), true
+}
+
+// SetPrompt changes the prompt of the line being read (from the key hook).
+func (e *Editor) SetPrompt(prompt string) { e.rl.SetPrompt(prompt) }
+
+// SetHistory replaces the history that Up and Down walk.
+func (e *Editor) SetHistory(lines []string) {
+	e.rl.ResetHistory()
+	for _, l := range lines {
+		e.rl.SaveHistory(l)
+	}
+}
+
+// AddHistory adds a line to the history that Up and Down walk.
+func (e *Editor) AddHistory(line string) { e.rl.SaveHistory(line) }
+
+// ReadLine shows prompt, with initial already in the line, and returns what
+// the user did.
+func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
+	// While user code ran, SIGWINCH was not pyaichat's: the window may
+	// have changed size unseen.
+	if e.width != nil {
+		e.width()
+	}
+	e.out.promptStart()
+	e.rl.SetPrompt(prompt)
+	// Straight to the terminal: readline's own writer redraws the prompt.
+	io.WriteString(e.out, bracketedPasteOn)
+
+	// Raw before readline draws the prompt (ReadlineWithDefault draws it
+	// before readline itself switches modes), in the terminal's foreground
+	// if a child that took it has ended.
+	reclaimForeground(e.raw.fd)
+	if err := e.raw.enter(); err != nil {
+		return Event{}, fmt.Errorf("terminal: %w", err)
+	}
+	// The initial text goes in before keys may arrive, or keys typed
+	// ahead would be overwritten by it. (Setting it redraws the line, which
+	// is wasted on an empty one.)
+	if initial != "" {
+		e.rl.Operation.SetBuffer(initial)
+	}
+	e.pump.setEditor(true)
+	line, err := e.rl.Readline()
+	// Paste mode goes off with the editor's last frame, in one write.
+	io.WriteString(e.out, bracketedPasteOff)
+	e.out.flush()
+	e.pump.setEditor(false)
+	e.raw.exit()
+	e.mu.Lock()
+	pasting := e.pasting
+	e.pasting = false
+	e.mu.Unlock()
+
+	switch {
+	case pasting:
+		// The editor ended the line it showed; clear it, since the caller
+		// shows the text again with the paste in it.
+		io.WriteString(e.out, eraseLines(rows(prompt+line, readline.GetScreenWidth())))
+		paste, _ := e.pump.takePaste()
+		return Event{Kind: EventPaste, Text: line + paste, Paste: paste}, nil
+	case errors.Is(err, readline.ErrInterrupt):
+		return Event{Kind: EventInterrupt}, nil
+	case errors.Is(err, io.EOF):
+		return Event{Kind: EventEOF}, nil
+	case err != nil:
+		return Event{}, err
+	}
+	return Event{Kind: EventLine, Text: line}, nil
+}
+
+// CtrlC hands the editor a Ctrl-C that came as a signal while no prompt
+// was up (see pump.ctrlCBetweenPrompts).
+func (e *Editor) CtrlC() { e.pump.ctrlCBetweenPrompts() }
+
+const (
+	bracketedPasteOn  = "\x1b[?2004h"
+	bracketedPasteOff = "\x1b[?2004l"
+)
+
+// rows is how many terminal rows text takes at the given width.
+func rows(text string, width int) int {
+	w := runes.WidthAll([]rune(text))
+	if width <= 0 || w == 0 {
+		return 1
+	}
+	return (w + width - 1) / width
+}
+
+// eraseLines moves up n rows from the start of the line below them and
+// clears from there down.
+func eraseLines(n int) string {
+	return fmt.Sprintf("\x1b[%dA\r\x1b[J", n)
+}
+
+// suspend is Ctrl-Z at the prompt, done as the terminal's own Ctrl-Z would
+// do it (the line editor keeps ISIG off): SIGTSTP to pyaichat's process
+// group, with the terminal in the mode it had before. readline's own
+// handling also signals the parent process (stopping whatever started
+// pyaichat, if it does not ignore SIGTSTP) and waits for a SIGCONT that never
+// comes when the kernel discards the stop, as it does in a process group
+// with no shell to continue it (pyaichat as a session leader). Then, as
+// python3 does there, Ctrl-Z does nothing.
+func (e *Editor) suspend() {
+	e.raw.exit()
+	io.WriteString(e.out, "\r\n")
+	e.out.flush()
+	// Returns once pyaichat is continued (fg), or at once when discarded.
+	unix.Kill(0, unix.SIGTSTP)
+	e.raw.enter()
+	e.rl.Refresh()
+}
