@@ -25,8 +25,8 @@ func versusPython() []replProg {
 }
 
 // BenchmarkVersusPython measures pyaichat beside Debian's `python3 -q -i`
-// (same libpython) in one run, each under a fresh PTY, as issue 2
-// ("Performance") asks: time to the first prompt, resident memory (VmRSS)
+// (same libpython) in one run, each under a fresh PTY (the README's
+// "Performance" section): time to the first prompt, resident memory (VmRSS)
 // after 50 lines, and the round trip of `1+1` (median of the 50 lines of a
 // run). Memory is read again after the REPL sat idle at the prompt for
 // idleSettle, as a user leaves it, with the anonymous (private) part of it
@@ -83,7 +83,7 @@ func BenchmarkVersusPython(b *testing.B) {
 	b.ReportMetric(pyR, "python3-1+1-ms")
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "medians of %d runs each (PTY 24x80, TERM=xterm, fresh HOME):\n", b.N)
-	fmt.Fprintf(&sb, "  %-34s %10s %10s %7s  %s\n", "figure", "python3", "pyaichat", "ratio", "issue 2 target")
+	fmt.Fprintf(&sb, "  %-34s %10s %10s %7s  %s\n", "figure", "python3", "pyaichat", "ratio", "target")
 	fmt.Fprintf(&sb, "  %-34s %10.1f %10.1f %6.2fx  %s\n", "time to first prompt (ms)", pyS, paS, paS/pyS, "<= 1.3x")
 	fmt.Fprintf(&sb, "  %-34s %10.1f %10.1f %6.2fx  %s\n", "VmRSS after 50 lines (MiB)", pyM, paM, paM/pyM, "<= 1.5x")
 	fmt.Fprintf(&sb, "  %-34s %10.1f %10.1f %6.2fx  %s\n", fmt.Sprintf("  then idle %s: VmRSS", idleSettle), pyI, paI, paI/pyI, "")
@@ -173,20 +173,18 @@ func measureREPL(p replProg, home string, lines int) (replRun, error) {
 		}
 	}()
 	r := &ptyReader{f: f}
-	off, err := r.waitFor(0, p.prompt, "", 30*time.Second)
-	if err != nil {
+	if _, err := r.waitFor(0, p.prompt, "", 30*time.Second); err != nil {
 		return res, fmt.Errorf("first prompt: %w", err)
 	}
 	res.startup = time.Since(start)
 	var rtts []float64
 	for i := 0; i < lines; i++ {
-		off = r.len()
+		off := r.len()
 		t0 := time.Now()
 		if _, err := f.WriteString("1+1\r"); err != nil {
 			return res, err
 		}
-		off, err = r.waitFor(off, "2\r\n", p.prompt, 10*time.Second)
-		if err != nil {
+		if _, err := r.waitFor(off, "2\r\n", p.prompt, 10*time.Second); err != nil {
 			return res, fmt.Errorf("line %d: %w", i+1, err)
 		}
 		rtts = append(rtts, float64(time.Since(t0)))

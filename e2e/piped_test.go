@@ -39,8 +39,8 @@ func TestPipedBadInput(t *testing.T) {
 }
 
 // A NUL byte in a line: python3 -i's own behaviour is no oracle (it truncates
-// the line at the NUL and joins the next line to it); issue 2 asks for a
-// clear message, no crash, and the session going on.
+// the line at the NUL and joins the next line to it); pyaichat gives a
+// clear message, does not crash, and the session goes on.
 func TestPipedNULByte(t *testing.T) {
 	dir := t.TempDir()
 	r := runPiped(dir, transcript{input: "x = 1\nprint('a\x00b')\nx + 1\n"}, binary)

@@ -13,7 +13,7 @@ import (
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
 
-// More of issue 2 under a PTY: code stuck in C, threads at exit, bad
+// More of the REPL under a PTY: code stuck in C, threads at exit, bad
 // terminals and bad history files.
 
 func TestPTYStuckInCOffersToAbandon(t *testing.T) {

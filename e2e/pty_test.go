@@ -133,7 +133,7 @@ func TestPTYTraceback(t *testing.T) {
 }
 
 // interrupt sends Ctrl-C and waits for KeyboardInterrupt and the prompt; it
-// logs how long the interrupt took (issue 2 wants under 0.5 s; no timing is
+// logs how long the interrupt took (it should be under 0.5 s; no timing is
 // asserted here, the machine is shared).
 func interrupt(t *testing.T, s *ptytest.Session) {
 	t.Helper()

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -212,22 +213,17 @@ func faultLines(s string) string {
 // on a loaded machine, where the goroutine that starts Python could land
 // on any thread.
 func TestMainThreadOverManyStarts(t *testing.T) {
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	var load sync.WaitGroup
 	for range runtime.NumCPU() {
 		load.Add(1)
 		go func() {
 			defer load.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() {
 			}
 		}()
 	}
-	defer func() { close(stop); load.Wait() }()
+	defer func() { stop.Store(true); load.Wait() }()
 	dir := t.TempDir()
 	const starts = 30
 	for i := range starts {

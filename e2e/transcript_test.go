@@ -199,7 +199,7 @@ func splitPrompts(stderr string, re *regexp.Regexp) (string, string) {
 func TestTranscripts(t *testing.T) {
 	blocks := loadTranscripts(t)
 	if len(blocks) < 40 {
-		t.Errorf("only %d transcript blocks; issue 2 asks for at least 40", len(blocks))
+		t.Errorf("only %d transcript blocks; the suite holds at least 40", len(blocks))
 	}
 	for _, b := range blocks {
 		t.Run(b.name, func(t *testing.T) {

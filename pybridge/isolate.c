@@ -1,8 +1,8 @@
 /* Isolated calls: the helper runs in a fork()ed copy of the interpreter.
  *
  * Why fork: audit hooks and AST allowlists cannot stop setattr, list.append,
- * a mutating __repr__ or a loop inside C code (see the project notes,
- * "Bounding code that tools run"). A copy of the process sees the same
+ * a mutating __repr__ or a loop inside C code (pybridge/README.md, "Why
+ * a copy"). A copy of the process sees the same
  * objects, and whatever it changes dies with it; a deadline is a SIGKILL.
  *
  * The child never returns into Go (the Go runtime's other threads do not

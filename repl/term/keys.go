@@ -245,31 +245,56 @@ func (r editorReader) Read(b []byte) (int, error) {
 	p := r.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	waited := false
-	defer func() {
-		if waited && p.editorWaits != nil {
-			p.editorWaits(false)
-		}
-	}()
-	idle := func() {
-		p.mu.Lock()
-		if !waited && p.editorWaits != nil {
-			p.editorWaits(true)
-		}
-		waited = true
-		p.mu.Unlock()
+	w := &editorWait{p: p}
+	defer w.done()
+	if err := p.waitForKeys(w); err != nil {
+		return 0, err
 	}
+	return p.takeKeys(b), nil
+}
+
+// editorWait tells editorWaits, once, that the editor waits for keys, and
+// when they come.
+type editorWait struct {
+	p      *pump
+	waited bool
+}
+
+// start is called with mu held.
+func (w *editorWait) start() {
+	if !w.waited && w.p.editorWaits != nil {
+		w.p.editorWaits(true)
+	}
+	w.waited = true
+}
+
+// idle is start for the goroutine reading the terminal, without mu.
+func (w *editorWait) idle() {
+	w.p.mu.Lock()
+	w.start()
+	w.p.mu.Unlock()
+}
+
+func (w *editorWait) done() {
+	if w.waited && w.p.editorWaits != nil {
+		w.p.editorWaits(false)
+	}
+}
+
+// waitForKeys returns, with mu held, once the queue has keys for the
+// editor, reading the terminal for them while the prompt may.
+func (p *pump) waitForKeys(w *editorWait) error {
 	for {
 		if p.editorOn && !p.held && len(p.queue) > 0 {
-			break
+			return nil
 		}
 		if p.err != nil {
-			return 0, p.err
+			return p.err
 		}
 		if p.editorOn && !p.held && p.granted && !p.reading {
 			p.reading = true
 			p.mu.Unlock()
-			ended, err := p.readKeys(idle)
+			ended, err := p.readKeys(w.idle)
 			p.mu.Lock()
 			p.reading = false
 			if ended {
@@ -280,12 +305,14 @@ func (r editorReader) Read(b []byte) (int, error) {
 			}
 			continue
 		}
-		if !waited && p.editorWaits != nil {
-			p.editorWaits(true)
-		}
-		waited = true
+		w.start()
 		p.cond.Wait()
 	}
+}
+
+// takeKeys moves into b the keys at the head of the queue, up to a line
+// end or a paste (mu held).
+func (p *pump) takeKeys(b []byte) int {
 	c := &p.queue[0]
 	c.data = editorKeys.translate(c.data)
 	end := len(c.data)
@@ -305,7 +332,7 @@ func (r editorReader) Read(b []byte) (int, error) {
 	if len(c.data) == 0 {
 		p.queue = p.queue[1:]
 	}
-	return n, nil
+	return n
 }
 
 // Close is called by readline's Close; the pump outlives it.

@@ -10,6 +10,6 @@
  * every thread of the process, Python's included, gets it. */
 #include <sys/prctl.h>
 
-__attribute__((constructor)) static void pyb_tight_timer_slack(void) {
+__attribute__((constructor)) static void tight_timer_slack(void) {
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 }
