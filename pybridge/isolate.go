@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -202,19 +201,12 @@ func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg strin
 	if ms < 1 {
 		ms = 1
 	}
-	// A pipe whose write end Go closes when ctx ends: C polls it next to
-	// the child's result, so no Go code has to run on the Python thread.
-	cancelR, cancelW, err := os.Pipe()
+	// C polls it next to the child's result.
+	cancel, err := newCancelPipe(ctx)
 	if err != nil {
-		return "", fmt.Errorf("pybridge: cancel pipe: %w", err)
+		return "", err
 	}
-	defer cancelR.Close()
-	stop := context.AfterFunc(ctx, func() { cancelW.Close() })
-	defer func() {
-		if stop() {
-			cancelW.Close()
-		}
-	}()
+	defer cancel.close()
 
 	var out string
 	var callErr error
@@ -238,7 +230,7 @@ func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg strin
 		var guards, reaped, used C.int
 		var cerr C.pyb_error
 		rc := C.pyb_call_isolated(cmod, cfn, carg, C.size_t(len(arg)), C.longlong(ms),
-			C.int(cancelR.Fd()), C.int(rd.pid), rfd, &used,
+			C.int(cancel.fd()), C.int(rd.pid), rfd, &used,
 			&res, &n, &guards, &reaped, &cerr)
 		switch {
 		case used != 0:

@@ -43,7 +43,8 @@ type job struct {
 // waiter is a caller's pipe: the interpreter's thread writes one byte when
 // the job is done.
 type waiter struct {
-	r, w int
+	r, w   int
+	cancel int // an eventfd: the caller's context ended (waitDoneContext)
 	// seq is stored after the job and loaded after the byte is read: the
 	// race detector does not see a pipe as synchronisation, but it does an
 	// atomic, so what the job wrote happens before what the caller reads.
@@ -153,7 +154,13 @@ func (l *jobLine) getWaiter() (*waiter, error) {
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("pybridge: job pipe: %w", err)
 	}
-	return &waiter{r: p[0], w: p[1]}, nil
+	cancel, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, fmt.Errorf("pybridge: job pipe: %w", err)
+	}
+	return &waiter{r: p[0], w: p[1], cancel: cancel}, nil
 }
 
 func (l *jobLine) putWaiter(w *waiter) {
@@ -170,19 +177,31 @@ func (l *jobLine) waitDoneContext(ctx context.Context, w *waiter) error {
 	if ctx.Done() == nil {
 		return l.collect(w)
 	}
-	fds := []unix.PollFd{{Fd: int32(w.r), Events: unix.POLLIN}}
+	// w's eventfd, rather than a cancelPipe, to spare the two system calls
+	// of a new pipe on the capabilities' every call.
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		unix.Write(w.cancel, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		close(fired)
+	})
+	defer func() {
+		if !stop() {
+			<-fired
+			var b [8]byte
+			unix.Read(w.cancel, b[:]) // leave it clear for w's next job
+		}
+	}()
+	fds := []unix.PollFd{{Fd: int32(w.r), Events: unix.POLLIN}, {Fd: int32(w.cancel), Events: unix.POLLIN}}
 	for {
-		// A short timeout, to see ctx end: the pipe cannot be polled
-		// together with a channel.
-		n, err := unix.Poll(fds, 20)
+		_, err := unix.Poll(fds, -1)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err != nil:
 			return fmt.Errorf("pybridge: waiting for the interpreter: %w", err)
-		case n > 0:
+		case fds[0].Revents != 0:
 			return l.collect(w)
-		case ctx.Err() != nil:
+		case fds[1].Revents != 0:
 			go l.collect(w)
 			return ctx.Err()
 		}
