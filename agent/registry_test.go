@@ -17,7 +17,7 @@ import (
 var testRegistry *capabilities.Registry
 
 func TestMain(m *testing.M) {
-	in, err := pybridge.Start(pybridge.Config{Argv: []string{""}})
+	in, err := pybridge.Start(pybridge.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent tests: starting Python:", err)
 		os.Exit(1)

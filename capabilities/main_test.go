@@ -43,7 +43,6 @@ def clear_last(_):
 
 func TestMain(m *testing.M) {
 	in, err := pybridge.Start(pybridge.Config{
-		Argv: []string{""},
 		ReadLine: func(prompt string, show bool) (string, error) {
 			stdinReads.Add(1)
 			return "typed by the user\n", nil

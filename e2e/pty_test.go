@@ -501,7 +501,7 @@ func TestPTYTypeAheadAfterPaste(t *testing.T) {
 // A paste without a newline waits in the edit buffer for more typing.
 func TestPTYPasteWithoutTrailingNewlineStaysInBuffer(t *testing.T) {
 	t.Parallel()
-	s := startREPL(t, "")
+	s := startREPL(t, "", "-q") // no banner: the screen is the prompt line
 	s.Paste("v = 5 * 5")
 	s.ExpectCursorLine("py> v = 5 * 5")
 	s.Settle(100 * time.Millisecond)

@@ -453,7 +453,7 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
 
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0; /* Go owns signals */
-    config.parse_argv = 0;              /* our flags are not Python's */
+    config.parse_argv = 1; /* python3's options, as python3 reads them */
     config.interactive = 1;             /* sys.flags as for python3 -i */
     config.inspect = 1;
     status = PyConfig_SetBytesArgv(&config, argc, argv);
@@ -667,3 +667,4 @@ int pyb_finalize(void) {
 int pyb_version_major(void) { return PY_MAJOR_VERSION; }
 int pyb_version_minor(void) { return PY_MINOR_VERSION; }
 const char *pyb_version_string(void) { return Py_GetVersion(); }
+const char *pyb_platform(void) { return Py_GetPlatform(); }

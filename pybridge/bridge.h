@@ -23,7 +23,9 @@ typedef struct {
 
 /* Initialises the interpreter on the calling OS thread, loads the helper
  * module from source and releases the GIL. Returns 0 or -1 with *err set.
- * cache and fresh are as for pyb_load_module. */
+ * argv is a python3 command line, parsed as python3 parses it (options, then
+ * -c cmd, -m mod or a file, and sys.argv); nothing in it is run. cache and
+ * fresh are as for pyb_load_module. */
 int pyb_init(const char *executable, int argc, char **argv, const char *helper_src,
              const pyb_bytes *cache, pyb_bytes *fresh, pyb_error *err);
 
@@ -82,5 +84,6 @@ int pyb_finalize(void);
 int pyb_version_major(void);
 int pyb_version_minor(void);
 const char *pyb_version_string(void);
+const char *pyb_platform(void);
 
 #endif

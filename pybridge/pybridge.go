@@ -64,8 +64,11 @@ var ErrInterrupted = errors.New("interrupted")
 
 // Config says how to start the interpreter.
 type Config struct {
-	// Argv becomes sys.argv. Empty means [""] as in the interactive REPL.
-	Argv []string
+	// Args is a python3 command line without the program's name: python3's
+	// options, then -c cmd, -m mod or a file, and what follows. Python
+	// reads it as python3 does (sys.flags, sys.warnoptions, sys._xoptions,
+	// sys.argv); it runs nothing in it. Empty is the bare REPL's.
+	Args []string
 	// Executable becomes sys.executable; a virtualenv's bin/python makes
 	// that venv active. Empty means RealExecutable().
 	Executable string
@@ -114,9 +117,6 @@ func Start(cfg Config) (*Interp, error) {
 	}
 	if cfg.Executable == "" {
 		cfg.Executable = RealExecutable()
-	}
-	if len(cfg.Argv) == 0 {
-		cfg.Argv = []string{""}
 	}
 	current.Lock()
 	current.readLine = cfg.ReadLine
@@ -201,8 +201,9 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 
 	cexe := C.CString(cfg.Executable)
 	defer C.free(unsafe.Pointer(cexe))
-	argv := make([]*C.char, len(cfg.Argv))
-	for i, a := range cfg.Argv {
+	args := append([]string{cfg.Executable}, cfg.Args...)
+	argv := make([]*C.char, len(args))
+	for i, a := range args {
 		argv[i] = C.CString(a)
 		defer C.free(unsafe.Pointer(argv[i]))
 	}
@@ -488,6 +489,9 @@ func TrimCHeap() { C.malloc_trim(0) }
 
 // Version is the linked CPython's version, e.g. "3.11.2 (main, ...)".
 func Version() string { return C.GoString(C.pyb_version_string()) }
+
+// Platform is the linked CPython's sys.platform, e.g. "linux".
+func Platform() string { return C.GoString(C.pyb_platform()) }
 
 // MajorMinor is the linked CPython's major and minor version.
 func MajorMinor() (int, int) { return int(C.pyb_version_major()), int(C.pyb_version_minor()) }

@@ -13,7 +13,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(readyChildEnv) != "" {
 		readyChildMain()
 	}
-	in, err := Start(Config{Argv: []string{""}})
+	in, err := Start(Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -98,6 +98,11 @@ func (in *Interp) RunCommand(source string) (Outcome, error) {
 	return in.runInput("run_command", source)
 }
 
+// RunModule runs library module name as __main__, as python3 -m does.
+func (in *Interp) RunModule(name string) (Outcome, error) {
+	return in.runInput("run_module", name)
+}
+
 // RouteStdin sets up user code's sys.stdin and input(). On a terminal
 // they read the terminal themselves, as in python3 (input() through GNU
 // readline, as python3 -i has it), and the caller must not read it while

@@ -580,7 +580,8 @@ def _importer(path):
 
 
 # A directory or zip file runs through runpy, as python3 runs it; this shim
-# is the code pybridge runs, and its frame is left out of tracebacks.
+# is the code pybridge runs, and its frame (as every "<pyaichat>" one) is
+# left out of tracebacks.
 _RUN_MAIN_MODULE = compile(
     "__import__('runpy')._run_module_as_main('__main__', False)", "<pyaichat>", "exec"
 )
@@ -711,6 +712,17 @@ def run_command(source):
         _flush()
 
 
+@_entry
+def run_module(name):
+    """Queue ``-m MODULE`` to run as __main__, as ``python3 -i -m MODULE``
+    runs it: through runpy, in __main__'s namespace, with sys.argv[0] the
+    module's path."""
+    global _setup_running
+    _setup_running = True
+    _queue(compile("__import__('runpy')._run_module_as_main(%r, True)" % name, "<pyaichat>", "exec"), "")
+    return _ready()
+
+
 def take_pending():
     """Hand the queued code to pybridge (called from C)."""
     codes = list(_pending)
@@ -733,7 +745,7 @@ def show_exception(exc):
         if isinstance(exc, SystemExit) and not _setup_running:
             return "exit:%d" % _exit_status(exc)
         tb = exc.__traceback__
-        if tb is not None and tb.tb_frame.f_code is _RUN_MAIN_MODULE:
+        if tb is not None and tb.tb_frame.f_code.co_filename == "<pyaichat>":
             tb = exc.__traceback__ = tb.tb_next
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
         try:

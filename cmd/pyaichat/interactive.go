@@ -66,6 +66,10 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		return status
 	}
 
+	color := colorWanted(opts.Term != nil)
+	if opts.Term != nil && !c.quiet && c.question == "" {
+		banner(std.err, color)
+	}
 	stop := session.WatchInterrupts()
 	s, exit := runSetup(in, c, c.question == "", std.warn)
 	stop()
@@ -77,7 +81,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if cfgErr != nil {
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
-		cfg.Color = opts.Term != nil && !opts.Dumb
+		cfg.Color = color
 		recent := func() string { s, _ := in.RecentContext(); return s }
 		assistant = agent.NewSession(cfg, agent.FromRegistry(capabilities.New(in, capabilities.Options{})), recent)
 		session.SetAssistant(aiAssistant{assistant, in})
@@ -154,7 +158,7 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 		}
 	}
 	in, err := pybridge.Start(pybridge.Config{
-		Argv: c.argv(), Executable: executable, ReadLine: readLine, CacheDir: xdgPaths().cache,
+		Args: c.pythonArgs(), Executable: executable, ReadLine: readLine, CacheDir: xdgPaths().cache,
 	})
 	if err != nil {
 		return nil, err
@@ -162,14 +166,25 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 	if err := in.RouteStdin(terminal); err != nil {
 		return nil, err
 	}
-	if err := in.SetPath0(c.script); err != nil {
+	if c.safePath {
+		return in, nil
+	}
+	// As python3: the script's directory, the current directory for -m,
+	// or "" for -c and the bare REPL.
+	path0 := c.script
+	if c.module != "" {
+		if path0, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("the current directory: %w", err)
+		}
+	}
+	if err := in.SetPath0(path0); err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
 // runSetup runs the code pyaichat was given before its prompt, as python3
-// -i runs it: the -c commands, then FILE, or, for a bare interactive
+// -i runs it: the -c commands, -m module or FILE, or, for a bare interactive
 // session (startup), the file named by PYTHONSTARTUP. A failure is shown
 // and the rest goes on; exit reports a SystemExit, with its status.
 func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (status int, exit bool) {
@@ -177,10 +192,13 @@ func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (
 	for _, code := range c.commands {
 		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunCommand(code) })
 	}
+	if c.module != "" {
+		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunModule(c.module) })
+	}
 	if c.script != "" {
 		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunFile(c.script) })
 	}
-	if path := os.Getenv("PYTHONSTARTUP"); path != "" && startup && len(steps) == 0 {
+	if path := os.Getenv("PYTHONSTARTUP"); path != "" && startup && len(steps) == 0 && !c.ignoreEnv {
 		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunStartup(path) })
 	}
 	for _, step := range steps {

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+const usage = `usage: pyaichat [option] ... [-c cmd | -m mod | file] [arg] ...
+       pyaichat --capability NAME [EXPR] [-c CODE]... [FILE]
+
+A Python REPL with an AI assistant that can look at the live session.
+At the prompt, TAB switches between py> (Python) and ai> (questions).
+
+As python3 -i:
+  -c cmd           run cmd, then stay interactive (the arguments after it are
+                   sys.argv[1:], so options go before it)
+  -m mod           run library module mod as __main__, then stay interactive
+  file             run file as __main__ with sys.argv = [file, arg...], then
+                   stay interactive
+  -q               no banner      -u  unbuffered stdout and stderr
+  -B               no .pyc files  -E  ignore PYTHON* environment variables
+  -s               no user site   -S  no site module
+  -I               isolated (-E -P -s)
+  -P               no unsafe path (script directory or cwd) on sys.path
+  -O, -OO          optimize       -b, -bb  bytes warnings
+  -W arg           warning control (as python3's -W)
+  -X opt           implementation option (as python3's -X)
+  -i               accepted; pyaichat is always interactive
+  -V, --version    print pyaichat's and Python's versions and exit
+  -h, --help       print this help and exit
+
+pyaichat's own:
+  -p QUESTION      run the setup (-c cmd, -m mod or file, given after it), ask
+                   QUESTION, print the answer and exit
+  --venv DIR       use the virtualenv in DIR (default: $VIRTUAL_ENV)
+  --model NAME     the model to ask (default: $PYAICHAT_MODEL, or gpt-4o)
+  --base-url URL   an OpenAI-compatible API (default: $OPENAI_BASE_URL)
+  --capability ... call one read-only capability and print its JSON result
+
+Environment: OPENAI_API_KEY, OPENAI_BASE_URL, PYAICHAT_MODEL, VIRTUAL_ENV,
+NO_COLOR, FORCE_COLOR, PYTHON_COLORS, and python3's.
+`
+
+// cmdline is the parsed command line.
+type cmdline struct {
+	commands []string // -c cmd (--capability takes several)
+	module   string   // -m mod
+	script   string   // file
+	args     []string // after file, -c cmd or -m mod
+	question string
+	venv     string
+	model    string
+	baseURL  string
+	options  []string // python3's options, as given
+	version  int      // -V, given this many times
+	help     bool
+
+	// What pyaichat itself must know of python3's options.
+	quiet     bool // -q: no banner
+	safePath  bool // -P or -I: no script directory or cwd on sys.path
+	ignoreEnv bool // -E or -I: no PYTHONSTARTUP either
+}
+
+// pythonArgs is the command line Python reads as python3 would read it
+// (pybridge.Config.Args): the options, then what runs, then sys.argv's
+// rest.
+func (c cmdline) pythonArgs() []string {
+	args := append([]string(nil), c.options...)
+	switch {
+	case c.script != "":
+		args = append(args, "--", c.script)
+	case c.module != "":
+		args = append(args, "-m", c.module)
+	case len(c.commands) > 0:
+		args = append(args, "-c", c.commands[0])
+	default:
+		return args
+	}
+	return append(args, c.args...)
+}
+
+// usageError is a command line python3 would refuse: it says so in
+// python3's words, with the usage line, and exits with status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string {
+	return e.msg + "\nusage: pyaichat [option] ... [-c cmd | -m mod | file | -] [arg] ...\nTry `pyaichat -h' for more information."
+}
+
+// python3Flags are python3's options without an argument, and what of each
+// pyaichat itself must know.
+var python3Flags = map[byte]func(*cmdline){
+	'q': func(c *cmdline) { c.quiet = true },
+	'E': func(c *cmdline) { c.ignoreEnv = true },
+	'I': func(c *cmdline) { c.ignoreEnv, c.safePath = true, true },
+	'P': func(c *cmdline) { c.safePath = true },
+	'u': nil, 'B': nil, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
+}
+
+// parseArgs reads the command line the way python3 does: options may be
+// grouped (-qB) and an option's argument may follow it (-Wignore) or come
+// next; options stop at -c cmd, -m mod, the first file or "--", and
+// everything after belongs to sys.argv.
+func parseArgs(args []string) (cmdline, error) {
+	var c cmdline
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		// value is the argument of the option at a[j] (in a, or next).
+		value := func(opt string, j int) (string, error) {
+			if j+1 < len(a) {
+				return a[j+1:], nil
+			}
+			if i+1 >= len(args) {
+				return "", usageError{fmt.Sprintf("Argument expected for the %s option", opt)}
+			}
+			i++
+			return args[i], nil
+		}
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				c.script, c.args = args[i+1], args[i+2:]
+			}
+			return c, nil
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			c.script, c.args = a, args[i+1:]
+			return c, nil
+		case strings.HasPrefix(a, "--"):
+			if err := c.longOption(a, func() (string, error) { return value(a, len(a)-1) }); err != nil {
+				return c, err
+			}
+			continue
+		}
+	chars:
+		for j := 1; j < len(a); j++ {
+			opt := a[j]
+			if set, ok := python3Flags[opt]; ok {
+				c.options = append(c.options, "-"+string(opt))
+				if set != nil {
+					set(&c)
+				}
+				continue
+			}
+			var v string
+			var err error
+			switch opt {
+			case 'V':
+				c.version++
+				continue
+			case 'h', '?':
+				c.help = true
+				continue
+			case 'c', 'm', 'W', 'X', 'p':
+				if v, err = value("-"+string(opt), j); err != nil {
+					return c, err
+				}
+			default:
+				return c, usageError{fmt.Sprintf("Unknown option: -%c", opt)}
+			}
+			switch opt {
+			case 'c':
+				c.commands, c.args = append(c.commands, v), args[i+1:]
+				return c, nil
+			case 'm':
+				c.module, c.args = v, args[i+1:]
+				return c, nil
+			case 'W', 'X':
+				c.options = append(c.options, "-"+string(opt), v)
+			case 'p':
+				c.question = v
+			}
+			break chars // the rest of a was the argument
+		}
+	}
+	return c, nil
+}
+
+// longOption reads one --option; value takes its argument, after "=" or
+// next.
+func (c *cmdline) longOption(a string, value func() (string, error)) error {
+	name, v, hasValue := strings.Cut(a, "=")
+	arg := func() (string, error) {
+		if hasValue {
+			return v, nil
+		}
+		return value()
+	}
+	var err error
+	switch name {
+	case "--version":
+		c.version++
+	case "--help":
+		c.help = true
+	case "--venv":
+		c.venv, err = arg()
+	case "--model":
+		c.model, err = arg()
+	case "--base-url":
+		c.baseURL, err = arg()
+	default:
+		return usageError{"unknown option " + name}
+	}
+	return err
+}

@@ -1,0 +1,109 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// On a terminal, the first prompt follows python3 -i's banner for the same
+// Python, and one line on the assistant; -q leaves both out, as it does
+// python3's.
+func TestPTYBanner(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	py := ptytest.Start(t, pythonOracle, ptytest.Options{Args: []string{"-i"}, Env: testEnv(home, "xterm"), Dir: home})
+	py.ExpectString(">>> ")
+	want := strings.SplitN(py.Screen(), "\n", 3)
+	if len(want) < 3 {
+		t.Fatalf("python3's banner: %q", py.Screen())
+	}
+	s := startREPL(t, "")
+	lines := strings.Split(s.Screen(), "\n")
+	if len(lines) != 4 || lines[0] != want[0] || lines[1] != want[1] || !strings.Contains(lines[2], "press TAB") || lines[3] != "py>" {
+		t.Errorf("screen before the first prompt:\n%s\nwant python3's banner\n%s\n%s\nthen the assistant's line and the prompt", s.Screen(), want[0], want[1])
+	}
+	q := startREPL(t, "", "-q")
+	if got := q.Screen(); got != "py>" {
+		t.Errorf("with -q the screen is %q, want only the prompt", got)
+	}
+}
+
+// python3's options mean what they mean to python3, and what it refuses
+// pyaichat refuses with the same words and status.
+func TestPython3OptionsAgainstPython(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mymod.py"), []byte("import sys\nprint('module', sys.argv, __name__)\nvalue = 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	show := "import sys; print(value if 'value' in dir() else None, sys.path[0] if sys.path else None, sys.flags.optimize, " +
+		"sys.flags.dont_write_bytecode, sys.flags.no_user_site, sys.flags.no_site, sys.flags.ignore_environment, sys.flags.isolated, " +
+		"sys.flags.bytes_warning, sys.flags.quiet, sys.warnoptions, sys._xoptions)\n"
+	cases := [][]string{
+		{"-q", "-m", "mymod", "a", "b"},
+		{"-q", "-OO", "-B", "-s", "-S", "-bb", "-Wignore", "-X", "dev", "-c", "value = 1"},
+		{"-qE", "-c", "value = 2", "x"},
+		{"-q", "-I", "-c", "pass"},
+		{"-q", "-m", "no_such_module"},
+		{"-q", "-z"},
+		{"-q", "-W"},
+		{"-q", "--frobnicate"},
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			want := runWith(t, dir, pythonOracle, append([]string{"-i"}, args...), show)
+			got := runWith(t, dir, binary, args, show)
+			// Usage errors name the program.
+			want.stderr = strings.ReplaceAll(want.stderr, "usage: "+pythonOracle, "usage: pyaichat")
+			want.stderr = strings.ReplaceAll(want.stderr, "`python -h'", "`pyaichat -h'")
+			// runpy names the interpreter: python3's path, or the
+			// libpython's own for pyaichat.
+			got.stderr = strings.ReplaceAll(got.stderr, realExecutable(t), pythonOracle)
+			if got.stdout != want.stdout || got.status != want.status || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+				t.Errorf("python3 -i %v:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s",
+					args, want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr)
+			}
+		})
+	}
+}
+
+type result struct {
+	stdout, stderr string
+	status         int
+}
+
+func runWith(t *testing.T, dir, program string, args []string, stdin string) result {
+	t.Helper()
+	cmd := exec.Command(program, args...)
+	cmd.Dir = dir
+	cmd.Env = testEnv(dir, "")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.status = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func stripPrompts(s string) string {
+	for _, p := range []string{">>> ", "py> "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return s
+}
+
+// realExecutable is sys.executable inside pyaichat.
+func realExecutable(t *testing.T) string {
+	t.Helper()
+	r := runWith(t, t.TempDir(), binary, []string{"-c", "import sys; print(sys.executable)"}, "")
+	return strings.TrimSpace(r.stdout)
+}
