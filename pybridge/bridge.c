@@ -10,6 +10,7 @@
 
 #include "bridge.h"
 #include "signals.h"
+#include "tracked.h"
 #include "_cgo_export.h"
 
 static PyThreadState *main_tstate;  /* the interpreter's thread, GIL dropped */
@@ -112,13 +113,15 @@ enum { LINE_OK = 0, LINE_EOF = 1, LINE_INTERRUPTED = 2 };
  * on that line must know. */
 static unsigned long lines_read;
 
-static void line_read(void) { __atomic_fetch_add(&lines_read, 1, __ATOMIC_RELAXED); }
+void pyb_line_read(void) { __atomic_fetch_add(&lines_read, 1, __ATOMIC_RELAXED); }
+
+unsigned long pyb_lines_read(void) { return __atomic_load_n(&lines_read, __ATOMIC_RELAXED); }
 
 /* _pyaichat.lines_read() */
 static PyObject *mod_lines_read(PyObject *self, PyObject *args) {
     (void)self;
     (void)args;
-    return PyLong_FromUnsignedLong(__atomic_load_n(&lines_read, __ATOMIC_RELAXED));
+    return PyLong_FromUnsignedLong(pyb_lines_read());
 }
 
 /* Whether input() on a terminal reads the terminal itself, as in python3
@@ -213,7 +216,7 @@ static char *stdio_readline(FILE *in, const char *prompt) {
 static char *readline_hook(FILE *in, FILE *out, const char *prompt) {
     if (native_input) {
         interactive_hook_once();
-        line_read();
+        pyb_line_read();
         return gnu_readline != NULL ? gnu_readline(in, out, prompt) : stdio_readline(in, prompt);
     }
     size_t len = 0;
@@ -230,7 +233,7 @@ static char *readline_hook(FILE *in, FILE *out, const char *prompt) {
     }
     if (status == LINE_OK && line != NULL) {
         memcpy(res, line, len);
-        line_read();
+        pyb_line_read();
     } else {
         len = 0;
     }
@@ -255,7 +258,7 @@ static PyObject *mod_readline(PyObject *self, PyObject *args) {
             PyErr_SetNone(PyExc_KeyboardInterrupt);
         return NULL;
     }
-    if (status == LINE_OK && line != NULL) line_read();
+    if (status == LINE_OK && line != NULL) pyb_line_read();
     PyObject *res = PyUnicode_DecodeUTF8(line ? line : "", line ? (Py_ssize_t)len : 0,
                                          "surrogateescape");
     free(line);
@@ -304,7 +307,11 @@ static struct PyModuleDef mod_def = {
     PyModuleDef_HEAD_INIT, "_pyaichat", "pyaichat's bridge to Go.", -1, mod_methods,
 };
 
-static PyObject *mod_init(void) { return PyModule_Create(&mod_def); }
+static PyObject *mod_init(void) {
+    PyObject *mod = PyModule_Create(&mod_def);
+    if (mod != NULL && pyb_add_tracked_type(mod) < 0) Py_CLEAR(mod);
+    return mod;
+}
 
 /* Removes from sys.modules every module not named in before. */
 static void forget_new_modules(PyObject *before) {

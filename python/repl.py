@@ -845,114 +845,25 @@ class _Stdin(io.TextIOBase):
         pass
 
 
-class _CountingRaw(io.RawIOBase):
-    """sys.stdin's raw layer on a terminal: it reads the real file, as
-    python3's does, and counts the lines read, whose Enter ended the
-    terminal's line (see stdout_tail)."""
-
-    def __init__(self, raw):
-        self._raw = raw
-        self.lines = 0
-
-    def readinto(self, b):
-        n = self._raw.readinto(b)
-        if n and memoryview(b)[n - 1] == 10:
-            self.lines += 1
-        return n
-
-    def fileno(self):
-        return self._raw.fileno()
-
-    def isatty(self):
-        return self._raw.isatty()
-
-    def readable(self):
-        return True
-
-    @property
-    def name(self):
-        return self._raw.name
-
-    @property
-    def mode(self):
-        return self._raw.mode
-
-    @property
-    def closefd(self):
-        return False
-
-
-_stdin_raw = None
-
-
 def _lines_read():
     """Lines user code has read from the terminal (input(), sys.stdin)."""
-    return _pyaichat.lines_read() + (_stdin_raw.lines if _stdin_raw is not None else 0)
+    return _pyaichat.lines_read()
 
 
 def _counting_stdin():
     """sys.stdin as python3 has it on a terminal (a TextIOWrapper over a
-    BufferedReader over fd 0), with _CountingRaw as its raw layer, or None
-    when sys.stdin is not that."""
-    global _stdin_raw
+    BufferedReader over fd 0), with _pyaichat.Tracked, which counts the
+    lines read, as its raw layer; or None when sys.stdin is not that."""
     real = sys.stdin
     buffer = getattr(real, "buffer", None)
     if real is None or type(buffer) is not io.BufferedReader or type(buffer.raw) is not io.FileIO:
         return None
-    _stdin_raw = _CountingRaw(buffer.raw)
     return io.TextIOWrapper(
-        io.BufferedReader(_stdin_raw),
+        io.BufferedReader(_pyaichat.Tracked(buffer.raw)),
         encoding=real.encoding,
         errors=real.errors,
         line_buffering=real.line_buffering,
     )
-
-
-class _TailRaw(io.RawIOBase):
-    """sys.stdout's raw layer on a terminal: it writes through to the real
-    file and remembers the text after the last newline, so the prompt can
-    be drawn after output that did not end a line (print(x, end=",")),
-    where CPython's own prompt would appear, instead of over it."""
-
-    def __init__(self, raw):
-        self._raw = raw
-        self.tail = b""
-        self.lines_at = 0  # _pyaichat.lines_read() at the last write
-
-    def write(self, b):
-        n = self._raw.write(b)
-        if n:
-            b = memoryview(b)
-            if b[n - 1] == 10:
-                # The common case, a whole line: nothing to copy.
-                self.tail = b""
-            else:
-                data = bytes(b[:n])
-                i = max(data.rfind(b"\n"), data.rfind(b"\r"))
-                self.tail = (data[i + 1 :] if i >= 0 else self.tail + data)[-512:]
-                self.lines_at = _lines_read()
-        return n
-
-    def fileno(self):
-        return self._raw.fileno()
-
-    def isatty(self):
-        return self._raw.isatty()
-
-    def writable(self):
-        return True
-
-    @property
-    def name(self):
-        return self._raw.name
-
-    @property
-    def mode(self):
-        return self._raw.mode
-
-    @property
-    def closefd(self):
-        return False
 
 
 _tail_raw = None
@@ -965,14 +876,15 @@ def _track_stdout_tail():
     out = sys.stdout
     if out is None or not out.isatty():
         return
-    # The same layers as before, with _TailRaw over the FileIO: buffered
-    # (line-buffered on a terminal), or unbuffered under PYTHONUNBUFFERED.
+    # The same layers as before, with _pyaichat.Tracked (which remembers
+    # the text after the last newline) over the FileIO: buffered
+    # (line-buffered on a terminal), or unbuffered under -u.
     buffer = getattr(out, "buffer", None)
     if type(buffer) is io.BufferedWriter and type(buffer.raw) is io.FileIO:
-        _tail_raw = _TailRaw(buffer.raw)
+        _tail_raw = _pyaichat.Tracked(buffer.raw)
         layer = io.BufferedWriter(_tail_raw)
     elif type(buffer) is io.FileIO:
-        _tail_raw = layer = _TailRaw(buffer)
+        _tail_raw = layer = _pyaichat.Tracked(buffer)
     else:
         return
     out.flush()
