@@ -517,9 +517,10 @@ def run_block(source):
     """Compile pasted text the way Python 3.13's REPL and IPython run a paste.
 
     The whole block is parsed at once, so blank lines inside an indented block
-    do not end it; its top-level statements are then queued in order, each
-    compiled as the interactive interpreter would ("single" mode, so values
-    display). pybridge stops at the first exception.
+    do not end it; its top-level statements are then queued in order, the
+    last compiled as the interactive interpreter would ("single" mode, so
+    its value displays) and the others as a script's ("exec"), as 3.13's
+    REPL does. pybridge stops at the first exception.
     """
     ast = _stdlib("ast")
 
@@ -532,7 +533,13 @@ def run_block(source):
             # Through the console's compiler, which carries (and takes up)
             # the session's __future__ imports, as for typed lines.
             compiler = _console.compile.compiler
-            codes = [compiler(ast.Interactive(body=[stmt]), "<stdin>", "single") for stmt in tree.body]
+            last = len(tree.body) - 1
+            codes = [
+                compiler(ast.Interactive(body=[stmt]), "<stdin>", "single")
+                if i == last
+                else compiler(ast.Module(body=[stmt], type_ignores=[]), "<stdin>", "exec")
+                for i, stmt in enumerate(tree.body)
+            ]
         except (SyntaxError, ValueError, OverflowError):
             _console.showsyntaxerror("<stdin>")
             return "ok"

@@ -202,10 +202,8 @@ func (r *Session) loop() int {
 		case term.EventInterrupt:
 			// The partial line is discarded, never run; as in python3,
 			// which says KeyboardInterrupt (a question just goes).
-			if mode == ModePy {
+			if mode == ModePy || cont {
 				fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
-			} else {
-				fmt.Fprintln(r.opts.Stdout)
 			}
 			pendingPaste = ""
 			if cont {
@@ -300,7 +298,11 @@ func (r *Session) echoPaste(mode Mode, cont bool, ev term.Event) {
 // submit runs one line (or a pasted block) in the current mode.
 func (r *Session) submit(mode Mode, cont bool, text string, block bool) (status int, exit bool) {
 	if mode == ModeAI && !cont {
-		r.ask(strings.TrimSpace(text))
+		line := strings.TrimSpace(text)
+		if leaves[line] {
+			return 0, true // as exit() at py>
+		}
+		r.ask(line)
 		return 0, false
 	}
 	in := r.opts.Interp
@@ -328,6 +330,10 @@ func (r *Session) submit(mode Mode, cont bool, text string, block bool) (status 
 	r.state.setContinuation(out.More)
 	return 0, false
 }
+
+// leaves are the lines that leave pyaichat from ai>, never sent to the
+// model.
+var leaves = map[string]bool{"exit": true, "quit": true, "/exit": true, "/quit": true}
 
 // modeChanged readies the assistant while the user types a question at
 // ai>, and lets it go on the way back to py>. It runs on the line editor's
@@ -482,8 +488,9 @@ func (r *Session) handleSignals() (stop func()) {
 }
 
 // stuckGrace is how long a Ctrl-C may go unanswered before the next one
-// offers to abandon the session.
-const stuckGrace = 500 * time.Millisecond
+// offers to abandon the session. Python running Python code answers within
+// its thread switch interval (5 ms); inside C code it does not answer.
+const stuckGrace = 50 * time.Millisecond
 
 func (r *Session) onInterrupt() {
 	if c := r.aiCancel.Load(); c != nil {
@@ -514,7 +521,7 @@ func (r *Session) onUserInterrupt() {
 		return
 	}
 	if since := r.stuckSince.Load(); since != 0 {
-		fmt.Fprintln(r.opts.Stderr, "pyaichat: session abandoned.")
+		fmt.Fprintln(r.opts.Stderr, "\npyaichat: session abandoned.")
 		r.abandon.Do(func() { close(r.abandoned) })
 		return
 	}

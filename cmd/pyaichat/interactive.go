@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
@@ -70,8 +72,23 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if opts.Term != nil && !c.quiet && c.question == "" {
 		banner(std.err, color)
 	}
+	// With -p, stdin is part of the question (as the llm CLI takes it), and
+	// stdout is the answer's alone: the setup's output goes to stderr.
+	question := c.question
+	if question != "" && opts.Pipe != nil {
+		question = withStdin(question, std)
+	}
 	stop := session.WatchInterrupts()
-	s, exit := runSetup(in, c, c.question == "", std.warn)
+	var s int
+	var exit bool
+	setup := func() { s, exit = runSetup(in, c, c.question == "", std.warn) }
+	if question != "" {
+		if err := setupToStderr(setup); err != nil {
+			std.warn(err.Error())
+		}
+	} else {
+		setup()
+	}
 	stop()
 	if exit {
 		return finish(s)
@@ -86,11 +103,11 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		assistant = agent.NewSession(cfg, agent.FromRegistry(capabilities.New(in, capabilities.Options{})), recent)
 		session.SetAssistant(aiAssistant{assistant, in})
 	}
-	if c.question != "" {
+	if question != "" {
 		if assistant == nil {
-			return finish(2)
+			return finish(exitUsage)
 		}
-		return finish(askOnce(session, assistant, c.question, std))
+		return finish(askOnce(session, assistant, question, std))
 	}
 	status, abandoned := session.Run()
 	if abandoned {
@@ -104,17 +121,54 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	return finish(status)
 }
 
+// Exit statuses of pyaichat -p (besides a SystemExit from the setup code).
+const (
+	exitAnswered  = 0   // the answer was printed
+	exitFailed    = 1   // the question failed: the server, the network, a bound
+	exitUsage     = 2   // the command line or the configuration is wrong
+	exitCancelled = 130 // Ctrl-C
+)
+
 // askOnce is pyaichat -p: the answer alone goes to stdout.
 func askOnce(session *repl.Session, assistant *agent.Session, question string, std stdio) int {
 	assistant.Notices = std.err
 	stop := session.WatchInterrupts()
 	defer stop()
-	_, err := session.Ask(func(ctx context.Context) error { return assistant.Ask(ctx, question, std.out) })
-	if err != nil {
+	cancelled, err := session.Ask(func(ctx context.Context) error { return assistant.Ask(ctx, question, std.out) })
+	switch {
+	case cancelled:
+		std.warn("cancelled")
+		return exitCancelled
+	case err != nil && err.Error() == agent.NotConfigured:
 		std.warn(err.Error())
-		return 1
+		return exitUsage
+	case err != nil:
+		std.warn(err.Error())
+		return exitFailed
 	}
-	return 0
+	return exitAnswered
+}
+
+// maxStdinQuestion bounds how much of stdin -p adds to the question.
+const maxStdinQuestion = 100 << 10
+
+// withStdin is question with what stdin holds after it, cut (and said so,
+// to the model and on stderr) past maxStdinQuestion.
+func withStdin(question string, std stdio) string {
+	data, err := io.ReadAll(io.LimitReader(std.in, maxStdinQuestion+1))
+	if err != nil {
+		std.warn(fmt.Sprintf("reading standard input: %v", err))
+	}
+	if len(data) == 0 {
+		return question
+	}
+	note := ""
+	if len(data) > maxStdinQuestion {
+		data = data[:maxStdinQuestion]
+		note = fmt.Sprintf("\n[standard input was cut at its first %d bytes]", maxStdinQuestion)
+		std.warn(fmt.Sprintf("standard input is longer than %d bytes; the question has its first %d", maxStdinQuestion, maxStdinQuestion))
+	}
+	return question + "\n\nStandard input:\n" + strings.ToValidUTF8(string(data), "\uFFFD") + note
 }
 
 // interpreter is the REPL's view of the embedded Python.
@@ -151,9 +205,12 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 	}
 	if venv != "" {
 		exe, err := pybridge.VenvExecutable(venv)
-		if err != nil {
-			warn(err.Error())
-		} else {
+		switch {
+		case err != nil && c.venv != "":
+			return nil, err // asked for on the command line: an error
+		case err != nil:
+			warn(err.Error()) // $VIRTUAL_ENV: pyaichat starts without it
+		default:
 			executable = exe
 		}
 	}

@@ -78,6 +78,12 @@ func run(std stdio, args []string) int {
 		std.warn("reading a program from stdin is not supported; pipe lines instead")
 		return 2
 	}
+	if c.venv != "" {
+		if _, err := pybridge.VenvExecutable(c.venv); err != nil {
+			std.warn(err.Error())
+			return exitUsage
+		}
+	}
 	// python3 -i reports a FILE it cannot open and goes on to the REPL
 	// (so does pyaichat, from Python); a question about it cannot.
 	if c.script != "" && c.question != "" {

@@ -90,11 +90,14 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 		Stderr:                 e.out,
 		HistoryLimit:           cfg.HistoryLimit,
 		DisableAutoSaveHistory: true, // the caller keeps the history
-		InterruptPrompt:        "^C",
-		FuncFilterInputRune:    e.filter,
-		Listener:               e,
-		FuncMakeRaw:            e.raw.enter,
-		FuncExitRaw:            e.raw.exit,
+		// Ctrl-C and Ctrl-D leave no ^C or ^D on the line, as in python3
+		// ("\n" is chzyer/readline's spelling of nothing).
+		InterruptPrompt:     "\n",
+		EOFPrompt:           "\n",
+		FuncFilterInputRune: e.filter,
+		Listener:            e,
+		FuncMakeRaw:         e.raw.enter,
+		FuncExitRaw:         e.raw.exit,
 		FuncOnWidthChanged: func(f func()) {
 			e.width = f
 			readline.DefaultOnWidthChanged(f) // on SIGWINCH at the prompt

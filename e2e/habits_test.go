@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// Ctrl-C and Ctrl-D at the prompt leave no ^C or ^D on the screen, as in
+// python3.
+func TestPTYCtrlCAndCtrlDLeaveNoMark(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.Send("half a line")
+	s.ExpectCursorLine("py> half a line")
+	s.Send(ptytest.CtrlC)
+	s.ExpectString("KeyboardInterrupt")
+	s.ExpectString("py> ")
+	s.Send(ptytest.CtrlD)
+	assertExit(t, s, 0)
+	if out := s.Output(); strings.Contains(out, "^C") || strings.Contains(out, "^D") {
+		t.Errorf("the output shows ^C or ^D:\n%s", s.Dump())
+	}
+	if !strings.Contains(s.Screen(), "py> half a line\nKeyboardInterrupt\npy>") {
+		t.Errorf("screen:\n%s", s.Screen())
+	}
+}
+
+// exit, quit, /exit and /quit at ai> leave pyaichat as exit() does at py>,
+// without asking the model anything.
+func TestPTYExitAtAIPrompt(t *testing.T) {
+	for _, word := range []string{"exit", "quit", "/exit", "/quit"} {
+		t.Run(word, func(t *testing.T) {
+			t.Parallel()
+			fake := newFakeOpenAI(t, "eval_expr", `{"expr":"1"}`)
+			home := t.TempDir()
+			s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.srv.URL + "/v1", "OPENAI_API_KEY=k"}, "-q")
+			s.ExpectString("py> ")
+			s.Send(ptytest.Tab)
+			s.ExpectCursorLine("ai>")
+			s.SendLine(word)
+			assertExit(t, s, 0)
+			if n := len(fake.requests()); n != 0 {
+				t.Errorf("%q went to the model (%d requests)", word, n)
+			}
+		})
+	}
+}
+
+// A pasted block shows what Python 3.13's REPL shows for it: the output of
+// its statements and the value of its last one only.
+func TestPTYPasteShowsLastValue(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.Paste("x = 11\nx\nx * 2\nprint('printed')\nx * 3\n")
+	s.ExpectString("printed\r\n33\r\n")
+	s.ExpectString("py> ")
+	for _, hidden := range []string{"\r\n11\r\n", "\r\n22\r\n"} {
+		if strings.Contains(s.Output(), hidden) {
+			t.Errorf("the value of a statement before the last was shown (%q)\n%s", hidden, s.Dump())
+		}
+	}
+}
+
+// pyaichat -p in a pipeline: standard input goes with the question, the
+// setup's output to stderr, and stdout carries the answer alone.
+func TestOneShotInPipeline(t *testing.T) {
+	t.Parallel()
+	fake := newFakeOpenAI(t, "eval_expr", `{"expr":"len(words)"}`)
+	home := t.TempDir()
+	cmd := exec.Command(binary, "-p", "why did this fail?", "-c", "words = 'a b c'.split(); print('setup output')")
+	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.srv.URL+"/v1", "OPENAI_API_KEY=k")
+	cmd.Stdin = strings.NewReader("Traceback: KeyError 'b'\n")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p: %v\nstderr: %s", err, stderr.String())
+	}
+	if strings.Contains(stdout.String(), "setup output") || !strings.Contains(stderr.String(), "setup output") {
+		t.Errorf("the setup's output went to stdout:\nstdout %q\nstderr %q", stdout.String(), stderr.String())
+	}
+	reqs := fake.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request")
+	}
+	body, _ := json.Marshal(reqs[0]["messages"])
+	if !strings.Contains(string(body), "why did this fail?") || !strings.Contains(string(body), "Traceback: KeyError 'b'") {
+		t.Errorf("the question did not carry standard input: %s", body)
+	}
+}
+
+// The exit statuses of pyaichat -p: 2 for a bad command line or
+// configuration, 1 when the question fails, 130 for Ctrl-C.
+func TestOneShotExitStatuses(t *testing.T) {
+	t.Parallel()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"the model is not here"}}`, http.StatusNotFound)
+	}))
+	defer failing.Close()
+	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // then the server sees the client leave
+		<-r.Context().Done()
+	}))
+	defer hanging.Close()
+	run := func(env []string, interruptAfter time.Duration, args ...string) int {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(testEnv(t.TempDir(), ""), env...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if interruptAfter > 0 {
+			time.AfterFunc(interruptAfter, func() { cmd.Process.Signal(syscall.SIGINT) })
+		}
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		return 0
+	}
+	if got := run(nil, 0, "-p", "hello?"); got != 2 {
+		t.Errorf("not configured: status %d, want 2", got)
+	}
+	if got := run(nil, 0, "--venv", "/nonexistent", "-p", "hello?"); got != 2 {
+		t.Errorf("a --venv that does not exist: status %d, want 2", got)
+	}
+	if got := run([]string{"OPENAI_BASE_URL=" + failing.URL + "/v1", "OPENAI_API_KEY=k"}, 0, "-p", "hello?"); got != 1 {
+		t.Errorf("a server error: status %d, want 1", got)
+	}
+	if got := run([]string{"OPENAI_BASE_URL=" + hanging.URL + "/v1", "OPENAI_API_KEY=k"}, time.Second, "-p", "hello?"); got != 130 {
+		t.Errorf("Ctrl-C: status %d, want 130", got)
+	}
+}
