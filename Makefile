@@ -1,34 +1,57 @@
 # pyaichat: `make run` sets up and starts pyaichat; `make test` runs every test.
+#
+# PYTHON=/path/to/python3.X builds against that interpreter (3.10 or newer,
+# with a shared libpython) instead of the system's python3-embed.
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO ?= go
+PYTHON ?=
 
-.PHONY: deps build run test bench bench-repl vet
+# The chosen Python's flags, passed to cgo explicitly: they are part of Go's
+# build cache key, so builds for two Pythons never mix (see pybridge/pkgconfig.go).
+PYCFLAGS = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 1p)
+PYLDFLAGS = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 2p)
+GOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
+	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python"
+
+.PHONY: deps pyflags build run test test-pythons bench bench-repl vet
 
 deps:
 	@./scripts/deps.sh
 
-build: deps
-	$(GO) build -o pyaichat ./cmd/pyaichat
+pyflags: deps
+	@scripts/python-flags.sh $(PYTHON) >/dev/null
+
+build: pyflags
+	$(GOENV) $(GO) build -o pyaichat ./cmd/pyaichat
 
 run: build
 	./pyaichat
 
-vet:
+vet: deps
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
-	$(GO) vet ./...
+	$(GOENV) $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./repl/...
 
 # Every test: unit tests over the real interpreter, the fake OpenAI server,
-# transcripts against /usr/bin/python3 and PTY end-to-end tests of the binary,
-# then pybridge again under the race detector.
-test: deps vet
-	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./pybridge
+# transcripts against python3 -i of the same version, PTY end-to-end tests
+# of the binary, then pybridge again under the race detector; then the
+# Python versions matrix.
+test: vet
+	$(GOENV) $(GO) test -count=1 ./...
+	$(GOENV) $(GO) test -count=1 -race ./pybridge
+	CGO_ENABLED=0 $(GO) test -count=1 ./repl/...
+	./scripts/test-pythons.sh
 
-bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
-	$(GO) test -run '^$$' -bench . ./capabilities ./agent
+# The other CPythons on this machine (pyenv's): each builds, and passes the
+# interpreter's own tests and the e2e suite against its own python3 -i.
+test-pythons: deps
+	./scripts/test-pythons.sh
+
+bench: pyflags
+	$(GOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
+	$(GOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
-bench-repl: deps
-	$(GO) test -count=1 -run '^$$' -bench VersusPython -benchtime 7x ./e2e
+bench-repl: pyflags
+	$(GOENV) $(GO) test -count=1 -run '^$$' -bench VersusPython -benchtime 7x ./e2e

@@ -14,10 +14,11 @@ import (
 	"testing"
 )
 
-// pythonOracle is Debian's interpreter, linked against the same libpython as
-// pyaichat. The python3 first on PATH may be another one (pyenv), so the path
-// is fixed; PYAICHAT_E2E_PYTHON overrides it.
-var pythonOracle = "/usr/bin/python3"
+// pythonOracle is the interpreter of the libpython pyaichat embeds (its
+// sys.executable), so that each Python version is held to its own python3
+// -i; the python3 first on PATH may be another one (pyenv).
+// PYAICHAT_E2E_PYTHON overrides it.
+var pythonOracle string
 
 // binary is the pyaichat built by TestMain.
 var binary string
@@ -44,6 +45,15 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: building pyaichat:", err)
 		return 1
 	}
+	if pythonOracle == "" {
+		out, err := exec.Command(binary, "-I", "-c", "import sys; print(sys.executable)").Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: asking pyaichat for its interpreter:", err)
+			return 1
+		}
+		pythonOracle = strings.TrimSpace(string(out))
+	}
+	fmt.Fprintln(os.Stderr, "e2e: the oracle is", pythonOracle)
 	if _, err := os.Stat(pythonOracle); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: the oracle interpreter %s is missing: %v\n", pythonOracle, err)
 		return 1

@@ -1,5 +1,5 @@
 #define PY_SSIZE_T_CLEAN
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <Python.h>
 #include <marshal.h>
 #include <errno.h>

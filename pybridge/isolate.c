@@ -20,7 +20,7 @@
  * only sends the request and reads the result. Go decides when a ready
  * copy is still the session as it is (isolate.go, readyCopy). */
 #define PY_SSIZE_T_CLEAN
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <Python.h>
 
 #include <errno.h>
@@ -637,6 +637,16 @@ static int other_python_threads(void) {
     return n;
 }
 
+/* Calls _imp.<name>() (GIL held): 0, or -1 with a Python error set. */
+static int import_lock(const char *name) {
+    PyObject *imp = PyImport_ImportModule("_imp");
+    if (imp == NULL) return -1;
+    PyObject *r = PyObject_CallMethod(imp, name, NULL);
+    Py_DECREF(imp);
+    Py_XDECREF(r);
+    return r != NULL ? 0 : -1;
+}
+
 /* Forks a copy of the session (GIL held): returns the child's pid in the
  * parent, 0 in the child, or -1 with *err set.
  *
@@ -646,11 +656,18 @@ static int other_python_threads(void) {
  * take ourselves so that no import is half done in the copy. The child
  * still calls PyOS_AfterFork_Child, under the guards (child_guard). */
 static pid_t fork_session(pyb_error *err) {
-    _PyImport_AcquireLock();
+    /* _imp.acquire_lock() is the import lock PyOS_BeforeFork takes, on
+     * every version (its C function is private, with another signature in
+     * 3.12 and not exported in 3.13); PyOS_AfterFork_Child resets it in
+     * the copy. */
+    if (import_lock("acquire_lock") != 0) {
+        iso_fetch(err);
+        return -1;
+    }
     pid_t pid = fork();
     if (pid == 0) return 0;
     int fork_errno = errno;
-    _PyImport_ReleaseLock();
+    if (import_lock("release_lock") != 0) PyErr_Clear();
     if (pid < 0) iso_errno(err, "fork failed", fork_errno);
     return pid;
 }

@@ -59,9 +59,13 @@ def unaudited(arg):
     out = []
     touch = [b"/usr/bin/touch", os.fsencode(arg)]
     try:
-        _posixsubprocess.fork_exec(touch, [touch[0]], True, (), None, None,
-            -1, -1, -1, -1, -1, -1, 3, 3, True, False, -1, -1, None, -1, -1,
-            None, False)
+        if sys.version_info < (3, 11):  # no pgid_to_set, no allow_vfork
+            _posixsubprocess.fork_exec(touch, [touch[0]], True, (), None, None,
+                -1, -1, -1, -1, -1, -1, 3, 3, True, False, None, None, None, -1, None)
+        else:
+            _posixsubprocess.fork_exec(touch, [touch[0]], True, (), None, None,
+                -1, -1, -1, -1, -1, -1, 3, 3, True, False, -1, -1, None, -1, -1,
+                None, False)
         out.append("fork_exec:ok")
     except BaseException as e:
         out.append("fork_exec:" + type(e).__name__)

@@ -10,7 +10,6 @@
 package pybridge
 
 /*
-#cgo pkg-config: python3-embed
 #include <malloc.h>
 #include <stdlib.h>
 #include "bridge.h"

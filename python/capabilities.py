@@ -35,6 +35,14 @@ import types
 
 import _pyaichat  # pybridge's C module
 
+if sys.version_info < (3, 11):
+    # inspect.signature of a builtin imports ast when called, before 3.11,
+    # and the isolated copy refuses imports: it is loaded with this helper
+    # and handed to inspect there (_signature).
+    import ast as _ast
+else:
+    _ast = None
+
 _MODULE_NAME = __name__
 
 # Type attributes read through type's own C descriptors, so that a
@@ -746,6 +754,9 @@ def _type_result(v, a, user):
 
 
 def _signature(v):
+    if _ast is not None:
+        # In the isolated copy, where sys.modules is the copy's to change.
+        sys.modules.setdefault("ast", _ast)
     try:
         return _text(str(inspect.signature(v)), _LINE_LIMIT)
     except (TypeError, ValueError):
@@ -882,10 +893,14 @@ _WHOLE_FIELDS = {
     (UnicodeDecodeError, "object"): bytes,
     (UnicodeEncodeError, "object"): str,
     (UnicodeTranslateError, "object"): str,
-    (BaseExceptionGroup, "exceptions"): tuple,
 }
 # Builtin exceptions whose __str__ formats fields and never args.
-_ARGS_UNUSED = (SyntaxError, UnicodeDecodeError, UnicodeEncodeError, UnicodeTranslateError, BaseExceptionGroup)
+_ARGS_UNUSED = (SyntaxError, UnicodeDecodeError, UnicodeEncodeError, UnicodeTranslateError)
+try:  # exception groups: Python 3.11 and newer
+    _WHOLE_FIELDS[(BaseExceptionGroup, "exceptions")] = tuple
+    _ARGS_UNUSED += (BaseExceptionGroup,)
+except NameError:
+    pass
 _SMALL_TEXT = 1 << 20
 _MAX_ARGS = 16
 
@@ -1032,6 +1047,13 @@ def _local_preview(val, user):
         return "<%s>" % _preview(val)
 
 
+# A function frame's f_locals from 3.13 on (PEP 667): a view of the
+# frame's variables, read by C code, as safe to iterate as a dict.
+_FrameLocalsProxy = type((lambda: sys._getframe().f_locals)())
+if _FrameLocalsProxy is dict:
+    _FrameLocalsProxy = None
+
+
 def _frame_locals(f, user):
     """A frame's first locals, name to preview. Only an exact dict is read
     (with dict's own iteration): exec() may have given the frame a user
@@ -1047,7 +1069,7 @@ def _frame_locals(f, user):
     # those, and a namespace of thousands would drown the frame.
     if loc is f.f_globals:
         return {}
-    if type(loc) is not dict:
+    if type(loc) is not dict and (_FrameLocalsProxy is None or type(loc) is not _FrameLocalsProxy):
         return {"<locals>": "<%s mapping, not read>" % _qual(type(loc))}
     out = {}
     for i, (name, val) in enumerate(loc.items()):

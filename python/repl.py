@@ -129,6 +129,9 @@ def _console_class():
             return True
 
         def runsource(self, source, filename="<input>", symbol="single"):
+            if _PY313:
+                # The compiler's warnings name the input as 3.13's do.
+                filename = _input_name(peek=True)
             try:
                 try:
                     # Fast path: input that compiles as it stands is what
@@ -139,13 +142,17 @@ def _console_class():
                     code_obj = self.compile(source, filename, symbol)
             except (OverflowError, SyntaxError, ValueError) as err:
                 better = _interactive_error(source, filename, symbol, err)
+                if _PY313:
+                    _input_name()
                 try:
-                    raise better
+                    raise better from None
                 except (OverflowError, SyntaxError, ValueError):
                     self.showsyntaxerror(filename)
                 return False
             if code_obj is None:
                 return True
+            if _PY313:
+                _named_input(code_obj, source, _input_name())
             self.runcode(code_obj)
             return False
 
@@ -156,7 +163,13 @@ def _console_class():
             err.__traceback__ = None
             if isinstance(err, SyntaxError) and type(err.text) is str and err.text.endswith("\n"):
                 err.text = err.text[:-1]
-            super().showsyntaxerror(filename)
+            # Its parser names the input "<stdin>" (3.13's REPL on a
+            # terminal "<python-input-N>", and colours it).
+            if _PY313 and _terminal:
+                super().showsyntaxerror(filename, colorize=_stdlib("_colorize").can_colorize())
+            else:
+                super().showsyntaxerror("<stdin>" if _PY313 else filename)
+            sys.last_traceback = None  # 3.10's code module takes exc_info()'s
 
         def runcode(self, code_obj):
             # pybridge runs it from C, with no Python frame under it, so
@@ -166,6 +179,36 @@ def _console_class():
             return True
 
     return _Console
+
+
+_PY313 = sys.version_info >= (3, 13)
+_terminal = False  # stdin is a terminal (install_stdin)
+_inputs = 0  # inputs named so far (_input_name)
+
+
+def _input_name(peek=False):
+    """The name 3.13's python3 -i gives an input: "<python-input-N>" on a
+    terminal (its new REPL), "<stdin>-N" from a pipe, which tracebacks
+    show as "<stdin>". Each input takes one, unless peek."""
+    global _inputs
+    name = ("<python-input-%d>" if _terminal else "<stdin>-%d") % _inputs
+    if not peek:
+        _inputs += 1
+    return name
+
+
+def _named_input(code_obj, source, name):
+    """code_obj named name, and its source kept in linecache as 3.13's
+    python3 -i keeps an input's, so that tracebacks show its lines."""
+    lines = [line + "\n" for line in source.splitlines()]
+    _stdlib("linecache").cache[name] = (len(source), None, lines, "<stdin>" if name.startswith("<stdin>") else name)
+    return code_obj if code_obj.co_filename == name else _renamed(code_obj, name)
+
+
+def _renamed(code_obj, name):
+    """code_obj and the code objects in it, with co_filename name."""
+    consts = tuple(_renamed(c, name) if type(c) is type(code_obj) else c for c in code_obj.co_consts)
+    return code_obj.replace(co_filename=name, co_consts=consts)
 
 
 def _interactive_error(source, filename, symbol, err):
@@ -400,8 +443,16 @@ def _exit_status(exc):
     if status is None:
         return 0
     if isinstance(status, int):
-        # CPython exits with (int)PyLong_AsLong(code): -1 when it overflows.
-        return status & 0xFF if -(2**63) <= status < 2**63 else 255
+        # CPython exits with (int)PyLong_AsLong(code): -1 when it overflows,
+        # which 3.12 reports, and 3.13 reports later, at threading's
+        # shutdown.
+        if -(2**63) <= status < 2**63:
+            return status & 0xFF
+        if sys.version_info >= (3, 13):
+            sys.stderr.write("Exception ignored on threading shutdown:\n")
+        if sys.version_info >= (3, 12):
+            sys.stderr.write("OverflowError: Python int too large to convert to C long\n")
+        return 255
     try:
         sys.stderr.write(str(status) + "\n")
     except Exception:
@@ -540,6 +591,9 @@ def run_block(source):
                 else compiler(ast.Module(body=[stmt], type_ignores=[]), "<stdin>", "exec")
                 for i, stmt in enumerate(tree.body)
             ]
+            if _PY313 and codes:
+                name = _input_name()
+                codes = [_named_input(c, source, name) for c in codes]
         except (SyntaxError, ValueError, OverflowError):
             _console.showsyntaxerror("<stdin>")
             return "ok"
@@ -609,10 +663,13 @@ def _non_utf8(source, filename):
         try:
             line.decode("utf-8")
         except UnicodeDecodeError as err:
+            if sys.version_info < (3, 11):  # 3.10's tokenizer says the next line
+                lineno, pep = lineno + 1, "https://python.org/dev/peps/pep-0263/"
+            else:
+                pep = "https://peps.python.org/pep-0263/"
             return SyntaxError(
                 "Non-UTF-8 code starting with '\\x%.2x' in file %s on line %d, "
-                "but no encoding declared; see https://peps.python.org/pep-0263/ "
-                "for details" % (line[err.start], filename, lineno)
+                "but no encoding declared; see %s for details" % (line[err.start], filename, lineno, pep)
             )
     return None
 
@@ -712,6 +769,10 @@ def run_command(source):
         except (SyntaxError, ValueError):
             _show_compile_error()
             return "ok"
+        if _PY313:
+            # As python3.13 -c keeps it, for tracebacks.
+            lines = [line + "\n" for line in source.splitlines()]
+            _stdlib("linecache").cache["<string>"] = (len(source), None, lines, "<string>")
         _setup_running = True
         _queue(code_obj, "")
         return _ready()
@@ -925,8 +986,10 @@ def install_stdin(terminal):
     reads it itself, as in python3, while pyaichat reads nothing; input()
     takes PyOS_Readline's path, where pybridge calls GNU readline as
     python3 -i does. Otherwise lines come through pyaichat (_Stdin)."""
+    global _terminal
+    _terminal = terminal == "1"
     _track_stdout_tail()
-    stdin = _counting_stdin() if terminal == "1" else None
+    stdin = _counting_stdin() if _terminal else None
     if stdin is not None:
         _original_stdin.append(sys.stdin)  # kept alive: closing it would close fd 0
         sys.stdin = sys.__stdin__ = stdin
