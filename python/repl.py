@@ -233,12 +233,13 @@ def _interactive_error(source, filename, symbol, err):
             compile(retry, filename, symbol, flags)
         except SyntaxError as other:
             if other.end_lineno != other.lineno and other.text:
-                # The REPL's range stops at the end of the reported line.
+                # The REPL's range stops at the end of the reported line
+                # (3.13's takes in its newline).
                 other.end_lineno = other.lineno
-                other.end_offset = len(other.text.rstrip("\n"))
+                other.end_offset = len(other.text.rstrip("\n")) + (1 if _PY313 else 0)
             err = other
-    if isinstance(err, IndentationError) and err.msg.startswith("expected an indented block"):
-        err.end_offset = err.offset  # the REPL marks one column
+    if isinstance(err, IndentationError) and err.msg.startswith("expected an indented block") and not _PY313:
+        err.end_offset = err.offset  # the REPL marks one column (3.13's the token)
     return err
 
 
