@@ -107,3 +107,36 @@ func realExecutable(t *testing.T) string {
 	r := runWith(t, t.TempDir(), binary, []string{"-c", "import sys; print(sys.executable)"}, "")
 	return strings.TrimSpace(r.stdout)
 }
+
+// A python3 on PATH of another version than the embedded one gets a
+// one-line warning at start, with the command that builds for it.
+func TestPTYWarnsOfAnotherPython3(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	bin := filepath.Join(home, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(bin, "python3.9")
+	if err := os.WriteFile(other, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, filepath.Join(bin, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range testEnv(home, "xterm") {
+		if strings.HasPrefix(kv, "PATH=") {
+			kv = "PATH=" + bin + ":" + strings.TrimPrefix(kv, "PATH=")
+		}
+		env = append(env, kv)
+	}
+	s := ptytest.Start(t, binary, ptytest.Options{Args: []string{"-q"}, Env: env, Dir: home})
+	s.ExpectString("is Python 3.9, but pyaichat embeds Python 3.")
+	s.ExpectString("make build PYTHON=")
+	s.ExpectString("py> ")
+	quiet := startREPL(t, "", "-q")
+	if strings.Contains(quiet.Output(), "embeds Python") {
+		t.Errorf("warned with the embedded version's python3 on PATH:\n%s", quiet.Dump())
+	}
+}

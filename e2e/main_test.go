@@ -77,8 +77,13 @@ func testEnv(dir, term string) []string {
 	}
 	var env []string
 	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "PATH":
+			// The oracle's python3 first, as a user's PATH has the
+			// python3 that pyaichat was built for.
+			env = append(env, "PATH="+filepath.Dir(pythonOracle)+":"+v)
+		case !drop[k]:
 			env = append(env, kv)
 		}
 	}

@@ -522,6 +522,10 @@ func RealExecutable() string {
 	return ""
 }
 
+// Library is the file libpython was loaded from, or "" when it is linked
+// into the executable.
+func Library() string { return libpythonPath() }
+
 // libpythonPath is the file the dynamic linker loaded libpython from. It
 // reads the process's mappings: dladdr on a libpython function answers with
 // the executable's PLT stub instead.

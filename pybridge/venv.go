@@ -26,7 +26,8 @@ func VenvExecutable(dir string) (string, error) {
 	major, minor := MajorMinor()
 	want := fmt.Sprintf("%d.%d", major, minor)
 	if version != want && !strings.HasPrefix(version, want+".") {
-		return "", fmt.Errorf("virtualenv %s is for Python %s, but pyaichat embeds Python %s; starting without it", dir, version, want)
+		return "", fmt.Errorf("virtualenv %s is for Python %s, but pyaichat embeds Python %s; starting without it (make build PYTHON=%s builds for it)",
+			dir, version, want, filepath.Join(abs, "bin", "python3"))
 	}
 	for _, name := range []string{"python", "python3", "python" + want} {
 		exe := filepath.Join(abs, "bin", name)

@@ -26,7 +26,8 @@ As python3 -i:
   -W arg           warning control (as python3's -W)
   -X opt           implementation option (as python3's -X)
   -i               accepted; pyaichat is always interactive
-  -V, --version    print pyaichat's and Python's versions and exit
+  -V               print pyaichat's and Python's versions and exit
+  -VV, --version   the same, with where the embedded Python lives
   -h, --help       print this help and exit
 
 pyaichat's own:
@@ -188,7 +189,7 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 	var err error
 	switch name {
 	case "--version":
-		c.version++
+		c.version += 2 // the full one
 	case "--help":
 		c.help = true
 	case "--venv":

@@ -72,6 +72,11 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if opts.Term != nil && !c.quiet && c.question == "" {
 		banner(std.err, color)
 	}
+	if opts.Term != nil {
+		if msg := pythonMismatch(); msg != "" {
+			std.warn(msg)
+		}
+	}
 	// With -p, stdin is part of the question (as the llm CLI takes it), and
 	// stdout is the answer's alone: the setup's output goes to stderr.
 	question := c.question

@@ -67,12 +67,7 @@ func run(std stdio, args []string) int {
 		io.WriteString(std.out, usage)
 		return 0
 	case c.version > 0:
-		// As python3 -V and -VV.
-		pyVersion := strings.Fields(pybridge.Version())[0]
-		if c.version > 1 {
-			pyVersion = pybridge.Version()
-		}
-		fmt.Fprintf(std.out, "pyaichat %s (Python %s)\n", version, pyVersion)
+		printVersion(std.out, c.version > 1)
 		return 0
 	case c.script == "-":
 		std.warn("reading a program from stdin is not supported; pipe lines instead")
