@@ -3,18 +3,21 @@
 # PYTHON=/path/to/python3.X builds against that interpreter (3.10 or newer,
 # with a shared libpython) instead of the system's python3-embed.
 SHELL := /bin/bash
-export PATH := $(PATH):/usr/local/go/bin
-GO ?= go
 PYTHON ?=
+
+# The Go that scripts/deps.sh found (1.21 or newer), first on PATH for the
+# tests that run go themselves; it fetches the toolchain go.mod names.
+WITHGO = PATH="$$(dirname "$$(scripts/deps.sh --which-go)"):$$PATH" GOTOOLCHAIN=auto
+GO = $(WITHGO) go
 
 # The chosen Python's flags, passed to cgo explicitly: they are part of Go's
 # build cache key, so builds for two Pythons never mix (see pybridge/pkgconfig.go).
 PYCFLAGS = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 1p)
 PYLDFLAGS = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 2p)
-GOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
+CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
 	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python"
 
-.PHONY: deps pyflags build run test test-pythons bench bench-repl vet
+.PHONY: deps pyflags build run test test-pythons fresh-debian bench bench-repl vet
 
 deps:
 	@./scripts/deps.sh
@@ -23,14 +26,14 @@ pyflags: deps
 	@scripts/python-flags.sh $(PYTHON) >/dev/null
 
 build: pyflags
-	$(GOENV) $(GO) build -o pyaichat ./cmd/pyaichat
+	$(CGOENV) $(GO) build -o pyaichat ./cmd/pyaichat
 
 run: build
 	./pyaichat
 
 vet: deps
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
-	$(GOENV) $(GO) vet ./...
+	$(CGOENV) $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet ./repl/...
 
 # Every test: unit tests over the real interpreter, the fake OpenAI server,
@@ -38,20 +41,24 @@ vet: deps
 # of the binary, then pybridge again under the race detector; then the
 # Python versions matrix.
 test: vet
-	$(GOENV) $(GO) test -count=1 ./...
-	$(GOENV) $(GO) test -count=1 -race ./pybridge
+	$(CGOENV) $(GO) test -count=1 ./...
+	$(CGOENV) $(GO) test -count=1 -race ./pybridge
 	CGO_ENABLED=0 $(GO) test -count=1 ./repl/...
-	./scripts/test-pythons.sh
+	$(WITHGO) ./scripts/test-pythons.sh
 
 # The other CPythons on this machine (pyenv's): each builds, and passes the
 # interpreter's own tests and the e2e suite against its own python3 -i.
 test-pythons: deps
-	./scripts/test-pythons.sh
+	$(WITHGO) ./scripts/test-pythons.sh
+
+# The README's first command on a minimal Debian 12 in a chroot (as root).
+fresh-debian:
+	./scripts/fresh-debian.sh
 
 bench: pyflags
-	$(GOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
-	$(GOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent
+	$(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
+	$(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
 bench-repl: pyflags
-	$(GOENV) $(GO) test -count=1 -run '^$$' -bench VersusPython -benchtime 7x ./e2e
+	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench VersusPython -benchtime 7x ./e2e

@@ -140,3 +140,26 @@ func TestPTYWarnsOfAnotherPython3(t *testing.T) {
 		t.Errorf("warned with the embedded version's python3 on PATH:\n%s", quiet.Dump())
 	}
 }
+
+// Tracebacks are coloured on a terminal exactly when that version's
+// python3 -i colours them (3.13 does, unless NO_COLOR or PYTHON_COLORS=0
+// say otherwise).
+func TestPTYTracebackColourAsPython(t *testing.T) {
+	t.Parallel()
+	for _, extra := range [][]string{nil, {"NO_COLOR=1"}, {"PYTHON_COLORS=0"}, {"FORCE_COLOR=1"}} {
+		coloured := func(program string, args []string, prompt string) bool {
+			home := t.TempDir()
+			s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: append(testEnv(home, "xterm"), extra...), Dir: home})
+			s.ExpectString(prompt)
+			s.SendLine("1/0")
+			tail := s.ExpectString("ZeroDivisionError")
+			s.ExpectString(prompt)
+			return strings.Contains(tail+s.Unmatched(), "\x1b[3") || strings.Contains(tail, "\x1b[1;3")
+		}
+		want := coloured(pythonOracle, []string{"-q", "-i"}, ">>> ")
+		got := coloured(binary, []string{"-q"}, "py> ")
+		if got != want {
+			t.Errorf("with %v: python3 -i coloured the traceback: %v, pyaichat: %v", extra, want, got)
+		}
+	}
+}

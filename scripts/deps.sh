@@ -1,26 +1,106 @@
 #!/usr/bin/env bash
-# Installs what building pyaichat needs on a fresh Debian/Ubuntu machine:
-# a C compiler, pkg-config and CPython's embedding headers (python3-dev),
-# plus Go itself when it is missing, and numpy and pandas, against which the
-# capabilities' summaries are tested. Checks first; installs only what lacks.
+# Installs what building and testing pyaichat needs on a fresh Debian or
+# Ubuntu machine, checking first and installing only what lacks (with
+# apt-get, as root or through sudo): make, a C compiler, pkg-config,
+# CPython's embedding headers (python3-dev), numpy and pandas (the
+# capabilities' summaries are tested against them), the CA certificates
+# the Go module proxy needs, and a Go of 1.21 or newer. From 1.21 on, the
+# go command fetches the toolchain that go.mod names through the module
+# proxy (GOTOOLCHAIN=auto), so the distribution's own Go is enough:
+# Debian 12's golang-go is 1.19, so its bookworm-backports golang-1.2x-go
+# is taken; Ubuntu's golang-1.2x-go packages likewise.
+#
+#   scripts/deps.sh             install what is missing
+#   scripts/deps.sh --which-go  print the go command to use (nothing installed)
+#
+# Fails with a one-line reason when something cannot be had.
 set -euo pipefail
 
-export PATH="$PATH:/usr/local/go/bin"
+die() { echo "deps: $*" >&2; exit 1; }
+
+# go_minor prints the minor version of the go command $1 (21 for go1.21.x),
+# or nothing when it does not run.
+go_minor() {
+  local v
+  v="$("$1" env GOVERSION 2>/dev/null)" || return 0
+  v="${v#go1.}"
+  echo "${v%%[!0-9]*}"
+}
+
+# which_go prints the first go of 1.21 or newer: on PATH, then in the Go
+# installations of $DEPS_GO_DIRS (by default Go's own, /usr/local/go, then
+# the distribution's /usr/lib/go-1.2x, newest first).
+which_go() {
+  local candidates=() g m
+  g="$(command -v go 2>/dev/null)" && candidates+=("$g")
+  for g in ${DEPS_GO_DIRS-/usr/local/go $(ls -d /usr/lib/go-1.* 2>/dev/null | sort -t. -k2 -n -r)}; do
+    candidates+=("$g/bin/go")
+  done
+  for g in "${candidates[@]}"; do
+    [ -x "$g" ] || continue
+    m="$(go_minor "$g")"
+    if [ -n "$m" ] && [ "$m" -ge 21 ]; then
+      echo "$g"
+      return 0
+    fi
+  done
+  return 1
+}
+
+if [ "${1:-}" = "--which-go" ]; then
+  which_go || die "no Go 1.21 or newer; run scripts/deps.sh to install one"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || die "not root and no sudo: run this as root to install packages"
+  sudo="sudo"
+fi
+updated=""
+apt_install() {
+  echo "deps: installing $*" >&2
+  if [ -z "$updated" ]; then
+    $sudo apt-get update -qq || die "apt-get update failed"
+    updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null || die "apt-get install $* failed"
+}
+available() { [ -n "$(apt-cache policy "$1" 2>/dev/null | sed -n 's/ *Candidate: //p' | grep -v '(none)')" ]; }
+
 pkgs=()
+command -v make >/dev/null || pkgs+=(make)
 command -v gcc >/dev/null || pkgs+=(gcc libc6-dev)
 command -v pkg-config >/dev/null || pkgs+=(pkg-config)
-if ! pkg-config --exists python3-embed 2>/dev/null; then pkgs+=(python3-dev); fi
+[ -e /etc/ssl/certs/ca-certificates.crt ] || pkgs+=(ca-certificates)
+pkg-config --exists python3-embed 2>/dev/null || pkgs+=(python3-dev)
 [ -x /usr/bin/python3 ] || pkgs+=(python3)
-/usr/bin/python3 -c 'import venv' 2>/dev/null || pkgs+=(python3-venv)
+/usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null || pkgs+=(python3-numpy python3-pandas)
-command -v go >/dev/null || pkgs+=(golang-go)
+[ ${#pkgs[@]} -eq 0 ] || apt_install "${pkgs[@]}"
 
-if [ ${#pkgs[@]} -gt 0 ]; then
-  echo "deps: installing ${pkgs[*]}" >&2
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${pkgs[@]}" >/dev/null
+if ! which_go >/dev/null; then
+  [ -z "$updated" ] && { $sudo apt-get update -qq || die "apt-get update failed"; updated=1; }
+  pick=""
+  for v in 1.23 1.22 1.21; do
+    if available "golang-$v-go"; then pick="golang-$v-go"; break; fi
+  done
+  if [ -z "$pick" ] && grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then
+    # Debian 12: Go 1.21 and newer are in bookworm-backports, on the
+    # mirror the machine already uses.
+    mirror="$(grep -hoE '(https?://[^ ]+/debian)/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | tr -d ' ')"
+    [ -n "$mirror" ] || mirror="http://deb.debian.org/debian"
+    echo "deps: adding bookworm-backports from $mirror for a newer Go" >&2
+    echo "deb $mirror bookworm-backports main" | $sudo tee /etc/apt/sources.list.d/pyaichat-backports.list >/dev/null
+    $sudo apt-get update -qq || die "apt-get update failed"
+    for v in 1.23 1.22 1.21; do
+      if available "golang-$v-go"; then pick="golang-$v-go"; break; fi
+    done
+  fi
+  [ -n "$pick" ] || die "no Go 1.21 or newer among this distribution's packages; install one from https://go.dev/dl/"
+  apt_install "$pick"
+  which_go >/dev/null || die "installed $pick, yet found no Go 1.21 or newer"
 fi
-go version >&2
-pkg-config --modversion python3-embed | sed 's/^/deps: python3-embed /' >&2
+
+go="$(which_go)"
+echo "deps: $("$go" version) at $go; python3-embed $(pkg-config --modversion python3-embed)" >&2

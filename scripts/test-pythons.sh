@@ -7,7 +7,7 @@
 # beside it. Fails if any version fails; says which ran what.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
+
 
 root="${PYENV_ROOT:-$HOME/.pyenv}"
 pythons=()
