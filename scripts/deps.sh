@@ -88,7 +88,7 @@ if ! which_go >/dev/null; then
   if [ -z "$pick" ] && grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; then
     # Debian 12: Go 1.21 and newer are in bookworm-backports, on the
     # mirror the machine already uses.
-    mirror="$(grep -hoE '(https?://[^ ]+/debian)/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | tr -d ' ')"
+    mirror="$(grep -hoE '(https?://[^ ]+/debian)/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | tr -d ' ' || true)"
     [ -n "$mirror" ] || mirror="http://deb.debian.org/debian"
     echo "deps: adding bookworm-backports from $mirror for a newer Go" >&2
     echo "deb $mirror bookworm-backports main" | $sudo tee /etc/apt/sources.list.d/pyaichat-backports.list >/dev/null

@@ -14,7 +14,7 @@ cache="${FRESH_CACHE:-/var/tmp/pyaichat-fresh}"
 mkdir -p "$cache"
 tarball="$cache/bookworm-minbase.tar"
 # The mirror this machine's apt already uses.
-mirror="$(grep -hoE '(https?://[^ ]+/debian)/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | tr -d ' ')"
+mirror="$(grep -hoE '(https?://[^ ]+/debian)/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 | tr -d ' ' || true)"
 mirror="${mirror:-http://deb.debian.org/debian}"
 
 if [ ! -s "$tarball" ]; then
