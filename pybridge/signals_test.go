@@ -120,3 +120,22 @@ func runPython(t *testing.T, source string) string {
 	}
 	return strings.TrimSpace(string(b))
 }
+
+// Python handlers for the signals Go uses (SIGURG, its preemption; SIGPROF,
+// its profiler) run, and pyaichat goes on working.
+func TestUserHandlersForGoSignals(t *testing.T) {
+	out := runPython(t, `import os, signal
+got = []
+old = {s: signal.signal(s, lambda n, f: got.append(n)) for s in (signal.SIGURG, signal.SIGPROF)}
+os.kill(os.getpid(), signal.SIGURG)
+os.kill(os.getpid(), signal.SIGPROF)
+for s, h in old.items():
+    signal.signal(s, h)
+print(signal.SIGURG in got and signal.SIGPROF in got)  # Go may preempt with SIGURG too`)
+	if out != "True" {
+		t.Errorf("handlers for SIGURG and SIGPROF: %q", out)
+	}
+	if out, err := testInterp.Push("after_go_signals = 1"); err != nil || out.Exit {
+		t.Fatalf("Push after: %+v %v", out, err)
+	}
+}
