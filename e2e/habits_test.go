@@ -140,3 +140,27 @@ func TestOneShotExitStatuses(t *testing.T) {
 		t.Errorf("Ctrl-C: status %d, want 130", got)
 	}
 }
+
+// obj? and obj?? show what IPython shows (signature, docstring, type; the
+// source), for lines that are otherwise a SyntaxError.
+func TestHelpOnObjects(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := runWith(t, dir, binary, []string{"-q"}, "import math, json\nmath.sqrt?\njson.dumps??\nnosuch?\nx = [1]\nx?\n[1, 2]\n")
+	for _, want := range []string{
+		"Signature: math.sqrt(x, /)\nDocstring: Return the square root of x.\nType:      builtin_function_or_method\n",
+		"def dumps(obj, *, skipkeys=False",
+		"File:      ",
+		"Object `nosuch` not found.\n",
+		"Docstring: Built-in mutable sequence.",
+		"Type:      list\n",
+		"[1, 2]\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stderr, "Error") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}

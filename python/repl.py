@@ -529,11 +529,54 @@ def push(line):
         if _undecodable(line):
             _console.resetbuffer()
             return "ok"
+        asked = _HELP_LINE.match(line) if not _console.buffer else None
+        if asked:
+            # "obj?" and "obj??" are SyntaxErrors in Python: IPython's help.
+            _queue(compile("__import__('_pyaichat').helper(%r).show_help(%r, %r)"
+                           % (__name__, asked.group(1), asked.group(2) == "??"), "<pyaichat>", "exec"), line)
+            return _ready()
         if _console.push(line):
             return "more"
         return _ready()
     finally:
         _flush()
+
+
+# A dotted name followed by ? or ??, alone on a line.
+_HELP_LINE = __import__("re").compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(\?\??)\s*$")
+
+
+def show_help(name, full):
+    """What IPython shows for ``name?`` (signature, docstring, type) or
+    ``name??`` (the source, where there is one). Finding the object is
+    what help(name) would do: names and attributes, nothing else."""
+    inspect = _stdlib("inspect")
+    first, *rest = name.split(".")
+    try:
+        obj = _main.__dict__[first] if first in _main.__dict__ else getattr(builtins, first)
+        for attr in rest:
+            obj = getattr(obj, attr)
+    except AttributeError:
+        print("Object `%s` not found." % name)  # as IPython says it
+        return
+    out = []
+    if full:
+        try:
+            out.append(inspect.getsource(obj).rstrip("\n"))
+            source_file = inspect.getsourcefile(obj)
+            if source_file:
+                out.append("File:      " + source_file)
+        except (TypeError, OSError):
+            full = False  # builtins and the like: what ? shows
+    if not full:
+        try:
+            out.append("Signature: " + name + str(inspect.signature(obj)))
+        except (TypeError, ValueError):
+            pass
+        doc = inspect.getdoc(obj)
+        out.append("Docstring: " + (doc if doc else "<no docstring>"))
+    out.append("Type:      " + type(obj).__name__)
+    print("\n".join(out))
 
 
 @_entry
