@@ -31,10 +31,14 @@ build: pyflags
 run: build
 	./pyaichat
 
+# gofmt, go vet (also without cgo for the packages that need none),
+# staticcheck, and no function above cyclomatic complexity 20 outside tests.
 vet: deps
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
 	$(CGOENV) $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet ./repl/...
+	$(CGOENV) $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	$(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0 -over 20 -ignore '_test.go$$' .
 
 # Every test: unit tests over the real interpreter, the fake OpenAI server,
 # transcripts against python3 -i of the same version, PTY end-to-end tests

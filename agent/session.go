@@ -243,6 +243,24 @@ func (t *turn) endThinking() {
 	}
 }
 
+// runCalls runs one step's tool calls in order and answers every one of
+// them, also those not run (cancelled, or over the step's bound).
+func (t *turn) runCalls(ctx context.Context, calls []ToolCall) {
+	s := t.s
+	for i, c := range calls {
+		var result string
+		switch {
+		case ctx.Err() != nil:
+			result = errorResult("Cancelled", "not run: the user cancelled the question")
+		case i >= s.cfg.MaxCallsPerStep:
+			result = errorResult("TooManyCalls", fmt.Sprintf("not run: at most %d calls per step", s.cfg.MaxCallsPerStep))
+		default:
+			result = t.runCall(ctx, c)
+		}
+		s.history = append(s.history, Message{Role: "tool", ToolCallID: c.ID, Content: result})
+	}
+}
+
 func (t *turn) run(ctx context.Context) error {
 	s := t.s
 	for step := 0; ; step++ {
@@ -309,18 +327,7 @@ func (t *turn) run(ctx context.Context) error {
 			t.notify(fmt.Sprintf("(the model wrote its tool call as text; running %s)", calls[0].Name))
 		}
 		s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: calls})
-		for i, c := range calls {
-			var result string
-			switch {
-			case ctx.Err() != nil:
-				result = errorResult("Cancelled", "not run: the user cancelled the question")
-			case i >= s.cfg.MaxCallsPerStep:
-				result = errorResult("TooManyCalls", fmt.Sprintf("not run: at most %d calls per step", s.cfg.MaxCallsPerStep))
-			default:
-				result = t.runCall(ctx, c)
-			}
-			s.history = append(s.history, Message{Role: "tool", ToolCallID: c.ID, Content: result})
-		}
+		t.runCalls(ctx, calls)
 		if ctx.Err() != nil {
 			return t.ctxErr(ctx)
 		}

@@ -183,22 +183,9 @@ func (r *Session) loop() int {
 		mode, cont := r.state.get()
 		switch ev.Kind {
 		case term.EventEOF:
-			if r.plain != nil {
-				io.WriteString(r.plain.prompts, "\n") // as python3 -i does at EOF
+			if status, exit := r.endOfInput(cont && pendingPaste == ""); exit {
+				return status
 			}
-			if cont && pendingPaste == "" {
-				// End of input finishes a pending block, as in python3,
-				// which runs it (or reports it unfinished) before exiting.
-				r.state.setContinuation(false)
-				out, err := r.opts.Interp.PushEOF()
-				if err != nil {
-					r.warn(err.Error())
-				} else if out.Exit {
-					return out.Status
-				}
-				continue
-			}
-			return 0
 		case term.EventInterrupt:
 			// The partial line is discarded, never run; as in python3,
 			// which says KeyboardInterrupt (a question just goes).
@@ -245,6 +232,25 @@ func (r *Session) loop() int {
 			}
 		}
 	}
+}
+
+// endOfInput is Ctrl-D at an empty prompt, or the end of a pipe: the end,
+// but for a pending block, which it finishes, as python3 does, running it
+// (or reporting it unfinished) before the next prompt.
+func (r *Session) endOfInput(pendingBlock bool) (status int, exit bool) {
+	if r.plain != nil {
+		io.WriteString(r.plain.prompts, "\n") // as python3 -i does at EOF
+	}
+	if !pendingBlock {
+		return 0, true
+	}
+	r.state.setContinuation(false)
+	out, err := r.opts.Interp.PushEOF()
+	if err != nil {
+		r.warn(err.Error())
+		return 0, false
+	}
+	return out.Status, out.Exit
 }
 
 // readEditor reads a line with the line editor.

@@ -132,48 +132,61 @@ func parseArgs(args []string) (cmdline, error) {
 			}
 			continue
 		}
-	chars:
-		for j := 1; j < len(a); j++ {
-			opt := a[j]
-			if set, ok := python3Flags[opt]; ok {
-				c.options = append(c.options, "-"+string(opt))
-				if set != nil {
-					set(&c)
-				}
-				continue
+		rest, err := c.shortOptions(a, value)
+		if err != nil || rest != nil {
+			if rest != nil {
+				c.args = args[i+1:]
 			}
-			var v string
-			var err error
-			switch opt {
-			case 'V':
-				c.version++
-				continue
-			case 'h', '?':
-				c.help = true
-				continue
-			case 'c', 'm', 'W', 'X', 'p':
-				if v, err = value("-"+string(opt), j); err != nil {
-					return c, err
-				}
-			default:
-				return c, usageError{fmt.Sprintf("Unknown option: -%c", opt)}
-			}
-			switch opt {
-			case 'c':
-				c.commands, c.args = append(c.commands, v), args[i+1:]
-				return c, nil
-			case 'm':
-				c.module, c.args = v, args[i+1:]
-				return c, nil
-			case 'W', 'X':
-				c.options = append(c.options, "-"+string(opt), v)
-			case 'p':
-				c.question = v
-			}
-			break chars // the rest of a was the argument
+			return c, err
 		}
 	}
 	return c, nil
+}
+
+// shortOptions reads one argument of single-letter options (-qB, -Wignore,
+// -c cmd); value takes the argument of the option at a[j]. rest is
+// non-nil when the options end there (-c cmd, -m mod): what follows
+// belongs to sys.argv.
+func (c *cmdline) shortOptions(a string, value func(opt string, j int) (string, error)) (rest []string, err error) {
+	for j := 1; j < len(a); j++ {
+		opt := a[j]
+		if set, ok := python3Flags[opt]; ok {
+			c.options = append(c.options, "-"+string(opt))
+			if set != nil {
+				set(c)
+			}
+			continue
+		}
+		switch opt {
+		case 'V':
+			c.version++
+			continue
+		case 'h', '?':
+			c.help = true
+			continue
+		case 'c', 'm', 'W', 'X', 'p':
+		default:
+			return nil, usageError{fmt.Sprintf("Unknown option: -%c", opt)}
+		}
+		v, err := value("-"+string(opt), j)
+		if err != nil {
+			return nil, err
+		}
+		switch opt {
+		case 'c':
+			c.commands = append(c.commands, v)
+			return []string{}, nil
+		case 'm':
+			c.module = v
+			return []string{}, nil
+		case 'W', 'X':
+			c.options = append(c.options, "-"+string(opt), v)
+		case 'p':
+			c.question = v
+		}
+		return nil, nil // the rest of a was the argument
+	}
+	return nil, nil
 }
 
 // longOption reads one --option; value takes its argument, after "=" or

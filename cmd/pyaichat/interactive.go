@@ -22,29 +22,20 @@ const finalizeTimeout = 3 * time.Second
 // runInteractive is pyaichat's REPL, or with -p its one question: the
 // setup code runs first, as python3 -i runs it.
 func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (status int) {
-	// A terminal is read only at pyaichat's prompt; from a pipe, lines for
-	// the prompt and for user code come from one reader.
-	opts := repl.Options{Stdout: std.out, Stderr: std.err, HistoryDir: xdgPaths().state, OnIdle: pybridge.TrimCHeap}
-	var readLine pybridge.LineReader
-	if term.IsTerminal(std.in) && term.IsTerminal(std.out) {
-		t, err := term.Open(std.in, std.out)
-		if err != nil {
-			std.warn(err.Error())
-			return 1
-		}
-		opts.Term = t
-		opts.Dumb = os.Getenv("TERM") == "dumb"
+	opts, readLine, err := openInput(std)
+	if err != nil {
+		std.warn(err.Error())
+		return 1
+	}
+	if opts.Term != nil {
 		defer func() {
 			// A Go panic while the terminal is raw must not leave it raw.
 			if p := recover(); p != nil {
-				t.Restore()
+				opts.Term.Restore()
 				fmt.Fprintf(std.err, "\npyaichat: internal error: %v\n", p)
 				status = 70
 			}
 		}()
-	} else {
-		opts.Pipe = repl.NewPipe(std.in)
-		readLine = func(prompt string, show bool) (string, error) { return opts.Pipe.UserLine(prompt, show, std.out) }
 	}
 
 	in, err := startPython(c, readLine, opts.Term != nil, std.warn)
@@ -69,13 +60,8 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	}
 
 	color := colorWanted(opts.Term != nil)
-	if opts.Term != nil && !c.quiet && c.question == "" {
-		banner(std.err, color)
-	}
 	if opts.Term != nil {
-		if msg := pythonMismatch(); msg != "" {
-			std.warn(msg)
-		}
+		greet(std, c, color)
 	}
 	// With -p, stdin is part of the question (as the llm CLI takes it), and
 	// stdout is the answer's alone: the setup's output goes to stderr.
@@ -84,16 +70,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		question = withStdin(question, std)
 	}
 	stop := session.WatchInterrupts()
-	var s int
-	var exit bool
-	setup := func() { s, exit = runSetup(in, c, c.question == "", std.warn) }
-	if question != "" {
-		if err := setupToStderr(setup); err != nil {
-			std.warn(err.Error())
-		}
-	} else {
-		setup()
-	}
+	s, exit := setupFor(in, c, std)
 	stop()
 	if exit {
 		return finish(s)
@@ -124,6 +101,47 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		return status
 	}
 	return finish(status)
+}
+
+// greet is what a terminal shows before the first prompt: python3's
+// banner (not with -q or -p), and a warning when the python3 on PATH is
+// another version.
+func greet(std stdio, c cmdline, color bool) {
+	if !c.quiet && c.question == "" {
+		banner(std.err, color)
+	}
+	if msg := pythonMismatch(); msg != "" {
+		std.warn(msg)
+	}
+}
+
+// setupFor runs the setup code (runSetup), with its output on stderr for
+// -p, whose stdout is the answer's.
+func setupFor(in *pybridge.Interp, c cmdline, std stdio) (status int, exit bool) {
+	setup := func() { status, exit = runSetup(in, c, c.question == "", std.warn) }
+	if c.question == "" {
+		setup()
+	} else if err := setupToStderr(setup); err != nil {
+		std.warn(err.Error())
+	}
+	return status, exit
+}
+
+// openInput is the REPL's input: a terminal, read only at pyaichat's
+// prompt, or a pipe, whose lines the prompt and user code (readLine) take
+// in turn.
+func openInput(std stdio) (opts repl.Options, readLine pybridge.LineReader, err error) {
+	opts = repl.Options{Stdout: std.out, Stderr: std.err, HistoryDir: xdgPaths().state, OnIdle: pybridge.TrimCHeap}
+	if !term.IsTerminal(std.in) || !term.IsTerminal(std.out) {
+		opts.Pipe = repl.NewPipe(std.in)
+		readLine = func(prompt string, show bool) (string, error) { return opts.Pipe.UserLine(prompt, show, std.out) }
+		return opts, readLine, nil
+	}
+	if opts.Term, err = term.Open(std.in, std.out); err != nil {
+		return opts, nil, err
+	}
+	opts.Dumb = os.Getenv("TERM") == "dumb"
+	return opts, nil, nil
 }
 
 // Exit statuses of pyaichat -p (besides a SystemExit from the setup code).
