@@ -13,7 +13,7 @@ const helpText = `Ask a question about your session, or:
   /help             this help
   /clear            forget the conversation
   /model [NAME]     show or change the model
-  /tools            list the capabilities the assistant can call
+  /tools [NAME]     list the capabilities the assistant can call (NAME: one, in full)
   /cap NAME [EXPR]  run one capability yourself (no LLM involved)`
 
 // command runs a slash command. Its output is for the user; only a failure
@@ -38,6 +38,10 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 	case "/tools":
 		if len(s.list) == 0 {
 			_, err = fmt.Fprintln(out, "no capabilities are available")
+			break
+		}
+		if rest != "" {
+			err = s.toolCommand(rest, out)
 			break
 		}
 		for _, t := range s.list {
@@ -72,14 +76,51 @@ func (s *Session) capCommand(ctx context.Context, rest string, out io.Writer) er
 		args, _ = json.Marshal(map[string]string{"expr": expr})
 	}
 	res, isErr := s.tools.Call(ctx, name, args)
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, []byte(res), "", "  ") == nil {
-		res = pretty.String()
-	}
+	res = asText(res)
 	if isErr {
 		res = "error: " + res
 	}
 	res = s.scrub(res)
 	_, err := fmt.Fprintln(out, res)
 	return err
+}
+
+// toolCommand is /tools NAME: one capability's whole description.
+func (s *Session) toolCommand(name string, out io.Writer) error {
+	for _, t := range s.list {
+		if t.Name == name {
+			_, err := fmt.Fprintf(out, "%s\n%s\n", t.Name, strings.TrimSpace(t.Description))
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(out, "no capability named %q; capabilities: %s\n", name, s.toolNames())
+	return err
+}
+
+// asText shows a capability's JSON result for a person: one "key: value"
+// line per field, in the result's order, a string as its text (a repr
+// with its newlines), anything else as indented JSON.
+func asText(res string) string {
+	dec := json.NewDecoder(strings.NewReader(res))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return res
+	}
+	var b strings.Builder
+	for dec.More() {
+		key, err := dec.Token()
+		var raw json.RawMessage
+		if err != nil || dec.Decode(&raw) != nil {
+			return res
+		}
+		var text string
+		if json.Unmarshal(raw, &text) != nil {
+			var pretty bytes.Buffer
+			if json.Indent(&pretty, raw, "", "  ") == nil {
+				raw = pretty.Bytes()
+			}
+			text = string(raw)
+		}
+		fmt.Fprintf(&b, "%v: %s\n", key, text)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

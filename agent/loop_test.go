@@ -442,8 +442,11 @@ func TestSlashCommands(t *testing.T) {
 	if got := run("/tools"); strings.Count(got, "\n") != 7 || !strings.Contains(got, "get_last_exception") {
 		t.Errorf("/tools: %q", got)
 	}
-	if got := run("/cap get_type x + 1"); !strings.Contains(got, `"type": "int"`) {
-		t.Errorf("/cap get_type: %q", got)
+	if got := run("/cap get_type x + 1"); got != "type: int\n" {
+		t.Errorf("/cap get_type: %q, want the field as text", got)
+	}
+	if got := run("/tools get_repr"); !strings.HasPrefix(got, "get_repr\n") || strings.Count(got, "\n") < 2 {
+		t.Errorf("/tools get_repr: %q, want its whole description", got)
 	}
 	run("/cap list_globals")
 	if got := run("/cap get_last_exception"); !strings.HasPrefix(got, "error: ") {

@@ -83,7 +83,7 @@ func TestRealCapabilitiesOnALiveSession(t *testing.T) {
 	if err := s.Handle(context.Background(), "/cap get_repr orders[1]['total']", out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), `"20.25"`) {
+	if !strings.Contains(out.String(), "repr: 20.25\n") {
 		t.Errorf("/cap get_repr: %q", out.String())
 	}
 	if len(f.requests()) != 3 {
