@@ -163,3 +163,19 @@ func TestPTYTracebackColourAsPython(t *testing.T) {
 		}
 	}
 }
+
+// A build without cgo has no Python: it says so at start-up, in one line,
+// rather than failing at the first line of Python.
+func TestNoCgoBuildSaysWhy(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "pyaichat-nocgo")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/pyaichat")
+	build.Dir = ".."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
+	r := runWith(t, t.TempDir(), bin, []string{"-c", "print(42)"}, "")
+	if r.status != 1 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "built without cgo") {
+		t.Errorf("status %d, stdout %q, stderr %q; want one line on stderr and status 1", r.status, r.stdout, r.stderr)
+	}
+}

@@ -17,15 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Error types of isolated calls, besides the Python exception types that the
-// helper itself reports.
-const (
-	ErrTypeTimeout   = "Timeout"        // the deadline passed; the copy was killed
-	ErrTypeCanceled  = "Canceled"       // the context ended first; the copy was killed
-	ErrTypeCrashed   = "Crashed"        // the copy died without a result (a signal, os._exit)
-	ErrTypeIsolation = "IsolationError" // the copy could not be made (pipe, fork), or its result was over 64 MiB
-)
-
 // seccompSeen records what the last isolated child reported: 0 no call
 // yet, 1 the seccomp filter was active, 2 it could not be installed.
 var seccompSeen atomic.Int32
@@ -83,16 +74,6 @@ const readyCPUBackstop = C.PYB_READY_CPU_BACKSTOP
 type isolationCounters struct {
 	prepared, used, forked, discarded, skipped atomic.Int64
 	waiting                                    atomic.Bool // a ready copy exists
-}
-
-// IsolationStats counts what isolated calls did, for tests and benchmarks.
-type IsolationStats struct {
-	Prepared  int64 // ready copies made
-	Used      int64 // isolated calls answered by a ready copy
-	Forked    int64 // isolated calls that forked a copy on demand
-	Discarded int64 // ready copies discarded unused (a job ran, Close, a thread)
-	Skipped   int64 // requests for a copy refused: other Python threads exist
-	Ready     bool  // a ready copy is waiting now
 }
 
 // IsolationStats returns the counters of isolated calls so far.

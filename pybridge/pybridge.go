@@ -35,49 +35,6 @@ import (
 	"github.com/pyaichat/pyaichat/python"
 )
 
-// Error is a Python exception that reached Go.
-type Error struct {
-	Type      string // exception type name, e.g. "NameError"
-	Message   string // str(exception)
-	Traceback string // formatted as Python prints it
-}
-
-func (e *Error) Error() string {
-	if e.Message == "" {
-		return e.Type
-	}
-	return e.Type + ": " + e.Message
-}
-
-// ErrClosed is returned for jobs submitted after Close.
-var ErrClosed = errors.New("pybridge: interpreter is closed")
-
-// LineReader supplies lines to user code that reads stdin (input(),
-// sys.stdin). prompt is shown first when showPrompt is set. It returns the
-// line with its newline, io.EOF at end of input, or ErrInterrupted when the
-// user pressed Ctrl-C while it waited.
-type LineReader func(prompt string, showPrompt bool) (string, error)
-
-// ErrInterrupted is returned by a LineReader cut short by Ctrl-C.
-var ErrInterrupted = errors.New("interrupted")
-
-// Config says how to start the interpreter.
-type Config struct {
-	// Args is a python3 command line without the program's name: python3's
-	// options, then -c cmd, -m mod or a file, and what follows. Python
-	// reads it as python3 does (sys.flags, sys.warnoptions, sys._xoptions,
-	// sys.argv); it runs nothing in it. Empty is the bare REPL's.
-	Args []string
-	// Executable becomes sys.executable; a virtualenv's bin/python makes
-	// that venv active. Empty means RealExecutable().
-	Executable string
-	// ReadLine serves input() and sys.stdin. Nil means end of input.
-	ReadLine LineReader
-	// CacheDir keeps pyaichat's helper modules compiled between runs
-	// (see codeCache). Empty means they are compiled every time.
-	CacheDir string
-}
-
 // Interp is the embedded interpreter. Only one can exist per process.
 type Interp struct {
 	jobs      *jobLine

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package pybridge
 
 import (
@@ -7,16 +9,6 @@ import (
 )
 
 // The REPL's operations, each one call into python/repl.py.
-
-// Outcome is what running py> input led to.
-type Outcome struct {
-	More   bool // the statement is incomplete: show the continuation prompt
-	Exit   bool // the code raised SystemExit
-	Status int  // the exit status CPython would use, when Exit
-	// Partial is what the code's output left on the terminal's current
-	// line (print(x, end="")), to draw the next prompt after it.
-	Partial string
-}
 
 const replModule = "_pyaichat_repl"
 

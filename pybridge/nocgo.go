@@ -1,0 +1,79 @@
+//go:build !cgo
+
+package pybridge
+
+// Without cgo there is no CPython to embed. A build with CGO_ENABLED=0 (or
+// without a C compiler) still compiles, so that the packages that need no
+// Python can be vetted and tested that way, and the program stops at
+// start-up (RunMain) saying why, rather than at the first line of Python.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// errNoCgo is every call's answer in a build without cgo.
+var errNoCgo = errors.New("pybridge: pyaichat was built without cgo (CGO_ENABLED=0 or no C compiler), so it has no Python; build it with make build, which uses cgo")
+
+// RunMain stops the program: it cannot run without Python.
+func RunMain(func() int) {
+	fmt.Fprintf(os.Stderr, "pyaichat: %v\n", errNoCgo)
+	os.Exit(1)
+}
+
+// Interp is the embedded interpreter; without cgo there is none.
+type Interp struct{}
+
+// Start reports that there is no Python in this build.
+func Start(Config) (*Interp, error) { return nil, errNoCgo }
+
+func Version() string                       { return "none (built without cgo)" }
+func Platform() string                      { return "" }
+func Library() string                       { return "" }
+func RealExecutable() string                { return "" }
+func MajorMinor() (int, int)                { return 0, 0 }
+func TrimCHeap()                            {}
+func SeccompActive() (bool, bool)           { return false, false }
+func VenvExecutable(string) (string, error) { return "", errNoCgo }
+
+func (*Interp) Busy() bool                         { return false }
+func (*Interp) Stuck(time.Duration) bool           { return false }
+func (*Interp) Interrupt()                         {}
+func (*Interp) Interrupts() <-chan struct{}        { return nil }
+func (*Interp) OnMainThread() bool                 { return false }
+func (*Interp) Close(time.Duration) bool           { return true }
+func (*Interp) Do(func()) error                    { return errNoCgo }
+func (*Interp) LoadModule(string, string) error    { return errNoCgo }
+func (*Interp) PrepareIsolated()                   {}
+func (*Interp) DiscardIsolated()                   {}
+func (*Interp) IsolationStats() IsolationStats     { return IsolationStats{} }
+func (*Interp) RouteStdin(bool) error              { return errNoCgo }
+func (*Interp) SetPath0(string) error              { return errNoCgo }
+func (*Interp) RecentContext() (string, error)     { return "", errNoCgo }
+func (*Interp) ResetBlock() error                  { return errNoCgo }
+func (*Interp) Push(string) (Outcome, error)       { return Outcome{}, errNoCgo }
+func (*Interp) PushEOF() (Outcome, error)          { return Outcome{}, errNoCgo }
+func (*Interp) RunBlock(string) (Outcome, error)   { return Outcome{}, errNoCgo }
+func (*Interp) RunCommand(string) (Outcome, error) { return Outcome{}, errNoCgo }
+func (*Interp) RunFile(string) (Outcome, error)    { return Outcome{}, errNoCgo }
+func (*Interp) RunModule(string) (Outcome, error)  { return Outcome{}, errNoCgo }
+func (*Interp) RunStartup(string) (Outcome, error) { return Outcome{}, errNoCgo }
+func (*Interp) Call(string, string, string, bool) (string, error) {
+	return "", errNoCgo
+}
+func (*Interp) CallContext(context.Context, string, string, string, bool) (string, error) {
+	return "", errNoCgo
+}
+func (*Interp) CallReadOnly(string, string, string) (string, error) { return "", errNoCgo }
+func (*Interp) CallReadOnlyContext(context.Context, string, string, string) (string, error) {
+	return "", errNoCgo
+}
+func (*Interp) CallIsolated(string, string, string, time.Duration) (string, error) {
+	return "", errNoCgo
+}
+func (*Interp) CallIsolatedContext(context.Context, string, string, string, time.Duration) (string, error) {
+	return "", errNoCgo
+}

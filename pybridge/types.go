@@ -1,0 +1,78 @@
+package pybridge
+
+// The types pybridge shares with its callers, the same with cgo or without
+// (nocgo.go).
+
+import "errors"
+
+// Error is a Python exception that reached Go.
+type Error struct {
+	Type      string // exception type name, e.g. "NameError"
+	Message   string // str(exception)
+	Traceback string // formatted as Python prints it
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Type
+	}
+	return e.Type + ": " + e.Message
+}
+
+// ErrClosed is returned for jobs submitted after Close.
+var ErrClosed = errors.New("pybridge: interpreter is closed")
+
+// LineReader supplies lines to user code that reads stdin (input(),
+// sys.stdin). prompt is shown first when showPrompt is set. It returns the
+// line with its newline, io.EOF at end of input, or ErrInterrupted when the
+// user pressed Ctrl-C while it waited.
+type LineReader func(prompt string, showPrompt bool) (string, error)
+
+// ErrInterrupted is returned by a LineReader cut short by Ctrl-C.
+var ErrInterrupted = errors.New("interrupted")
+
+// Config says how to start the interpreter.
+type Config struct {
+	// Args is a python3 command line without the program's name: python3's
+	// options, then -c cmd, -m mod or a file, and what follows. Python
+	// reads it as python3 does (sys.flags, sys.warnoptions, sys._xoptions,
+	// sys.argv); it runs nothing in it. Empty is the bare REPL's.
+	Args []string
+	// Executable becomes sys.executable; a virtualenv's bin/python makes
+	// that venv active. Empty means RealExecutable().
+	Executable string
+	// ReadLine serves input() and sys.stdin. Nil means end of input.
+	ReadLine LineReader
+	// CacheDir keeps pyaichat's helper modules compiled between runs
+	// (see codeCache). Empty means they are compiled every time.
+	CacheDir string
+}
+
+// Error types of isolated calls, besides the Python exception types that the
+// helper itself reports.
+const (
+	ErrTypeTimeout   = "Timeout"        // the deadline passed; the copy was killed
+	ErrTypeCanceled  = "Canceled"       // the context ended first; the copy was killed
+	ErrTypeCrashed   = "Crashed"        // the copy died without a result (a signal, os._exit)
+	ErrTypeIsolation = "IsolationError" // the copy could not be made (pipe, fork), or its result was over 64 MiB
+)
+
+// IsolationStats counts what isolated calls did, for tests and benchmarks.
+type IsolationStats struct {
+	Prepared  int64 // ready copies made
+	Used      int64 // isolated calls answered by a ready copy
+	Forked    int64 // isolated calls that forked a copy on demand
+	Discarded int64 // ready copies discarded unused (a job ran, Close, a thread)
+	Skipped   int64 // requests for a copy refused: other Python threads exist
+	Ready     bool  // a ready copy is waiting now
+}
+
+// Outcome is what running py> input led to.
+type Outcome struct {
+	More   bool // the statement is incomplete: show the continuation prompt
+	Exit   bool // the code raised SystemExit
+	Status int  // the exit status CPython would use, when Exit
+	// Partial is what the code's output left on the terminal's current
+	// line (print(x, end="")), to draw the next prompt after it.
+	Partial string
+}
