@@ -123,6 +123,7 @@ func (c Config) withDefaults() Config {
 // fileConfig is config.toml. The lower-case keys are the natural TOML
 // spelling; the upper-case ones let people paste their environment lines.
 type fileConfig struct {
+	Provider   string `toml:"provider"`
 	Model      string `toml:"model"`
 	BaseURL    string `toml:"base_url"`
 	APIKey     string `toml:"api_key"`
@@ -148,8 +149,11 @@ func ConfigPath() string {
 
 // LoadConfig resolves model, base URL and key: flag > environment
 // (PYAICHAT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) > config file > default.
-// A missing file is fine; an unreadable or invalid one is an error naming it.
-func LoadConfig(flagModel, flagBaseURL string) (Config, error) {
+// A provider (--provider, $PYAICHAT_PROVIDER or the file's provider key)
+// gives the base URL, which only --base-url overrides, and the variable
+// the key is read from. A missing file is fine; an unreadable or invalid
+// one is an error naming it.
+func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 	var fc fileConfig
 	path := ConfigPath()
 	if path != "" {
@@ -160,7 +164,7 @@ func LoadConfig(flagModel, flagBaseURL string) (Config, error) {
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: model, base_url, api_key)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key)", path, und[0].String())
 			}
 		}
 	}
@@ -180,8 +184,14 @@ func LoadConfig(flagModel, flagBaseURL string) (Config, error) {
 	}
 	var c Config
 	c.Model, c.Source = pick(flagModel, "PYAICHAT_MODEL", fc.Model, fc.EnvModel)
-	c.BaseURL, _ = pick(flagBaseURL, "OPENAI_BASE_URL", fc.BaseURL, fc.EnvBaseURL)
-	c.APIKey, _ = pick("", "OPENAI_API_KEY", fc.APIKey, fc.EnvAPIKey)
+	if name, _ := pick(flagProvider, "PYAICHAT_PROVIDER", fc.Provider); name != "" {
+		if err := c.usePreset(name, flagBaseURL, fc.APIKey); err != nil {
+			return Config{}, err
+		}
+	} else {
+		c.BaseURL, _ = pick(flagBaseURL, "OPENAI_BASE_URL", fc.BaseURL, fc.EnvBaseURL)
+		c.APIKey, _ = pick("", "OPENAI_API_KEY", fc.APIKey, fc.EnvAPIKey)
+	}
 	c = c.withDefaults()
 	if err := checkBaseURL(c.BaseURL); err != nil {
 		return Config{}, errors.New(redactKey(err.Error(), c.APIKey))
@@ -190,6 +200,32 @@ func LoadConfig(flagModel, flagBaseURL string) (Config, error) {
 		return Config{}, err
 	}
 	return c, nil
+}
+
+// usePreset fills the base URL and key from the provider name: its API
+// unless flagBaseURL names another, and its key variable, or the file's
+// api_key (none for a server on this machine).
+func (c *Config) usePreset(name, flagBaseURL, fileKey string) error {
+	p, err := lookupProvider(name)
+	if err != nil {
+		return err
+	}
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	c.BaseURL = flagBaseURL
+	if c.BaseURL == "" {
+		if c.BaseURL, err = p.baseURL(c.Model); err != nil {
+			return err
+		}
+	}
+	if p.KeyVar != "" {
+		c.APIKey = strings.TrimSpace(os.Getenv(p.KeyVar))
+		if c.APIKey == "" {
+			c.APIKey = fileKey
+		}
+	}
+	return nil
 }
 
 // checkKey rejects a key that no server can accept: net/http refuses to

@@ -26,7 +26,7 @@ func configEnv(t *testing.T, file string) {
 
 func TestConfigDefaults(t *testing.T) {
 	configEnv(t, "")
-	c, err := LoadConfig("", "")
+	c, err := LoadConfig("", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestConfigPrecedence(t *testing.T) {
 	configEnv(t, "model = \"file-model\"\nbase_url = \"http://file:1/v1\"\napi_key = \"sk-file\"\n")
-	c, err := LoadConfig("", "")
+	c, err := LoadConfig("", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +53,11 @@ func TestConfigPrecedence(t *testing.T) {
 	t.Setenv("PYAICHAT_MODEL", "env-model")
 	t.Setenv("OPENAI_BASE_URL", "http://env:2/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-env")
-	c, _ = LoadConfig("", "")
+	c, _ = LoadConfig("", "", "")
 	if c.Model != "env-model" || c.BaseURL != "http://env:2/v1" || c.APIKey != "sk-env" || c.Source != "env" {
 		t.Errorf("env over file: %v", c)
 	}
-	c, _ = LoadConfig("flag-model", "http://flag:3/v1")
+	c, _ = LoadConfig("flag-model", "http://flag:3/v1", "")
 	if c.Model != "flag-model" || c.BaseURL != "http://flag:3/v1" || c.APIKey != "sk-env" || c.Source != "flag" {
 		t.Errorf("flag over env: %v", c)
 	}
@@ -65,7 +65,7 @@ func TestConfigPrecedence(t *testing.T) {
 
 func TestConfigFileEnvSpelling(t *testing.T) {
 	configEnv(t, "OPENAI_BASE_URL = \"http://localhost:11434/v1\"\nPYAICHAT_MODEL = \"qwen2.5\"\n")
-	c, err := LoadConfig("", "")
+	c, err := LoadConfig("", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,15 +76,15 @@ func TestConfigFileEnvSpelling(t *testing.T) {
 
 func TestConfigErrorsNameTheFile(t *testing.T) {
 	configEnv(t, "modle = \"typo\"\n")
-	if _, err := LoadConfig("", ""); err == nil || !strings.Contains(err.Error(), "config.toml") || !strings.Contains(err.Error(), "modle") {
+	if _, err := LoadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "config.toml") || !strings.Contains(err.Error(), "modle") {
 		t.Errorf("unknown key: %v", err)
 	}
 	configEnv(t, "model = \n")
-	if _, err := LoadConfig("", ""); err == nil || !strings.Contains(err.Error(), "config.toml") {
+	if _, err := LoadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "config.toml") {
 		t.Errorf("bad TOML: %v", err)
 	}
 	configEnv(t, "api_key = \""+testKey+"\"\nbase_url = \"ftp://nope\"\n")
-	_, err := LoadConfig("", "")
+	_, err := LoadConfig("", "", "")
 	if err == nil || !strings.Contains(err.Error(), "http://") {
 		t.Errorf("bad base URL: %v", err)
 	}
@@ -110,7 +110,7 @@ func TestBaseURLChecks(t *testing.T) {
 	for _, c := range cases {
 		configEnv(t, "")
 		t.Setenv("OPENAI_API_KEY", testKey)
-		_, err := LoadConfig("", c.base)
+		_, err := LoadConfig("", c.base, "")
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q rejected: %v", c.base, err)

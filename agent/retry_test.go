@@ -89,7 +89,7 @@ func TestFailuresThatCannotFixThemselvesAreNotRetried(t *testing.T) {
 	configEnv(t, "")
 	t.Setenv("OPENAI_BASE_URL", "http://localhost:8080/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-abc\x01def")
-	if _, err := LoadConfig("", ""); err == nil || !strings.Contains(err.Error(), "the API key is malformed") {
+	if _, err := LoadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "the API key is malformed") {
 		t.Errorf("LoadConfig: %v", err)
 	}
 }

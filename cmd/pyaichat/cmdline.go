@@ -36,6 +36,9 @@ pyaichat's own:
   --venv DIR       use the virtualenv in DIR (default: $VIRTUAL_ENV)
   --model NAME     the model to ask (default: $PYAICHAT_MODEL, or gpt-4o)
   --base-url URL   an OpenAI-compatible API (default: $OPENAI_BASE_URL)
+  --provider NAME  a known service's API and key variable: openai, azure,
+                   openrouter, github, groq, anthropic, ollama, llamacpp,
+                   vllm, lmstudio (default: $PYAICHAT_PROVIDER)
   --capability ... call one read-only capability and print its JSON result
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, PYAICHAT_MODEL, VIRTUAL_ENV,
@@ -52,6 +55,7 @@ type cmdline struct {
 	venv     string
 	model    string
 	baseURL  string
+	provider string
 	options  []string // python3's options, as given
 	version  int      // -V, given this many times
 	help     bool
@@ -211,6 +215,8 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		c.model, err = arg()
 	case "--base-url":
 		c.baseURL, err = arg()
+	case "--provider":
+		c.provider, err = arg()
 	default:
 		return usageError{"unknown option " + name}
 	}

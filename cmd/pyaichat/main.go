@@ -87,7 +87,7 @@ func run(std stdio, args []string) int {
 			return 2
 		}
 	}
-	cfg, cfgErr := agent.LoadConfig(c.model, c.baseURL)
+	cfg, cfgErr := agent.LoadConfig(c.model, c.baseURL, c.provider)
 	if cfgErr != nil && c.question != "" {
 		std.warn(cfgErr.Error())
 		return 2

@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// Each --provider preset asks its service at the service's path with the
+// service's key variable in the service's header. The request reaches a
+// fake server (with TLS for an https preset) whatever host the preset
+// names: the client's dialer is pointed at it.
+func TestProviderPresets(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("OPENAI_BASE_URL", "http://elsewhere.example/v1") // a preset wins over it
+	t.Setenv("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com")
+	for _, p := range Providers() {
+		t.Run(p.Name, func(t *testing.T) {
+			key := ""
+			if p.KeyVar != "" {
+				key = "key-for-" + p.Name
+				t.Setenv(p.KeyVar, key)
+			}
+			cfg, err := LoadConfig("some-model", "", p.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := p.BaseURL
+			if p.Name == "azure" {
+				want = "https://res.openai.azure.com/openai/deployments/some-model?api-version=" + AzureAPIVersion
+			}
+			if cfg.BaseURL != want || cfg.APIKey != key {
+				t.Fatalf("base %q key %q; want %q %q", cfg.BaseURL, cfg.APIKey, want, key)
+			}
+			var got *http.Request
+			handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got = r
+				textReply("hello")(w, r)
+			})
+			u, _ := url.Parse(cfg.BaseURL)
+			var srv *httptest.Server
+			if u.Scheme == "https" {
+				srv = httptest.NewTLSServer(handler)
+			} else {
+				srv = httptest.NewServer(handler)
+			}
+			defer srv.Close()
+			target := srv.Listener.Addr().String()
+			cfg.HTTPClient = &http.Client{Transport: &http.Transport{
+				DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+					return (&net.Dialer{}).DialContext(ctx, network, target)
+				},
+				// The fake's certificate is not the service's.
+				TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+			}}
+			out := newSyncBuffer()
+			if err := NewSession(cfg, &fakeTools{}, nil).Handle(context.Background(), "hi?", out); err != nil {
+				t.Fatal(err)
+			}
+			if got == nil || !strings.Contains(out.String(), "hello") {
+				t.Fatalf("no answer: %q", out.String())
+			}
+			if wantPath := strings.TrimSuffix(u.Path, "/") + "/chat/completions"; got.URL.Path != wantPath || got.URL.RawQuery != u.RawQuery {
+				t.Errorf("asked %s?%s, want %s?%s", got.URL.Path, got.URL.RawQuery, wantPath, u.RawQuery)
+			}
+			apiKey, bearer := got.Header.Get("api-key"), got.Header.Get("Authorization")
+			switch {
+			case p.Name == "azure":
+				if apiKey != key || bearer != "" {
+					t.Errorf("api-key %q, Authorization %q; want the key in api-key", apiKey, bearer)
+				}
+			case key == "":
+				if apiKey != "" || bearer != "" {
+					t.Errorf("a server on this machine got a key: api-key %q, Authorization %q", apiKey, bearer)
+				}
+			case bearer != "Bearer "+key || apiKey != "":
+				t.Errorf("Authorization %q, api-key %q; want Bearer %s", bearer, apiKey, key)
+			}
+		})
+	}
+}
+
+// --base-url overrides a preset's API; an unknown provider lists the known.
+func TestProviderOverridesAndErrors(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("GROQ_API_KEY", "gk")
+	cfg, err := LoadConfig("", "http://127.0.0.1:9/v1", "groq")
+	if err != nil || cfg.BaseURL != "http://127.0.0.1:9/v1" || cfg.APIKey != "gk" {
+		t.Errorf("--base-url with a preset: %+v %v", cfg.BaseURL, err)
+	}
+	if _, err := LoadConfig("", "", "nope"); err == nil || !strings.Contains(err.Error(), "ollama") {
+		t.Errorf("unknown provider: %v", err)
+	}
+	t.Setenv("AZURE_OPENAI_ENDPOINT", "")
+	if _, err := LoadConfig("", "", "azure"); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_ENDPOINT") {
+		t.Errorf("azure without an endpoint: %v", err)
+	}
+}
