@@ -12,7 +12,8 @@ import (
 const helpText = `Ask a question about your session, or:
   /help             this help
   /clear            forget the conversation
-  /model [NAME]     show or change the model
+  /model [NAME]     show or change the model (NAME --save: make it the default)
+  /models           list the models the server offers
   /tools [NAME]     list the capabilities the assistant can call (NAME: one, in full)
   /cap NAME [EXPR]  run one capability yourself (no LLM involved)`
 
@@ -33,8 +34,9 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 			_, err = fmt.Fprintf(out, "model %s at %s\n", s.cfg.Model, displayURL(s.cfg.BaseURL))
 			break
 		}
-		s.cfg.Model = rest
-		_, err = fmt.Fprintf(out, "model set to %s\n", rest)
+		err = s.modelCommand(ctx, rest, out)
+	case "/models":
+		err = s.modelsCommand(ctx, out)
 	case "/tools":
 		if len(s.list) == 0 {
 			_, err = fmt.Fprintln(out, "no capabilities are available")

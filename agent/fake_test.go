@@ -57,7 +57,18 @@ func newFake(t testing.TB, steps ...http.HandlerFunc) *fakeServer {
 	return f
 }
 
+// fakeModels is what the fake server lists at GET /v1/models.
+var fakeModels = []string{"fake-model", "other-model"}
+
 func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		var data []map[string]string
+		for _, id := range fakeModels {
+			data = append(data, map[string]string{"id": id, "object": "model"})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+		return
+	}
 	raw, _ := io.ReadAll(r.Body)
 	var req wireReq
 	if err := json.Unmarshal(raw, &req); err != nil {

@@ -1,0 +1,143 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// maxModelsBody bounds the answer of GET /models.
+const maxModelsBody = 4 << 20
+
+// models asks the server which models it offers (GET {base}/models, as
+// OpenAI, Ollama, llama.cpp, vLLM and LM Studio answer it), sorted.
+func (c *client) models(ctx context.Context) ([]string, error) {
+	u, err := url.Parse(c.cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.FirstByteTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.JoinPath("models").String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	c.setKey(req.Header)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.netError(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsBody))
+	if err != nil {
+		return nil, fmt.Errorf("reading the model list from %s: %w", c.where(), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s to GET /models", c.where(), resp.Status)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("%s's model list is not the JSON OpenAI's is", c.where())
+	}
+	ids := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		ids = append(ids, visible(m.ID))
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// modelsCommand is /models.
+func (s *Session) modelsCommand(ctx context.Context, out io.Writer) error {
+	ids, err := s.client.models(ctx)
+	if err != nil {
+		_, err = fmt.Fprintf(out, "pyaichat: %v\n", s.clean(err))
+		return err
+	}
+	if len(ids) == 0 {
+		_, err = fmt.Fprintf(out, "%s lists no models\n", s.client.where())
+		return err
+	}
+	_, err = fmt.Fprintln(out, strings.Join(ids, "\n"))
+	return err
+}
+
+// modelCommand is /model NAME [--save]: the model for the next questions,
+// with a warning when the server's list does not have it, and with --save
+// kept as the default in the config file.
+func (s *Session) modelCommand(ctx context.Context, arg string, out io.Writer) error {
+	name, save := strings.TrimSpace(strings.TrimSuffix(arg, "--save")), strings.HasSuffix(arg, "--save")
+	if name == "" {
+		_, err := fmt.Fprintln(out, "usage: /model NAME [--save]")
+		return err
+	}
+	s.cfg.Model = name
+	if _, err := fmt.Fprintf(out, "model set to %s\n", name); err != nil {
+		return err
+	}
+	if ids, err := s.client.models(ctx); err == nil && !contains(ids, name) {
+		if _, err := fmt.Fprintf(out, "warning: %s does not list %s (see /models)\n", s.client.where(), name); err != nil {
+			return err
+		}
+	}
+	if !save {
+		return nil
+	}
+	path := ConfigPath()
+	if err := saveModel(path, name); err != nil {
+		_, err = fmt.Fprintf(out, "pyaichat: saving the model: %v\n", err)
+		return err
+	}
+	_, err := fmt.Fprintf(out, "saved as the default in %s\n", path)
+	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var modelLine = regexp.MustCompile(`(?m)^\s*model\s*=.*$`)
+
+// saveModel sets model = "name" in the config file at path, leaving its
+// other lines (comments included) as they are, or creates it (0600).
+func saveModel(path, name string) error {
+	if path == "" {
+		return fmt.Errorf("no config directory (set XDG_CONFIG_HOME or HOME)")
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	line := "model = " + strconv.Quote(name)
+	var next string
+	switch {
+	case modelLine.Match(old):
+		next = modelLine.ReplaceAllLiteralString(string(old), line)
+	case len(old) > 0 && !strings.HasSuffix(string(old), "\n"):
+		next = string(old) + "\n" + line + "\n"
+	default:
+		next = string(old) + line + "\n"
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(next), 0o600)
+}
