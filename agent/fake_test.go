@@ -222,7 +222,7 @@ type fakeTools struct {
 var exprSchema = json.RawMessage(`{"type":"object","properties":{"expr":{"type":"string","description":"A Python expression, evaluated in the session's namespace."}},"required":["expr"],"additionalProperties":false}`)
 var noArgs = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 
-// realisticTools mirrors issue 3's seven capabilities; used until (and to
+// realisticTools mirrors the seven capabilities; used until (and to
 // compare with) the real registry.
 var realisticTools = []Tool{
 	{"list_globals", "List the user's global names with type and a short preview, sorted; runs no user code.", noArgs},

@@ -18,7 +18,7 @@ import (
 
 // fixtureDir holds the 26 captured provider responses; its README is the
 // oracle this file parses, so the expectations cannot drift from it.
-const fixtureDir = "testdata/openai-wire" // a copy of shared/fixtures/openai-wire, so a clone tests alone
+const fixtureDir = "testdata/openai-wire" // responses captured from real providers, kept in the repository
 
 type oracleCall struct {
 	Choice    int

@@ -10,8 +10,8 @@ import (
 // FromRegistry adapts the capabilities registry to the loop's Toolset: the
 // seven capabilities keep their names, descriptions and schemas, and a
 // capability error ({"type","message"}) goes back to the model as an error
-// result {"error":{...}} rather than a Go error (issue 3: tool failures are
-// the model's to see; Go errors are for infrastructure).
+// result {"error":{...}} rather than a Go error (tool failures are the
+// model's to see; Go errors are for infrastructure).
 func FromRegistry(r *capabilities.Registry) Toolset { return registryTools{r} }
 
 type registryTools struct{ r *capabilities.Registry }

@@ -21,7 +21,7 @@ const maxEventBytes = 16 << 20
 // sseReader is a server-sent-events reader written to the WHATWG spec
 // (https://html.spec.whatwg.org/multipage/server-sent-events.html), used
 // instead of go-openai's stream reader because that reader, on streams real
-// providers send (see shared/notes/provider-quirks.md, section 1):
+// providers send (captured in testdata/openai-wire):
 //   - counts comment and blank lines toward EmptyMessagesLimit (300) and so
 //     aborts long keep-alive runs (OpenRouter ": OPENROUTER PROCESSING",
 //     DeepSeek ": keep-alive", llama.cpp ":" pings during slow prefill);

@@ -14,8 +14,8 @@ import (
 )
 
 // This file decodes what OpenAI-compatible servers send into our own types.
-// The structs are deliberately loose (see shared/notes/provider-quirks.md,
-// section 3): go-openai's response types reject content arrays (Mistral),
+// The structs are deliberately loose (testdata/openai-wire holds captured
+// responses that show each case): go-openai's response types reject content arrays (Mistral),
 // object arguments (llama.cpp), string indexes, and drop `reasoning`,
 // top-level chunk errors and Gemini's thought signatures.
 
