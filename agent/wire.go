@@ -15,9 +15,10 @@ import (
 
 // This file decodes what OpenAI-compatible servers send into our own types.
 // The structs are deliberately loose (testdata/openai-wire holds captured
-// responses that show each case): go-openai's response types reject content arrays (Mistral),
-// object arguments (llama.cpp), string indexes, and drop `reasoning`,
-// top-level chunk errors and Gemini's thought signatures.
+// responses that show each case): go-openai's response types reject
+// content arrays (Mistral), object arguments (llama.cpp), string indexes,
+// and drop `reasoning`, top-level chunk errors and Gemini's thought
+// signatures.
 
 // Usage is the token usage a server reported, if any.
 type Usage struct {
