@@ -295,7 +295,16 @@ static PyObject *mod_native_input(PyObject *self, PyObject *flag) {
     Py_RETURN_NONE;
 }
 
+/* _pyaichat.scrub_environ(names, dicts) */
+static PyObject *mod_scrub_environ(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *names, *dicts;
+    if (!PyArg_ParseTuple(args, "OO", &names, &dicts)) return NULL;
+    return pyb_scrub_environ(names, dicts);
+}
+
 static PyMethodDef mod_methods[] = {
+    {"scrub_environ", mod_scrub_environ, METH_VARARGS, "Wipe secret environment values (isolated copy only)."},
     {"native_input", mod_native_input, METH_O, "Let input() read the terminal itself."},
     {"readline", mod_readline, METH_NOARGS, "Read one line through pyaichat."},
     {"lines_read", mod_lines_read, METH_NOARGS, "How many lines user code has read."},

@@ -47,6 +47,10 @@ PyObject *pyb_helper(const char *name);
  * a user class of that name by identity: load_module puts it in their
  * globals as _PYAICHAT_REFUSED, where user code cannot replace it. */
 PyObject *pyb_refused_type(void);
+
+/* _pyaichat.scrub_environ(names, dicts): in an isolated copy only, wipes
+ * the values of the named environment variables (isolate.c). */
+PyObject *pyb_scrub_environ(PyObject *names, PyObject *dicts);
 #endif
 
 /* What a pyb_call may do. */

@@ -118,6 +118,9 @@ static const char *const refused_events[] = {
     "imaplib.", "nntplib.", "telnetlib.", "webbrowser.", "syslog.",
     "resource.", "_thread.start_new_thread", "signal.", "builtins.input",
     "pdb.", "sys.setopencodehook", "cpython.run_", "winreg.", "msvcrt.",
+    /* A code object built by hand (code.replace, marshal) can read any
+     * address through an out-of-range constant or name index. */
+    "code.__new__", "marshal.load",
     NULL,
 };
 
@@ -172,6 +175,138 @@ static int install_guard(pyb_error *err) {
     return 0;
 }
 
+/* ---- what the copy may not read ------------------------------------ */
+
+/* The address range of Go's heap (pyb_set_private_range): the API key,
+ * the request bodies and the typed lines live there. Only C and Python
+ * run in a copy, never Go, so the copy unmaps it (unmap_private_range)
+ * before any Python runs: no expression can read what pyaichat itself
+ * holds, whatever route to raw memory it finds. */
+static uintptr_t private_lo, private_hi;
+
+void pyb_set_private_range(uintptr_t lo, uintptr_t hi) {
+    private_lo = lo;
+    private_hi = hi;
+}
+
+/* Why a foreign call is refused in the copy. */
+static const char foreign_call_refused[] =
+    "calling a C function through ctypes is refused: capabilities are read-only "
+    "and may not read or write raw memory";
+
+static PyObject *refuse_foreign_call(PyObject *self, PyObject *args, PyObject *kw) {
+    (void)self;
+    (void)args;
+    (void)kw;
+    PyErr_SetString(refused_type, foreign_call_refused);
+    return NULL;
+}
+
+/* Makes t and every subclass of t refuse to be called. A subclass copies
+ * its base's call slot when it is made, so each one is patched; the slot
+ * wrapper in the base's dict (t.__call__(...)) is removed too. */
+static void refuse_calls(PyTypeObject *t, int depth) {
+    if (depth > 64) return;
+    t->tp_call = refuse_foreign_call;
+    if (t->tp_dict != NULL && PyDict_GetItemString(t->tp_dict, "__call__") != NULL &&
+        PyDict_DelItemString(t->tp_dict, "__call__") != 0)
+        PyErr_Clear();
+    PyType_Modified(t);
+    PyObject *subs = PyObject_CallMethod((PyObject *)t, "__subclasses__", NULL);
+    if (subs == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    for (Py_ssize_t i = 0; PyList_Check(subs) && i < PyList_GET_SIZE(subs); i++) {
+        PyObject *sub = PyList_GET_ITEM(subs, i);
+        if (PyType_Check(sub)) refuse_calls((PyTypeObject *)sub, depth + 1);
+    }
+    Py_DECREF(subs);
+}
+
+/* ctypes calls C functions without an audit event (ctypes.memmove,
+ * memset, cast and string_at are all foreign function objects): in the
+ * copy, every foreign function object refuses to be called. Only a
+ * ctypes the session has loaded matters: the copy may not import. */
+static void refuse_foreign_calls(void) {
+    PyObject *modules = PyImport_GetModuleDict();
+    PyObject *mod = modules != NULL ? PyDict_GetItemString(modules, "_ctypes") : NULL;
+    if (mod == NULL || !PyModule_CheckExact(mod)) {
+        PyErr_Clear();
+        return;
+    }
+    PyObject *base = PyDict_GetItemString(PyModule_GetDict(mod), "CFuncPtr");
+    if (base != NULL && PyType_Check(base)) refuse_calls((PyTypeObject *)base, 0);
+    PyErr_Clear();
+}
+
+/* _pyaichat.scrub_environ(names, dicts), in a copy only: the values of
+ * the environment variables named in names (a set of str) are zeroed in
+ * the C environment and, in each dict of dicts (os.environ's data,
+ * posix.environ), zeroed in place and replaced by a marker, so that no
+ * expression, however it transforms them, finds them. */
+PyObject *pyb_scrub_environ(PyObject *names, PyObject *dicts) {
+    if (!guard_armed) {
+        PyErr_SetString(PyExc_RuntimeError, "scrub_environ runs only in an isolated copy");
+        return NULL;
+    }
+    if (!PyAnySet_CheckExact(names) || !PyTuple_CheckExact(dicts)) {
+        PyErr_SetString(PyExc_TypeError, "scrub_environ(set of names, tuple of dicts)");
+        return NULL;
+    }
+    for (char **e = environ; e != NULL && *e != NULL; e++) {
+        char *eq = strchr(*e, '=');
+        if (eq == NULL) continue;
+        PyObject *name = PyUnicode_DecodeFSDefaultAndSize(*e, eq - *e);
+        if (name == NULL) return NULL;
+        int hit = PySet_Contains(names, name);
+        Py_DECREF(name);
+        if (hit < 0) return NULL;
+        if (hit) memset(eq + 1, 0, strlen(eq + 1));
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dicts); i++) {
+        PyObject *d = PyTuple_GET_ITEM(dicts, i);
+        if (!PyDict_CheckExact(d)) continue;
+        /* On POSIX, os.environ's data is posix.environ itself. */
+        int seen = 0;
+        for (Py_ssize_t j = 0; j < i; j++) seen |= PyTuple_GET_ITEM(dicts, j) == d;
+        if (seen) continue;
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(d, &pos, &key, &value)) {
+            PyObject *name = PyBytes_CheckExact(key) ? PyUnicode_DecodeFSDefaultAndSize(
+                                                           PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key))
+                             : PyUnicode_CheckExact(key) ? Py_NewRef(key)
+                                                         : NULL;
+            if (name == NULL) {
+                PyErr_Clear();
+                continue;
+            }
+            int hit = PySet_Contains(names, name);
+            Py_DECREF(name);
+            if (hit < 0) return NULL;
+            if (!hit) continue;
+            Py_ssize_t n = PyBytes_CheckExact(value) ? PyBytes_GET_SIZE(value)
+                           : PyUnicode_CheckExact(value) ? PyUnicode_GET_LENGTH(value)
+                                                         : -1;
+            /* One-byte bytes objects are shared singletons: not zeroed. */
+            if (PyBytes_CheckExact(value) && n > 1) memset(PyBytes_AS_STRING(value), 0, (size_t)n);
+            char marker[96];
+            snprintf(marker, sizeof marker, "<redacted: secret environment value, %zd chars>",
+                     n < 0 ? (Py_ssize_t)0 : n);
+            PyObject *m = PyBytes_CheckExact(key) ? PyBytes_FromString(marker)
+                                                  : PyUnicode_FromString(marker);
+            if (m == NULL) return NULL;
+            /* Replacing the value of a present key never resizes the
+             * dict, so the iteration stays valid. */
+            int rc = PyDict_SetItem(d, key, m);
+            Py_DECREF(m);
+            if (rc != 0) return NULL;
+        }
+    }
+    Py_RETURN_NONE;
+}
+
 /* ---- the child ------------------------------------------------------ */
 
 static int write_all(int fd, const char *buf, size_t n) {
@@ -208,17 +343,16 @@ static void close_from(int lowfd) {
 }
 
 #ifdef __linux__
-/* A writable MAP_SHARED mapping (multiprocessing shared memory, an mmap of
- * a file opened for writing) is the one way the copy could change memory
- * that the session or the disk sees: make each one read-only, so that a
- * write crashes the child instead. Returns how many shared mappings could
- * be made writable (those that were, and read-only ones whose file was
- * opened for writing), for which the seccomp filter then refuses
- * mprotect; -1 if the maps cannot be read. */
-static int protect_shared_mappings(void) {
+/* Calls fn(ctx, start, end, perms, path) for each line of /proc/self/maps
+ * (path is "" for an anonymous mapping). Returns -1 if the maps cannot be
+ * read. It reads into a static buffer: the child runs it before any
+ * Python, on its only thread. */
+typedef void (*mapping_fn)(void *ctx, unsigned long start, unsigned long end,
+                           const char *perms, const char *path);
+
+static int for_each_mapping(mapping_fn fn, void *ctx) {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
-    int writable = 0;
     static char buf[1 << 16];
     size_t have = 0;
     for (;;) {
@@ -232,16 +366,9 @@ static int protect_shared_mappings(void) {
             *nl = '\0';
             unsigned long start, end;
             char perms[5];
-            if (sscanf(line, "%lx-%lx %4s", &start, &end, perms) == 3 && perms[3] == 's') {
-                int keep = (perms[0] == 'r' || perms[1] == 'w' ? PROT_READ : 0) |
-                           (perms[2] == 'x' ? PROT_EXEC : 0);
-                /* A read-only one (glibc maps its gconv cache so) can be
-                 * made writable only if its file was opened for writing:
-                 * try, and put it back. */
-                if (perms[1] == 'w' || mprotect((void *)start, end - start, keep | PROT_WRITE) == 0)
-                    writable++;
-                mprotect((void *)start, end - start, keep);
-            }
+            int path_at = 0;
+            if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, perms, &path_at) >= 3)
+                fn(ctx, start, end, perms, path_at > 0 ? line + path_at : "");
             line = nl + 1;
         }
         size_t rest = have - (size_t)(line - buf);
@@ -250,7 +377,78 @@ static int protect_shared_mappings(void) {
         have = rest;
     }
     close(fd);
-    return writable;
+    return 0;
+}
+
+/* A writable MAP_SHARED mapping (multiprocessing shared memory, an mmap of
+ * a file opened for writing) is the one way the copy could change memory
+ * that the session or the disk sees: make each one read-only, so that a
+ * write crashes the child instead. Counts the shared mappings that could
+ * be made writable (those that were, and read-only ones whose file was
+ * opened for writing), for which the seccomp filter then refuses
+ * mprotect. */
+static void protect_shared(void *ctx, unsigned long start, unsigned long end,
+                           const char *perms, const char *path) {
+    (void)path;
+    if (perms[3] != 's') return;
+    int keep = (perms[0] == 'r' || perms[1] == 'w' ? PROT_READ : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
+    /* A read-only one (glibc maps its gconv cache so) can be made
+     * writable only if its file was opened for writing: try, and put it
+     * back. */
+    if (perms[1] == 'w' || mprotect((void *)start, end - start, keep | PROT_WRITE) == 0)
+        (*(int *)ctx)++;
+    mprotect((void *)start, end - start, keep);
+}
+
+/* Returns the count of protect_shared, or -1 if the maps cannot be read. */
+static int protect_shared_mappings(void) {
+    int writable = 0;
+    return for_each_mapping(protect_shared, &writable) == 0 ? writable : -1;
+}
+
+/* The anonymous private mappings inside the private range that hold none
+ * of the probe addresses (memory C and Python use: the stack, malloc,
+ * pymalloc, the interpreter's state), collected before any is unmapped. */
+#define MAX_PRIVATE_MAPPINGS 512
+struct private_mappings {
+    const uintptr_t *probes;
+    int nprobes;
+    int n;
+    unsigned long start[MAX_PRIVATE_MAPPINGS], end[MAX_PRIVATE_MAPPINGS];
+};
+
+static void collect_private(void *ctx, unsigned long start, unsigned long end,
+                            const char *perms, const char *path) {
+    struct private_mappings *m = ctx;
+    if (perms[3] != 'p' || path[0] != '\0' || start < private_lo || end > private_hi) return;
+    for (int i = 0; i < m->nprobes; i++)
+        if (m->probes[i] >= start && m->probes[i] < end) return;
+    if (m->n < MAX_PRIVATE_MAPPINGS) {
+        m->start[m->n] = start;
+        m->end[m->n] = end;
+        m->n++;
+    }
+}
+
+static void unmap_private_range(void) {
+    if (private_hi <= private_lo) return;
+    int here;
+    void *raw = malloc(1);
+    void *mem = PyMem_Malloc(1);
+    void *obj = PyObject_Malloc(1);
+    const uintptr_t probes[] = {
+        (uintptr_t)&here, (uintptr_t)raw, (uintptr_t)mem, (uintptr_t)obj,
+        (uintptr_t)PyThreadState_Get(), (uintptr_t)PyImport_GetModuleDict(),
+    };
+    static struct private_mappings m;
+    m.probes = probes;
+    m.nprobes = (int)(sizeof probes / sizeof probes[0]);
+    m.n = 0;
+    if (for_each_mapping(collect_private, &m) == 0)
+        for (int i = 0; i < m.n; i++) munmap((void *)m.start[i], m.end[i] - m.start[i]);
+    free(raw);
+    PyMem_Free(mem);
+    PyObject_Free(obj);
 }
 
 static size_t current_vm_size(void) {
@@ -442,9 +640,8 @@ static int install_seccomp(pid_t self, int shared_writable) {
  * no terminal, no descriptors but /dev/null and chan_fd (moved to
  * RESULT_FD), resource limits, read-only shared mappings, the seccomp
  * filter and the armed audit hook; then re-creates the GIL and thread
- * bookkeeping for the only thread that exists. Returns the PYB_GUARD_*
- * flags. Runs only C, and Python from PyOS_AfterFork_Child on. */
-static int child_guard(int chan_fd, pid_t parent, long long cpu_seconds) {
+ * bookkeeping for the only thread that exists. Runs only C, and Python from PyOS_AfterFork_Child on. */
+static void child_guard(int chan_fd, pid_t parent, long long cpu_seconds) {
     /* Go's signal handlers would run Go code: default dispositions, no
      * blocked signals. */
     struct sigaction dfl;
@@ -485,7 +682,6 @@ static int child_guard(int chan_fd, pid_t parent, long long cpu_seconds) {
     rl.rlim_cur = rl.rlim_max = (rlim_t)cpu_seconds;
     setrlimit(RLIMIT_CPU, &rl);
 
-    int guards = 0;
 #ifdef __linux__
     size_t vm = current_vm_size();
     if (vm > 0) {
@@ -493,8 +689,11 @@ static int child_guard(int chan_fd, pid_t parent, long long cpu_seconds) {
         setrlimit(RLIMIT_AS, &rl);
     }
     int shared_writable = protect_shared_mappings();
+    unmap_private_range();
     close_from(RESULT_FD + 1);
-    if (install_seccomp(getpid(), shared_writable) == 0) guards |= PYB_GUARD_SECCOMP;
+    /* Without it (an old kernel, a container that forbids filters) the
+     * other guards still hold; the parent asks the kernel (copy_guards). */
+    (void)install_seccomp(getpid(), shared_writable);
 #else
     close_from(RESULT_FD + 1);
 #endif
@@ -504,15 +703,15 @@ static int child_guard(int chan_fd, pid_t parent, long long cpu_seconds) {
     /* We hold the GIL (taken before the fork); this re-creates it and the
      * thread bookkeeping for the only thread that exists now. */
     PyOS_AfterFork_Child();
-    return guards;
+    refuse_foreign_calls();
 }
 
 /* Calls fn(arg) (or reports why it cannot: fn is NULL) and writes the
  * result to RESULT_FD; never returns. */
-static void child_answer(PyObject *fn, PyObject *arg, int guards, const char *no_text)
+static void child_answer(PyObject *fn, PyObject *arg, const char *no_text)
     __attribute__((noreturn));
 
-static void child_answer(PyObject *fn, PyObject *arg, int guards, const char *no_text) {
+static void child_answer(PyObject *fn, PyObject *arg, const char *no_text) {
     PyObject *res = fn != NULL ? PyObject_CallOneArg(fn, arg) : NULL;
     const char *data = NULL;
     Py_ssize_t n = 0;
@@ -529,10 +728,11 @@ static void child_answer(PyObject *fn, PyObject *arg, int guards, const char *no
         data = no_text;
         n = (Py_ssize_t)strlen(data);
     }
-    /* Header: guard flags and the payload length, so that the parent can
-     * tell a complete result from a child that died while writing. */
+    /* Header: a byte the parent ignores (it asks the kernel which guards
+     * the copy had), and the payload length, so that the parent can tell
+     * a complete result from a child that died while writing. */
     unsigned char hdr[9];
-    hdr[0] = (unsigned char)guards;
+    hdr[0] = 0;
     uint64_t len = (uint64_t)n;
     for (int i = 0; i < 8; i++) hdr[1 + i] = (unsigned char)(len >> (8 * i));
     if (write_all(RESULT_FD, (const char *)hdr, sizeof hdr) != 0 ||
@@ -550,8 +750,8 @@ static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long 
     __attribute__((noreturn));
 
 static void child_main(PyObject *fn, PyObject *arg, int wfd, pid_t parent, long long timeout_ms) {
-    int guards = child_guard(wfd, parent, timeout_ms / 1000 + 2);
-    child_answer(fn, arg, guards, no_text_result);
+    child_guard(wfd, parent, timeout_ms / 1000 + 2);
+    child_answer(fn, arg, no_text_result);
 }
 
 /* ---- the ready copy ------------------------------------------------- */
@@ -591,7 +791,7 @@ static void ready_child_main(int fd, pid_t parent) __attribute__((noreturn));
 static void ready_child_main(int fd, pid_t parent) {
     /* Every guard is in place before the copy waits: all it can do until
      * the request comes is read it. */
-    int guards = child_guard(fd, parent, PYB_READY_CPU_BACKSTOP);
+    child_guard(fd, parent, PYB_READY_CPU_BACKSTOP);
     unsigned char hdr[REQ_HDR];
     /* End of file: the session discarded this copy (or died). */
     if (read_full(RESULT_FD, hdr, sizeof hdr) != 0) _exit(0);
@@ -619,7 +819,7 @@ static void ready_child_main(int fd, pid_t parent) {
         py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)alen, "surrogateescape");
         if (py_arg == NULL) Py_CLEAR(fn);
     }
-    child_answer(fn, py_arg, guards,
+    child_answer(fn, py_arg,
                  fn != NULL ? no_text_result
                             : "{\"error\": {\"type\": \"InternalError\", \"message\": "
                               "\"the ready copy of the session has no such helper\"}}");
@@ -710,6 +910,30 @@ int pyb_prepare_isolated(int *pid_out, int *fd_out, pyb_error *err) {
 }
 
 /* ---- the parent ----------------------------------------------------- */
+
+/* The PYB_GUARD_* flags of a copy, as the kernel reports them: user code
+ * runs in the copy and can write any result it likes, guard flags
+ * included, so they are not taken from it. Call before the copy is
+ * reaped (a zombie still reports its filter). */
+static int copy_guards(pid_t pid) {
+    int guards = 0;
+#ifdef __linux__
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    const char *line = strstr(buf, "\nSeccomp:");
+    if (line != NULL && strtol(line + strlen("\nSeccomp:"), NULL, 10) == SECCOMP_MODE_FILTER)
+        guards |= PYB_GUARD_SECCOMP;
+#else
+    (void)pid;
+#endif
+    return guards;
+}
 
 static long long now_ms(void) {
     struct timespec ts;
@@ -924,6 +1148,7 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
         complete = (have - 9 == len);
     }
     if (complete) {
+        *guards = copy_guards(pid);
         /* The child is in _exit; Go reaps it in the background. */
         *reap = pid;
     } else if (rc == 0) {
@@ -965,7 +1190,6 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
         describe_exit(status, err);
         return PYB_ISO_ERROR;
     }
-    *guards = (unsigned char)buf[0];
     memmove(buf, buf + 9, (size_t)len);
     *out = buf;
     *out_len = (size_t)len;

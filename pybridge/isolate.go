@@ -108,6 +108,7 @@ func (in *Interp) DiscardIsolated() {
 
 // prepareReady forks a ready copy; on the serve goroutine, between jobs.
 func (in *Interp) prepareReady() {
+	setPrivateRange()
 	var pid, fd C.int
 	var cerr C.pyb_error
 	switch C.pyb_prepare_isolated(&pid, &fd, &cerr) {
@@ -199,6 +200,8 @@ func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg strin
 		rfd := C.int(-1)
 		if rd.pid != 0 {
 			rfd = C.int(rd.fd)
+		} else {
+			setPrivateRange()
 		}
 		cmod, cfn := C.CString(module), C.CString(fn)
 		defer C.free(unsafe.Pointer(cmod))

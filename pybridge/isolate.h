@@ -5,6 +5,7 @@
 #define PYAICHAT_ISOLATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bridge.h"
 
@@ -32,7 +33,7 @@ enum {
  * (as between pybridge jobs); the GIL is released again while waiting, so
  * the user's threads keep running. timeout_ms bounds the whole call;
  * cancel_fd (or -1) cuts it short when readable. *guards receives the
- * PYB_GUARD_* flags the child reported. On success *reap is the child's
+ * PYB_GUARD_* flags the kernel reports for the copy. On success *reap is the child's
  * pid, still exiting, which the caller must reap (waitpid) later.
  *
  * ready_pid/ready_fd (or 0/-1) are a ready copy from pyb_prepare_isolated,
@@ -57,5 +58,11 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
  * no longer wants by closing fd and killing pid (it exits at end of file
  * too), and reaps it. */
 int pyb_prepare_isolated(int *pid, int *fd, pyb_error *err);
+
+/* Sets the address range that copies unmap before any Python runs in
+ * them: Go's heap, where pyaichat's own secrets live. Only anonymous
+ * private mappings inside it are unmapped, and none that C or Python
+ * memory is found in. Call once, before the first copy. */
+void pyb_set_private_range(uintptr_t lo, uintptr_t hi);
 
 #endif
