@@ -381,3 +381,81 @@ func TestTamperedCopyResultIsBounded(t *testing.T) {
 	cerr = mustErr(t, "eval_expr", tamper("(65 << 20)"), pybridge.ErrTypeIsolation)
 	contains(t, cerr.Message, "over 64 MiB")
 }
+
+// The steps answered in the session itself run no user code, even when
+// the user's objects sit where the helper looks: a sys.modules key whose
+// hash collides with a library's name, a module __getattr__ on sys, a
+// class __dict__ key that collides with a dunder name, an audit hook.
+func TestInSessionStepsRunNoUserCode(t *testing.T) {
+	defer clearLast(t)
+	setup(t, `
+import sys
+ic_calls = []
+class IcCollide:
+    def __init__(self, name):
+        self.name = name
+    def __hash__(self):
+        return hash(self.name)
+    def __eq__(self, other):
+        ic_calls.append("eq " + self.name)
+        return False
+for _n in ("numpy", "pandas", "pandas.io.formats.format", "__main__", "builtins", "last_value"):
+    sys.modules[IcCollide(_n)] = None
+def _ic_getattr(name):
+    ic_calls.append("sys.__getattr__ " + name)
+    raise AttributeError(name)
+sys.__getattr__ = _ic_getattr
+class IcError(Exception):
+    pass
+for _n in ("__str__", "__repr__", "__module__", "__qualname__", "__doc__"):
+    setattr(IcError, "ic_" + _n, 1)
+    IcError.__dict__  # a mappingproxy over the real dict
+import gc
+for _d in gc.get_referents(IcError.__dict__):
+    if type(_d) is dict:
+        for _n in ("__str__", "__repr__", "__init__", "__doc__"):
+            _d[IcCollide(_n)] = 1
+ic_value = IcError("boom")
+ic_x = [1, 2, 3]
+# Records the events between ic_arm() and the next compile (the test
+# reading ic_calls).
+ic_armed = False
+def ic_arm():
+    global ic_armed
+    ic_calls.clear()
+    ic_armed = True
+def ic_hook(event, args):
+    global ic_armed
+    if event == "compile":
+        ic_armed = False
+    elif ic_armed:
+        ic_calls.append("audit " + event)
+sys.addaudithook(ic_hook)
+`)
+	defer setup(t, `
+for _k in [k for k in sys.modules if type(k) is IcCollide]:
+    del sys.modules[_k]
+del sys.__getattr__
+`)
+	setLast(t, "raise IcError('boom')")
+	if _, cerr := call(t, "get_type", exprArgs("ic_x")); cerr != nil { // loads the helper
+		t.Fatal(cerr)
+	}
+	for _, c := range []struct{ name, expr string }{
+		{"list_globals", ""}, {"get_type", "ic_x"}, {"get_repr", "ic_x"},
+		{"get_dir", "ic_x"}, {"get_doc", "ic_x"}, {"get_type", "ic_value"},
+		{"get_last_exception", ""},
+	} {
+		args := "{}"
+		if c.expr != "" {
+			args = exprArgs(c.expr)
+		}
+		setup(t, "ic_arm()")
+		if _, cerr := call(t, c.name, args); cerr != nil {
+			t.Errorf("%s(%s): %v", c.name, c.expr, cerr)
+		}
+		if got := value(t, "ic_calls"); got != "[]" {
+			t.Errorf("%s(%s): user code ran in the session: %s", c.name, c.expr, got)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 #define PY_SSIZE_T_CLEAN
 #define _GNU_SOURCE 1
 #include <Python.h>
+#include <frameobject.h>
 #include <marshal.h>
 #include <errno.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "isolate.h"
 #include "signals.h"
 #include "tracked.h"
 #include "_cgo_export.h"
@@ -295,6 +297,92 @@ static PyObject *mod_native_input(PyObject *self, PyObject *flag) {
     Py_RETURN_NONE;
 }
 
+/* ---- reads that run no user code and raise no audit event ------------
+ *
+ * The capabilities' in-session steps promise to run no user code: no
+ * user __eq__ through a dict lookup whose key's hash collides, and no
+ * user audit hook through an audited attribute (traceback.tb_frame,
+ * frame.f_code) or builtin (id). These read the same things in C. */
+
+/* _pyaichat.ident(obj): id(obj) without the builtins.id audit event. */
+static PyObject *mod_ident(PyObject *self, PyObject *obj) {
+    (void)self;
+    return PyLong_FromVoidPtr(obj);
+}
+
+/* _pyaichat.lookup(d, key, default): d[key] for an exact dict and an
+ * exact str key, comparing only exact str keys (a key of another type
+ * whose hash collides would have its __eq__ called by d.get); default if
+ * absent or if d is not an exact dict. A class's dict is read through
+ * the class (its mappingproxy hides the dict). */
+static PyObject *safe_lookup(PyObject *d, PyObject *key, PyObject *dflt) {
+    if (!PyUnicode_CheckExact(key)) return Py_NewRef(dflt);
+    if (PyType_Check(d)) {
+        /* tp_dict holds a class's attributes; from 3.12 a static builtin
+         * type keeps them elsewhere, reachable by PyType_GetDict. */
+#if PY_VERSION_HEX >= 0x030C0000
+        PyObject *td = PyType_GetDict((PyTypeObject *)d);
+        if (td == NULL) return NULL;
+        PyObject *r = safe_lookup(td, key, dflt);
+        Py_DECREF(td);
+        return r;
+#else
+        d = ((PyTypeObject *)d)->tp_dict;
+        if (d == NULL) return Py_NewRef(dflt);
+#endif
+    }
+    if (!PyDict_CheckExact(d)) return Py_NewRef(dflt);
+    Py_hash_t h = PyObject_Hash(key);
+    if (h == -1) return NULL;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(d, &pos, &k, &v)) {
+        if (k == key) return Py_NewRef(v);
+        if (!PyUnicode_CheckExact(k) || PyObject_Hash(k) != h) continue;
+        int eq = PyUnicode_Compare(k, key);
+        if (eq == -1 && PyErr_Occurred()) return NULL;
+        if (eq == 0) return Py_NewRef(v);
+    }
+    return Py_NewRef(dflt);
+}
+
+static PyObject *mod_lookup(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *d, *key, *dflt;
+    if (!PyArg_ParseTuple(args, "OOO", &d, &key, &dflt)) return NULL;
+    return safe_lookup(d, key, dflt);
+}
+
+/* _pyaichat.tb_frame(tb), frame_code(frame) and func_code(fn), without their
+ * object.__getattr__ audit events. */
+static PyObject *mod_tb_frame(PyObject *self, PyObject *tb) {
+    (void)self;
+    if (!PyTraceBack_Check(tb)) {
+        PyErr_SetString(PyExc_TypeError, "tb_frame: not a traceback");
+        return NULL;
+    }
+    PyObject *f = (PyObject *)((PyTracebackObject *)tb)->tb_frame;
+    return Py_NewRef(f != NULL ? f : Py_None);
+}
+
+static PyObject *mod_frame_code(PyObject *self, PyObject *frame) {
+    (void)self;
+    if (!PyFrame_Check(frame)) {
+        PyErr_SetString(PyExc_TypeError, "frame_code: not a frame");
+        return NULL;
+    }
+    return (PyObject *)PyFrame_GetCode((PyFrameObject *)frame);
+}
+
+static PyObject *mod_func_code(PyObject *self, PyObject *fn) {
+    (void)self;
+    if (!PyFunction_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "func_code: not a function");
+        return NULL;
+    }
+    return Py_NewRef(PyFunction_GetCode(fn));
+}
+
 /* _pyaichat.scrub_environ(names, dicts) */
 static PyObject *mod_scrub_environ(PyObject *self, PyObject *args) {
     (void)self;
@@ -304,6 +392,11 @@ static PyObject *mod_scrub_environ(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef mod_methods[] = {
+    {"ident", mod_ident, METH_O, "id(obj), without an audit event."},
+    {"lookup", mod_lookup, METH_VARARGS, "d[key] comparing only exact str keys."},
+    {"tb_frame", mod_tb_frame, METH_O, "tb.tb_frame, without an audit event."},
+    {"frame_code", mod_frame_code, METH_O, "frame.f_code, without an audit event."},
+    {"func_code", mod_func_code, METH_O, "fn.__code__, without an audit event."},
     {"scrub_environ", mod_scrub_environ, METH_VARARGS, "Wipe secret environment values (isolated copy only)."},
     {"native_input", mod_native_input, METH_O, "Let input() read the terminal itself."},
     {"readline", mod_readline, METH_NOARGS, "Read one line through pyaichat."},
@@ -481,6 +574,7 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
         if (PyStatus_Exception(status)) goto fail;
     }
     session_pid = getpid();
+    pyb_install_audit_guard();
     pyb_signals_before_python();
     status = Py_InitializeFromConfig(&config);
     if (PyStatus_Exception(status)) {

@@ -158,15 +158,21 @@ PyObject *pyb_refused_type(void) {
     return refused_type;
 }
 
+/* Installs the audit hook before the interpreter starts, so that no
+ * audit hook of the user's (sitecustomize, PYTHONSTARTUP, the session)
+ * is ever called for it. Hooks cannot be removed, so this one stays for
+ * the life of the process; in the parent it returns at once. */
+void pyb_install_audit_guard(void) {
+    if (PySys_AddAuditHook(audit_guard, NULL) == 0) hook_installed = 1;
+}
+
 /* Call with the GIL held, in the parent. */
 static int install_guard(pyb_error *err) {
-    if (hook_installed) return 0;
     if (pyb_refused_type() == NULL) {
         iso_fetch(err);
         return -1;
     }
-    /* Hooks cannot be removed, so this one stays for the life of the
-     * process; in the parent it returns at once. */
+    if (hook_installed) return 0;
     if (PySys_AddAuditHook(audit_guard, NULL) < 0) {
         iso_fetch(err);
         return -1;

@@ -59,6 +59,10 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
  * too), and reaps it. */
 int pyb_prepare_isolated(int *pid, int *fd, pyb_error *err);
 
+/* Installs the audit hook that guards copies; call once, before
+ * Py_InitializeFromConfig. */
+void pyb_install_audit_guard(void);
+
 /* Sets the address range that copies unmap before any Python runs in
  * them: Go's heap, where pyaichat's own secrets live. Only anonymous
  * private mappings inside it are unmapped, and none that C or Python

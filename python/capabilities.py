@@ -53,8 +53,34 @@ _T_MODULE = type.__dict__["__module__"].__get__
 _T_MRO = type.__dict__["__mro__"].__get__
 _T_DICT = type.__dict__["__dict__"].__get__
 _F_QUALNAME = types.FunctionType.__dict__["__qualname__"].__get__
-_F_CODE = types.FunctionType.__dict__["__code__"].__get__
 _EXC_TB = BaseException.__dict__["__traceback__"].__get__
+_M_DICT = types.ModuleType.__dict__["__dict__"].__get__
+
+# Reads that run no user code and raise no audit event (a user audit hook
+# is user code): d.get(key) compares keys with __eq__ when hashes collide,
+# and id(), traceback.tb_frame, frame.f_code and function.__code__ are
+# audited.
+_get = _pyaichat.lookup  # (dict or class, str key, default)
+_ident = _pyaichat.ident
+_tb_frame = _pyaichat.tb_frame
+_frame_code = _pyaichat.frame_code
+_F_CODE = _pyaichat.func_code
+_ABSENT = object()
+
+
+def _sys(name, default=None):
+    """sys.<name> from the module's own dict (sys may have a __getattr__)."""
+    return _get(_M_DICT(sys), name, default)
+
+
+def _module(name):
+    """sys.modules[name], or None; never imported."""
+    return _get(_sys("modules"), name, None)
+
+
+# What _lib found, for the length of one call: list_globals asks for the
+# same classes once per global.
+_lib_memo = {}
 _EXC_ARGS = BaseException.__dict__["args"].__get__
 
 _NONE_T = type(None)
@@ -175,7 +201,7 @@ def _error_type(t):
     "builtins" reads "builtins.ValueError"). Builtins are recognised by
     identity, never by name."""
     name = _T_NAME(t)
-    if type(name) is str and (builtins.__dict__.get(name) is t or t is _refused_type()):
+    if type(name) is str and (_get(_M_DICT(builtins), name, None) is t or t is _refused_type()):
         return name
     try:
         mod = _T_MODULE(t)
@@ -269,11 +295,11 @@ def _render_container(obj, t, out, level):
     if not obj:
         out.put(empty)
         return
-    if id(obj) in out.active or level >= _MAX_LEVEL:
+    if _ident(obj) in out.active or level >= _MAX_LEVEL:
         out.put(opener + "..." + closer)
         out.cut = out.cut or level >= _MAX_LEVEL
         return
-    out.active.add(id(obj))
+    out.active.add(_ident(obj))
     out.put(opener)
     first = True
     items = obj.items() if t is dict else obj
@@ -297,7 +323,7 @@ def _render_container(obj, t, out, level):
     # The closer is always added so that a cut repr still reads as a
     # structure; it may exceed the budget by a few characters.
     out.parts.append(closer)
-    out.active.discard(id(obj))
+    out.active.discard(_ident(obj))
 
 
 def _render_user(obj, t, out):
@@ -340,8 +366,8 @@ def _library_summary(obj, t):
     """(text, elided) for numpy arrays and pandas objects when the session
     already uses those libraries, else None."""
     if _derives(t, "numpy", "ndarray"):
-        return _np_summary(sys.modules["numpy"], obj, t)
-    pd = sys.modules.get("pandas")
+        return _np_summary(_module("numpy"), obj, t)
+    pd = _module("pandas")
     if type(_lib("pandas", "Index")) is not type:
         return None
     if t is _lib("pandas", "DataFrame"):
@@ -442,7 +468,7 @@ def _pd_table(pd, frame, header=True):
     """A small frame's rows as pandas prints them. Through the formatter
     DataFrame.to_string uses: to_string itself imports a module lazily."""
     with pd.option_context("display.max_colwidth", _PD_CELL):
-        fmt = sys.modules.get("pandas.io.formats.format")
+        fmt = _module("pandas.io.formats.format")
         formatter = getattr(fmt, "DataFrameFormatter", None)
         if formatter is not None and hasattr(formatter, "get_strcols"):
             f = formatter(frame, header=header)
@@ -546,7 +572,7 @@ def _preview(v):
             return "%s, %d %s" % (_T_NAME(t), len(v), "items" if t in _CONTAINERS else "chars" if t is str else "bytes")
         return text
     if t is types.ModuleType:
-        name = v.__dict__.get("__name__")
+        name = _get(_M_DICT(v), "__name__", None)
         return "module " + (_text(name, _NAME_LIMIT) if type(name) is str else "?")
     if t is types.FunctionType:
         code = _F_CODE(v)
@@ -568,10 +594,13 @@ def _preview(v):
 def _lib(module, name):
     """module.name read from the module's dict if the session imported
     module (never imported here), else None."""
-    m = sys.modules.get(module)
-    if type(m) is not types.ModuleType:
-        return None
-    return m.__dict__.get(name)
+    key = (module, name)
+    v = _lib_memo.get(key, _ABSENT)
+    if v is _ABSENT:
+        m = _module(module)
+        v = _get(_M_DICT(m), name, None) if type(m) is types.ModuleType else None
+        _lib_memo[key] = v
+    return v
 
 
 def _derives(t, module, name):
@@ -592,8 +621,8 @@ def _pandas_own(t):
     mod = _T_MODULE(t)
     if type(mod) is not str or not mod.startswith("pandas."):
         return False
-    m = sys.modules.get(mod)
-    return type(m) is types.ModuleType and m.__dict__.get(_T_QUALNAME(t)) is t
+    m = _module(mod)
+    return type(m) is types.ModuleType and _get(_M_DICT(m), _T_QUALNAME(t), None) is t
 
 
 def _lib_preview(v, t):
@@ -623,7 +652,7 @@ def _lib_preview(v, t):
         elif _derives(t, "pandas", "Index"):
             n = _pd_len(v)
             if n is not None:
-                data = v.__dict__.get("_data")
+                data = _get(v.__dict__, "_data", None)
                 dtype = _np_dtype(nd, data) if type(data) is nd else None
                 name = _text(_T_NAME(t), _NAME_LIMIT)
                 return "%s, length %d%s" % (name, n, ", " + _text(str(dtype), _PREVIEW_LIMIT) if dtype is not None else "")
@@ -633,7 +662,7 @@ def _lib_preview(v, t):
 
 
 def _pd_axes(v):
-    mgr = v.__dict__.get("_mgr")
+    mgr = _get(v.__dict__, "_mgr", None)
     if mgr is None or not _pandas_own(type(mgr)):
         return None
     axes = mgr.axes
@@ -647,12 +676,12 @@ def _pd_len(idx):
         return None
     d = idx.__dict__
     for key in ("_range", "_data"):
-        x = d.get(key)
+        x = _get(d, key, None)
         if type(x) is range or type(x) is _lib("numpy", "ndarray"):
             return len(x)
         if x is not None and _pandas_own(type(x)):
             return len(x)  # pandas' own extension arrays
-    codes = d.get("_codes")
+    codes = _get(d, "_codes", None)
     if type(codes) is not tuple and codes is not None and _pandas_own(type(codes)):
         codes = tuple(codes)
     if type(codes) is tuple and codes and type(codes[0]) is _lib("numpy", "ndarray"):
@@ -661,7 +690,7 @@ def _pd_len(idx):
 
 
 def _pd_series_name(v):
-    name = v.__dict__.get("_name")
+    name = _get(v.__dict__, "_name", None)
     if name is None:
         return ""
     try:
@@ -694,10 +723,10 @@ def _namespace():
         repl = _pyaichat.helper("_pyaichat_repl")
     except ImportError:  # the capabilities run without the REPL (tests)
         repl = None
-    main = repl.__dict__.get("_main") if type(repl) is types.ModuleType else None
+    main = _get(_M_DICT(repl), "_main", None) if type(repl) is types.ModuleType else None
     if type(main) is not types.ModuleType:
-        main = sys.modules["__main__"]
-    ns = main.__dict__
+        main = _module("__main__")
+    ns = _M_DICT(main)
     return ns
 
 
@@ -909,7 +938,7 @@ def _str_owner(t):
     """The class whose __str__ str() of an instance of t runs, from the
     MRO's own dicts (never a metaclass or a __getattribute__)."""
     for cls in _T_MRO(t):
-        if "__str__" in _T_DICT(cls):
+        if _get(cls, "__str__", _ABSENT) is not _ABSENT:
             return cls
     return object
 
@@ -919,7 +948,7 @@ def _is_builtin(cls):
     the builtins module's own entry, since any class may claim
     __module__ = "builtins"."""
     name = _T_NAME(cls)
-    return type(name) is str and builtins.__dict__.get(name) is cls
+    return type(name) is str and _get(_M_DICT(builtins), name, None) is cls
 
 
 def _small(x):
@@ -1058,7 +1087,7 @@ def _frame_locals(f, user):
     """A frame's first locals, name to preview. Only an exact dict is read
     (with dict's own iteration): exec() may have given the frame a user
     mapping, whose items() would be user code."""
-    code = f.f_code
+    code = _frame_code(f)
     if not code.co_flags & inspect.CO_OPTIMIZED and (code.co_varnames or code.co_cellvars or code.co_freevars):
         # Reading f_locals of a class or exec body with closures stores
         # them into its namespace first: a metaclass's __prepare__ mapping
@@ -1090,7 +1119,7 @@ def _cached_line(filename, lineno):
     None. Only entries already read are used: a lazy entry (a loader's
     get_source, registered by linecache.lazycache) would run user code."""
     cache = linecache.cache
-    entry = cache.get(filename) if type(cache) is dict else None
+    entry = _get(cache, filename, None)
     if type(entry) is not tuple or len(entry) != 4 or type(entry[2]) is not list:
         return None
     lines = entry[2]
@@ -1107,7 +1136,7 @@ def _source_line(filename, lineno):
     if filename is None or type(lineno) is not int:
         return None
     cache = linecache.cache
-    if type(cache) is dict and filename not in cache and not filename.startswith("<"):
+    if type(cache) is dict and _get(cache, filename, _ABSENT) is _ABSENT and not filename.startswith("<"):
         try:
             st = os.stat(filename)
         except (OSError, ValueError):
@@ -1122,14 +1151,14 @@ def _source_line(filename, lineno):
 
 
 def cap_get_last_exception(a, user):
-    v = getattr(sys, "last_value", None)
+    v = _sys("last_value")
     if v is None or not issubclass(type(v), BaseException):
         return {"exception": None}
     frames = []
     tb = _EXC_TB(v)
     while tb is not None:
-        f = tb.tb_frame
-        code = f.f_code
+        f = _tb_frame(tb)
+        code = _frame_code(f)
         if _user_frame(code):
             frames.append((f, code, tb.tb_lineno))
         tb = tb.tb_next
@@ -1220,6 +1249,7 @@ def _finish(res, a):
 def inproc(arg):
     """Answer without running any user code, or ask for isolation."""
     a = json.loads(arg)
+    _lib_memo.clear()
     fn = _CAPS.get(a.get("cap"))
     if fn is None:
         return _error("InvalidArguments", "unknown capability %r" % a.get("cap"))
@@ -1237,11 +1267,11 @@ def inproc(arg):
 def _warm_lines():
     """Read the traceback's source lines into linecache before forking: the
     isolated copy may not open files."""
-    v = getattr(sys, "last_value", None)
+    v = _sys("last_value")
     tb = _EXC_TB(v) if v is not None and issubclass(type(v), BaseException) else None
     frames = []
     while tb is not None:
-        code = tb.tb_frame.f_code
+        code = _frame_code(_tb_frame(tb))
         if _user_frame(code):
             frames.append((code.co_filename, tb.tb_lineno))
         tb = tb.tb_next
@@ -1271,6 +1301,7 @@ def isolated(arg):
         sys.setrecursionlimit(3000)
     try:
         a = json.loads(arg)
+        _lib_memo.clear()
         res = _CAPS[a["cap"]](a, True)
         return _finish(res, a)
     except BaseException as e:  # noqa: SystemExit and KeyboardInterrupt too
