@@ -1,0 +1,173 @@
+package redact
+
+import (
+	"math"
+	"strings"
+)
+
+// Bounds of the high-entropy rule. Shorter runs are identifiers and short
+// ids; much longer ones are data payloads (base64 images, blobs) whose
+// removal would gut a tool result without hiding a credential.
+const (
+	minEntropyLen = 24
+	maxEntropyLen = 512
+)
+
+// entropyRun marks the characters of a candidate run: [A-Za-z0-9_+/=-].
+var entropyRun = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		t[c] = isLetter(b) || isDigit(b) || strings.IndexByte("_+/=-", b) >= 0
+	}
+	return t
+}()
+
+// findEntropy adds every maximal run of token characters that looks like a
+// generated secret.
+func findEntropy(s string, fs []finding) []finding {
+	for i := 0; i < len(s); {
+		if !entropyRun[s[i]] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && entropyRun[s[j]] {
+			j++
+		}
+		if j-i >= minEntropyLen {
+			fs = entropyRunFindings(s, i, j, fs)
+		}
+		i = j
+	}
+	return fs
+}
+
+// entropyRunFindings judges the run s[start:end]. A name glued on by '='
+// ("token=...") is cut off first, and a run that reads like a file path
+// is judged segment by segment, so /home/Me/Projects2/app23 is not one
+// opaque token.
+func entropyRunFindings(s string, start, end int, fs []finding) []finding {
+	run := s[start:end]
+	if k := lastInnerEquals(run); k >= 0 {
+		start += k + 1
+		run = s[start:end]
+	}
+	if !strings.Contains(run, "/") || !pathLike(run) {
+		if generated(run) {
+			fs = append(fs, finding{start: start, end: end, prec: precEntropy, kind: kindEntropy})
+		}
+		return fs
+	}
+	for off := start; off < end; {
+		seg := strings.IndexByte(s[off:end], '/')
+		if seg < 0 {
+			seg = end - off
+		}
+		if generated(s[off : off+seg]) {
+			fs = append(fs, finding{start: off, end: off + seg, prec: precEntropy, kind: kindEntropy})
+		}
+		off += seg + 1
+	}
+	return fs
+}
+
+// lastInnerEquals is the index of the last '=' that is followed by
+// something other than '=': base64 has '=' only as trailing padding, so an
+// inner one separates a name from a value.
+func lastInnerEquals(run string) int {
+	trimmed := strings.TrimRight(run, "=")
+	return strings.LastIndexByte(trimmed, '=')
+}
+
+// pathLike reports whether most '/'-separated segments of run read like
+// words ("usr", "site-packages", "Projects"): a base64 secret that happens
+// to contain '/' has segments of random mixed case instead.
+func pathLike(run string) bool {
+	segs := strings.Split(run, "/")
+	words := 0
+	for _, seg := range segs {
+		if wordLike(seg) {
+			words++
+		}
+	}
+	return 2*words >= len(segs)
+}
+
+// wordLike: empty, short, or a letter followed by no upper case.
+func wordLike(seg string) bool {
+	if len(seg) <= 3 {
+		return true
+	}
+	for i := 1; i < len(seg); i++ {
+		if seg[i] >= 'A' && seg[i] <= 'Z' {
+			return false
+		}
+	}
+	return isLetter(seg[0])
+}
+
+// generated reports whether tok looks like a machine-made secret: long,
+// both cases and digits, not hex (hashes, digests, UUIDs), not a checksum
+// label, and with high Shannon entropy.
+func generated(tok string) bool {
+	n := len(tok)
+	if n < minEntropyLen || n > maxEntropyLen {
+		return false
+	}
+	var upper, lower, digit int
+	hex := true
+	for i := 0; i < n; i++ {
+		c := tok[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			upper++
+		case c >= 'a' && c <= 'z':
+			lower++
+		case isDigit(c):
+			digit++
+		}
+		if !(isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
+			hex = false
+		}
+	}
+	if upper == 0 || lower == 0 || digit < 2 || hex || checksumLabel(tok) {
+		return false
+	}
+	return entropy(tok) >= entropyThreshold(n)
+}
+
+// checksumLabel: Subresource-Integrity style digests ("sha512-<base64>")
+// in lock files are public.
+func checksumLabel(tok string) bool {
+	for _, p := range []string{"sha1-", "sha256-", "sha384-", "sha512-"} {
+		if strings.HasPrefix(tok, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// entropyThreshold grows with length: a string of n characters has at most
+// log2(n) bits per character, and a random one comes close to that, while
+// identifiers built from words stay well below. The fraction and the cap
+// were tuned on testdata/ordinary.txt and testdata/secrets.txt.
+func entropyThreshold(n int) float64 {
+	return min(0.85*math.Log2(float64(n)), 4.6)
+}
+
+// entropy is the Shannon entropy of s in bits per byte.
+func entropy(s string) float64 {
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	n := float64(len(s))
+	h := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
