@@ -44,7 +44,7 @@ var rules = []rule{
 	{kind: "GitHub token", triggers: []string{"github_pat_"}, span: 512, whole: true,
 		re: regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{22,}`)},
 	{kind: "AWS access key", triggers: []string{"AKIA", "ASIA"}, span: 20, whole: true,
-		re: regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z0-9]{16}`), ok: awsKeyID},
+		re: regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z0-9]{16}`), ok: plausibleAWSKeyID},
 	{kind: "AWS secret key", triggers: []string{"secret"}, fold: true, back: 8, span: 160,
 		re: regexp.MustCompile(`(?i)(?:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)[A-Za-z0-9_]*["']?\s*(?::|=>?)\s*["']?([A-Za-z0-9/+=]{40})`),
 		ok: notGluedBase64},
@@ -148,9 +148,9 @@ func hasDigitAndLetter(s string, start, end int) bool {
 	return d && l
 }
 
-// awsKeyID rejects all-letter words after ASIA ("ASIAPACIFICREGIONS..."),
+// plausibleAWSKeyID rejects all-letter words after ASIA ("ASIAPACIFICREGIONS..."),
 // which temporary key ids, unlike long-term AKIA ids, reliably are not.
-func awsKeyID(s string, start, end int) bool {
+func plausibleAWSKeyID(s string, start, end int) bool {
 	if strings.HasPrefix(s[start:], "AKIA") {
 		return true
 	}
