@@ -133,7 +133,89 @@ func generated(tok string) bool {
 	if upper == 0 || lower == 0 || digit < 2 || hex || checksumLabel(tok) {
 		return false
 	}
+	if classChangeRate(tok) < minClassChangeRate || wordCoverage(tok) >= maxWordCoverage {
+		return false
+	}
 	return entropy(tok) >= entropyThreshold(n)
+}
+
+// Identifiers made of words ("ConvNeXtV2ForImageClassification",
+// "FinalReport_2023_v12_APPROVED") reach the entropy of random strings but
+// not their texture: random characters switch between upper case, lower
+// case and digits at about 60% of positions (rarely below 40%), and seldom
+// form word-shaped runs. Both limits were tuned on the test corpora.
+const (
+	minClassChangeRate = 0.35
+	maxWordCoverage    = 0.6
+)
+
+// charClass is 1 for upper case, 2 for lower case, 3 for digits, 0 else.
+func charClass(c byte) int {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return 1
+	case c >= 'a' && c <= 'z':
+		return 2
+	case isDigit(c):
+		return 3
+	}
+	return 0
+}
+
+// classChangeRate is the fraction of letters and digits whose class
+// differs from the previous letter or digit.
+func classChangeRate(tok string) float64 {
+	prev, n, changes := 0, 0, 0
+	for i := 0; i < len(tok); i++ {
+		c := charClass(tok[i])
+		if c == 0 {
+			continue
+		}
+		if prev != 0 && c != prev {
+			changes++
+		}
+		prev, n = c, n+1
+	}
+	return float64(changes) / float64(n)
+}
+
+// wordCoverage is the fraction of tok covered by word-shaped runs: an
+// optional capital and at least three lower-case letters with a vowel
+// ("Image"), or at least four capitals ("HTTP", "APPROVED"). Random text
+// has lower-case runs too, but they are seldom pronounceable.
+func wordCoverage(tok string) float64 {
+	covered := 0
+	for i := 0; i < len(tok); {
+		if n := wordAt(tok, i); n > 0 {
+			covered += n
+			i += n
+		} else {
+			i++
+		}
+	}
+	return float64(covered) / float64(len(tok))
+}
+
+// wordAt is the length of the word-shaped run starting at tok[i], or 0.
+func wordAt(tok string, i int) int {
+	j := i
+	for j < len(tok) && charClass(tok[j]) == 1 {
+		j++
+	}
+	if j-i >= 4 {
+		return j - i
+	}
+	if j-i > 1 {
+		return 0
+	}
+	k := j
+	for k < len(tok) && charClass(tok[k]) == 2 {
+		k++
+	}
+	if k-j >= 3 && strings.ContainsAny(tok[j:k], "aeiouy") {
+		return k - i
+	}
+	return 0
 }
 
 // checksumLabel: Subresource-Integrity style digests ("sha512-<base64>")
@@ -152,7 +234,7 @@ func checksumLabel(tok string) bool {
 // identifiers built from words stay well below. The fraction and the cap
 // were tuned on testdata/ordinary.txt and testdata/secrets.txt.
 func entropyThreshold(n int) float64 {
-	return min(0.85*math.Log2(float64(n)), 4.6)
+	return min(0.8*math.Log2(float64(n)), 4.6)
 }
 
 // entropy is the Shannon entropy of s in bits per byte.

@@ -46,7 +46,7 @@ var rules = []rule{
 	{kind: "AWS access key", triggers: []string{"AKIA", "ASIA"}, span: 20, whole: true,
 		re: regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z0-9]{16}`), ok: plausibleAWSKeyID},
 	{kind: "AWS secret key", triggers: []string{"secret"}, fold: true, back: 8, span: 160,
-		re: regexp.MustCompile(`(?i)(?:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)[A-Za-z0-9_]*["']?\s*(?::|=>?)\s*["']?([A-Za-z0-9/+=]{40})`),
+		re: regexp.MustCompile(`(?i)(?:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)[A-Za-z0-9_]*["']?[ \t]*(?::|=>?)[ \t]*["']?([A-Za-z0-9/+=]{40})`),
 		ok: notGluedBase64},
 	{kind: "Slack token", triggers: []string{"xox"}, span: 512, whole: true,
 		re: regexp.MustCompile(`^xox[abprs]-[A-Za-z0-9-]{10,}`), ok: hasDigitAndLetter},
@@ -61,13 +61,13 @@ var rules = []rule{
 	{kind: kindPrivateKey, triggers: []string{"-----BEGIN "}, span: 65536,
 		re: regexp.MustCompile(`^-----BEGIN ` + pemLabel + `(?:(?:\r?\n|\\r?\\n)+[A-Za-z0-9+/=]+)*`)},
 	{kind: "authorization value", triggers: []string{"authorization"}, fold: true, span: 4096,
-		re: regexp.MustCompile(`^(?i)authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest)\s+)?([^\s"',;]{8,})`)},
+		re: regexp.MustCompile(`^(?i)authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|digest)[ \t]+)?([^\s"',;]{8,})`)},
 	{kind: "bearer token", triggers: []string{"bearer", "basic"}, fold: true, span: 4096,
-		re: regexp.MustCompile(`^(?i)(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{16,})`), ok: bearerValue},
+		re: regexp.MustCompile(`^(?i)(?:bearer|basic)[ \t]+([A-Za-z0-9._~+/=-]{16,})`), ok: bearerValue},
 	{kind: kindPassword, triggers: []string{"pwd", "passw"}, fold: true, span: 512,
-		re: regexp.MustCompile(`^(?i)(?:pwd|passwd|password)\s*=\s*(\{[^}\n]*\}|[^;\s"'{}]+)`), ok: odbcContext},
+		re: regexp.MustCompile(`^(?i)(?:pwd|passwd|password)[ \t]*=[ \t]*(\{[^}\n]*\}|[^;\s"'{}]+)`), ok: odbcContext},
 	{kind: kindPassword, triggers: []string{"passw"}, fold: true, span: 512,
-		re: regexp.MustCompile(`^(?i)passw(?:or)?d["']?\s*[:=]\s*(?:"([^"\r\n]{4,256})"|'([^'\r\n]{4,256})')`)},
+		re: regexp.MustCompile(`^(?i)passw(?:or)?d["']?[ \t]*[:=][ \t]*(?:"([^"\r\n]{4,256})"|'([^'\r\n]{4,256})')`)},
 }
 
 // findFormats adds the spans of every well-known format in s.
