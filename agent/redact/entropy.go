@@ -114,23 +114,11 @@ func generated(tok string) bool {
 	if n < minEntropyLen || n > maxEntropyLen {
 		return false
 	}
-	var upper, lower, digit int
-	hex := true
+	var classes [4]int // by charClass
 	for i := 0; i < n; i++ {
-		c := tok[i]
-		switch {
-		case c >= 'A' && c <= 'Z':
-			upper++
-		case c >= 'a' && c <= 'z':
-			lower++
-		case isDigit(c):
-			digit++
-		}
-		if !(isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
-			hex = false
-		}
+		classes[charClass(tok[i])]++
 	}
-	if upper == 0 || lower == 0 || digit < 2 || hex || checksumLabel(tok) {
+	if classes[1] == 0 || classes[2] == 0 || classes[3] < 2 || hexLike(tok) || checksumLabel(tok) {
 		return false
 	}
 	if classChangeRate(tok) < minClassChangeRate || wordCoverage(tok) >= maxWordCoverage {
@@ -216,6 +204,18 @@ func wordAt(tok string, i int) int {
 		return k - i
 	}
 	return 0
+}
+
+// hexLike: hex digests, git hashes and UUIDs (even in mixed case) are
+// public identifiers, whatever their entropy.
+func hexLike(tok string) bool {
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // checksumLabel: Subresource-Integrity style digests ("sha512-<base64>")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"regexp"
 )
 
@@ -18,108 +17,110 @@ var awsSecretValue = regexp.MustCompile(`^[A-Za-z0-9/+=]{40}$`)
 
 // JSON redacts every string (keys and values) inside a JSON document and
 // re-encodes it compactly, without HTML escaping and without a trailing
-// newline. Object keys keep their order and numbers their spelling, since
-// the document is streamed token by token rather than decoded into maps.
+// newline. Object keys keep their order and numbers their spelling: the
+// validated document is copied byte by byte, dropping insignificant
+// whitespace, and only its strings are decoded, redacted and re-encoded.
 // Invalid JSON is an error.
 func (f *Filter) JSON(doc []byte) ([]byte, Report, error) {
 	if !json.Valid(doc) {
 		return nil, Report{}, errors.New("redact: invalid JSON")
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
 	w := jsonWriter{f: f}
+	w.out.Grow(len(doc))
 	w.enc = json.NewEncoder(&w.out)
 	w.enc.SetEscapeHTML(false)
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, Report{}, err
-		}
-		if err := w.token(tok); err != nil {
-			return nil, Report{}, err
+	for i := 0; i < len(doc); {
+		switch c := doc[i]; c {
+		case ' ', '\t', '\r', '\n':
+			i++
+		case '"':
+			end := stringEnd(doc, i)
+			if err := w.str(doc[i:end], isKey(doc, end)); err != nil {
+				return nil, Report{}, err
+			}
+			i = end
+		default:
+			w.out.WriteByte(c)
+			i++
 		}
 	}
 	return w.out.Bytes(), w.rep, nil
 }
 
-// jsonFrame is one open object or array: how many tokens it holds so far,
-// which decides the separator before the next one.
-type jsonFrame struct {
-	object bool
-	n      int
+// stringEnd returns the index just past the JSON string starting at
+// doc[i], which json.Valid has vouched for.
+func stringEnd(doc []byte, i int) int {
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(doc)
+}
+
+// isKey reports whether the string ending at doc[end] is an object key:
+// a colon follows it.
+func isKey(doc []byte, end int) bool {
+	for ; end < len(doc); end++ {
+		switch doc[end] {
+		case ' ', '\t', '\r', '\n':
+		case ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 type jsonWriter struct {
-	f     *Filter
-	out   bytes.Buffer
-	enc   *json.Encoder
-	stack []jsonFrame
-	key   string // the last object key, context for its value
-	rep   Report
+	f   *Filter
+	out bytes.Buffer
+	enc *json.Encoder
+	key string // the last object key, context for its value
+	rep Report
 }
 
-func (w *jsonWriter) token(tok json.Token) error {
-	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-		w.stack = w.stack[:len(w.stack)-1]
-		w.out.WriteByte(byte(d))
-		return nil
+// str redacts one quoted JSON string and writes it re-encoded.
+func (w *jsonWriter) str(quoted []byte, key bool) error {
+	s, plain := plainString(quoted)
+	if !plain {
+		if err := json.Unmarshal(quoted, &s); err != nil {
+			return err
+		}
 	}
-	isKey := w.separate()
-	switch v := tok.(type) {
-	case json.Delim:
-		w.out.WriteByte(byte(v))
-		w.stack = append(w.stack, jsonFrame{object: v == '{'})
-		return nil
-	case string:
-		return w.str(v, isKey)
-	case json.Number:
-		w.out.WriteString(string(v))
-		return nil
-	default: // bool or nil
-		return w.value(v)
-	}
-}
-
-// separate writes the ',' or ':' due before the next token of the
-// enclosing container, and reports whether that token is an object key.
-func (w *jsonWriter) separate() bool {
-	if len(w.stack) == 0 {
-		return false
-	}
-	top := &w.stack[len(w.stack)-1]
-	defer func() { top.n++ }()
-	switch {
-	case top.object && top.n%2 == 1:
-		w.out.WriteByte(':')
-		return false
-	case top.n > 0:
-		w.out.WriteByte(',')
-	}
-	return top.object
-}
-
-func (w *jsonWriter) str(s string, isKey bool) error {
 	red, r := w.f.Text(s)
-	if r.Count == 0 && !isKey && awsSecretName.MatchString(w.key) && awsSecretValue.MatchString(s) {
-		red, r = Marker("AWS secret key", len(s)), Report{}
+	if r.Count == 0 && !key && awsSecretName.MatchString(w.key) && awsSecretValue.MatchString(s) {
+		red = Marker("AWS secret key", len(s))
 		r.note("AWS secret key")
 	}
-	w.rep.Add(r)
-	if isKey {
+	if key {
 		w.key = s
 	}
-	return w.value(red)
-}
-
-// value writes v as JSON; the Encoder always ends with a newline, which a
-// compact document must not contain.
-func (w *jsonWriter) value(v any) error {
-	if err := w.enc.Encode(v); err != nil {
+	w.rep.Add(r)
+	if plain && r.Count == 0 {
+		w.out.Write(quoted) // the encoder would write exactly these bytes
+		return nil
+	}
+	if err := w.enc.Encode(red); err != nil {
 		return err
 	}
-	w.out.Truncate(w.out.Len() - 1)
+	w.out.Truncate(w.out.Len() - 1) // Encode ends with a newline
 	return nil
+}
+
+// plainString returns the content of a quoted string made only of
+// printable ASCII without escapes: decoding it is slicing it, and encoding
+// gives it back unchanged.
+func plainString(quoted []byte) (string, bool) {
+	body := quoted[1 : len(quoted)-1]
+	for _, c := range body {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
 }
