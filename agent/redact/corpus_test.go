@@ -85,6 +85,15 @@ func secretSamples() []struct{ kind, line, secret string } {
 		add("high-entropy string", "    'client_secret': '"+k+"',", k)
 		k = fake(s+17, 40, b64url)
 		add("high-entropy string", "X-Api-Key: "+k, k)
+		k = fake(s+18, 40, alnum)
+		add("authorization value", "curl -H 'Authorization: Bearer "+k+"' https://api.example.com", k)
+		add("bearer token", "requests.get(url, headers={'X-Token': 'Bearer "+k+"'})", k)
+		k = fake(s+19, 16, alnum)
+		add("password", "Server=tcp:db.example.com,1433;Database=shop;User ID=app;Password="+k+";Encrypt=True;", k)
+		label := []string{"RSA ", "EC ", "OPENSSH ", "", "ENCRYPTED "}[i%5]
+		body := fake(s+20, 64, b64std) + "\n" + fake(s+21, 64, b64std) + "\n" + fake(s+22, 20, b64std) + "=="
+		k = "-----BEGIN " + label + "PRIVATE KEY-----\n" + body + "\n-----END " + label + "PRIVATE KEY-----"
+		add("private key", "{'type': 'service_account', 'private_key': '"+k+"\\n', 'client_email': 'svc@proj.iam.gserviceaccount.com'}", body[:64])
 	}
 	return out
 }
@@ -97,7 +106,7 @@ func TestSecretCorpus(t *testing.T) {
 	for _, c := range secretSamples() {
 		total++
 		out, _ := f.Text(c.line)
-		if strings.Contains(out, c.secret) || !strings.Contains(out, markerPrefix) {
+		if strings.Contains(out, c.secret) || !strings.Contains(out, markerPrefix+c.kind+", ") {
 			missed[c.kind]++
 			t.Logf("%s missed: %s -> %s", c.kind, c.line, out)
 			continue
