@@ -72,21 +72,57 @@ var rules = []rule{
 
 // findFormats adds the spans of every well-known format in s.
 func findFormats(s string, fs []finding) []finding {
+	// Which bytes occur, as is and lowered: a trigger with a missing byte
+	// cannot occur, which settles most rules on short strings (the many
+	// small strings of a JSON document) without a substring search.
+	var have, haveFold byteSet
+	for i := 0; i < len(s); i++ {
+		have.add(s[i])
+		haveFold.add(lowerByte(s[i]))
+	}
 	var lower string // ASCII-lowered s, same offsets; made on first need
 	for rank := range rules {
 		r := &rules[rank]
-		hay := s
+		set := &have
 		if r.fold {
-			if lower == "" {
-				lower = asciiLower(s)
-			}
-			hay = lower
+			set = &haveFold
 		}
 		for _, t := range r.triggers {
+			if !set.hasAll(t) {
+				continue
+			}
+			hay := s
+			if r.fold {
+				if lower == "" {
+					lower = asciiLower(s)
+				}
+				hay = lower
+			}
 			fs = r.find(s, hay, t, rank, fs)
 		}
 	}
 	return findURLPasswords(s, fs)
+}
+
+// byteSet is a set of bytes, one bit each.
+type byteSet [4]uint64
+
+func (b *byteSet) add(c byte)      { b[c>>6] |= 1 << (c & 63) }
+func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
+func (b *byteSet) hasAll(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if !b.has(t[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerByte(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // find runs r around every occurrence of trigger t in hay.
@@ -125,9 +161,7 @@ func secretPart(m []int) (int, int) {
 func asciiLower(s string) string {
 	b := []byte(s)
 	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
+		b[i] = lowerByte(c)
 	}
 	return string(b)
 }

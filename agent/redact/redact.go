@@ -32,7 +32,8 @@ type Filter struct {
 	hide   map[string]bool
 }
 
-// New builds a Filter for the policy. The environment is read once, here;
+// New builds a Filter for the policy; New(Policy{}) is cheap and behaves
+// like a nil Filter. The environment is read once, here;
 // later changes to the process environment need a new Filter.
 func New(p Policy) *Filter {
 	f := &Filter{allow: upperSet(p.Allow), hide: upperSet(p.Hide)}
