@@ -1,0 +1,126 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"regexp"
+)
+
+// awsSecretName matches a JSON key that names an AWS secret key, whose
+// value the AWS format rule cannot see once key and value are separate
+// strings.
+var awsSecretName = regexp.MustCompile(`(?i)^(?:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)$`)
+
+// awsSecretValue is the shape of an AWS secret access key.
+var awsSecretValue = regexp.MustCompile(`^[A-Za-z0-9/+=]{40}$`)
+
+// JSON redacts every string (keys and values) inside a JSON document and
+// re-encodes it compactly, without HTML escaping and without a trailing
+// newline. Object keys keep their order and numbers their spelling: the
+// validated document is copied byte by byte, dropping insignificant
+// whitespace, and only its strings are decoded, redacted and re-encoded.
+// Invalid JSON is an error.
+func (f *Filter) JSON(doc []byte) ([]byte, Report, error) {
+	if !json.Valid(doc) {
+		return nil, Report{}, errors.New("redact: invalid JSON")
+	}
+	w := jsonWriter{f: f}
+	w.out.Grow(len(doc))
+	w.enc = json.NewEncoder(&w.out)
+	w.enc.SetEscapeHTML(false)
+	for i := 0; i < len(doc); {
+		switch c := doc[i]; c {
+		case ' ', '\t', '\r', '\n':
+			i++
+		case '"':
+			end := stringEnd(doc, i)
+			if err := w.str(doc[i:end], isKey(doc, end)); err != nil {
+				return nil, Report{}, err
+			}
+			i = end
+		default:
+			w.out.WriteByte(c)
+			i++
+		}
+	}
+	return w.out.Bytes(), w.rep, nil
+}
+
+// stringEnd returns the index just past the JSON string starting at
+// doc[i], which json.Valid has vouched for.
+func stringEnd(doc []byte, i int) int {
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(doc)
+}
+
+// isKey reports whether the string ending at doc[end] is an object key:
+// a colon follows it.
+func isKey(doc []byte, end int) bool {
+	for ; end < len(doc); end++ {
+		switch doc[end] {
+		case ' ', '\t', '\r', '\n':
+		case ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+type jsonWriter struct {
+	f   *Filter
+	out bytes.Buffer
+	enc *json.Encoder
+	key string // the last object key, context for its value
+	rep Report
+}
+
+// str redacts one quoted JSON string and writes it re-encoded.
+func (w *jsonWriter) str(quoted []byte, key bool) error {
+	s, plain := plainString(quoted)
+	if !plain {
+		if err := json.Unmarshal(quoted, &s); err != nil {
+			return err
+		}
+	}
+	red, r := w.f.Text(s)
+	if r.Count == 0 && !key && awsSecretName.MatchString(w.key) && awsSecretValue.MatchString(s) {
+		red = Marker("AWS secret key", len(s))
+		r.note("AWS secret key")
+	}
+	if key {
+		w.key = s
+	}
+	w.rep.Add(r)
+	if plain && r.Count == 0 {
+		w.out.Write(quoted) // the encoder would write exactly these bytes
+		return nil
+	}
+	if err := w.enc.Encode(red); err != nil {
+		return err
+	}
+	w.out.Truncate(w.out.Len() - 1) // Encode ends with a newline
+	return nil
+}
+
+// plainString returns the content of a quoted string made only of
+// printable ASCII without escapes: decoding it is slicing it, and encoding
+// gives it back unchanged.
+func plainString(quoted []byte) (string, bool) {
+	body := quoted[1 : len(quoted)-1]
+	for _, c := range body {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
+}

@@ -1,0 +1,82 @@
+package redact
+
+import "strings"
+
+// secretWords are the name fragments that make an environment variable
+// look like it holds a credential.
+var secretWords = []string{
+	"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD",
+	"CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE",
+}
+
+// benignNames are common variables whose names contain a secret word but
+// whose values are paths, sockets or desktop plumbing; redacting them would
+// only damage tracebacks and listings.
+var benignNames = map[string]bool{
+	"PWD":                      true, // the shell's working directory
+	"OLDPWD":                   true,
+	"SESSION_MANAGER":          true,
+	"DESKTOP_SESSION":          true,
+	"GDMSESSION":               true,
+	"DBUS_SESSION_BUS_ADDRESS": true,
+	"GNOME_KEYRING_CONTROL":    true,
+	"SSH_AUTH_SOCK":            true,
+	"XAUTHORITY":               true,
+	"PASSWORD_STORE_DIR":       true,
+	"TOKENIZERS_PARALLELISM":   true, // Hugging Face switch, "true"/"false"
+}
+
+// benignPrefixes and benignSuffixes cover families of such variables: a
+// *_FILE or *_PATH variable names where a secret lives, not the secret.
+var (
+	benignPrefixes = []string{"XDG_SESSION_", "KONSOLE_DBUS_"}
+	benignSuffixes = []string{"_PATH", "_FILE", "_DIR", "_DIRS", "_SOCK", "_SOCKET"}
+)
+
+// benignWords contain a secret word without meaning one: KEYBOARD holds
+// KEY, AUTHOR holds AUTH. They are blanked out before the secret words are
+// looked for, except AUTHORIZATION, which is a credential.
+var benignWords = strings.NewReplacer(
+	"KEYBOARD", "-", "KEYMAP", "-", "AUTHORIZ", "AUTHZ", "AUTHOR", "-",
+	"TOKENIZER", "-", "PASSTHROUGH", "-", "BYPASS", "-", "COMPASS", "-",
+)
+
+// SecretName reports whether an environment variable's name looks secret
+// under the policy: Allow wins over Hide, Hide over the built-in rule.
+// Names are compared case-insensitively. A nil Filter applies the built-in
+// rule only.
+func (f *Filter) SecretName(name string) bool {
+	up := strings.ToUpper(name)
+	if f != nil {
+		if f.allow[up] {
+			return false
+		}
+		if f.hide[up] {
+			return true
+		}
+	}
+	return builtinSecretName(up)
+}
+
+func builtinSecretName(up string) bool {
+	if benignNames[up] {
+		return false
+	}
+	for _, p := range benignPrefixes {
+		if strings.HasPrefix(up, p) {
+			return false
+		}
+	}
+	for _, s := range benignSuffixes {
+		if strings.HasSuffix(up, s) {
+			return false
+		}
+	}
+	up = benignWords.Replace(up)
+	for _, w := range secretWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return false
+}
