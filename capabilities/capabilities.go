@@ -131,6 +131,11 @@ type Options struct {
 	// its fields hold (a 10 MB class name, a 3000-class MRO). Default
 	// 64 KiB, or 8 times ReprLimit if that is more.
 	MaxResultBytes int
+	// SecretEnv says which environment variables hold secrets: in the
+	// copy where expressions run, their values are wiped before any
+	// expression runs, so that no expression can read or transform them
+	// (os.environ shows the name with a marker). Nil wipes none.
+	SecretEnv func(name string) bool
 }
 
 // Registry runs capabilities against one interpreter.
@@ -191,11 +196,12 @@ const helperModule = "_pyaichat_caps"
 
 // request is what the Python helper receives.
 type request struct {
-	Cap      string `json:"cap"`
-	Expr     string `json:"expr,omitempty"`
-	Limit    int    `json:"limit"`
-	MaxItems int    `json:"max_items"`
-	MaxBytes int    `json:"max_bytes"`
+	Cap       string   `json:"cap"`
+	Expr      string   `json:"expr,omitempty"`
+	Limit     int      `json:"limit"`
+	MaxItems  int      `json:"max_items"`
+	MaxBytes  int      `json:"max_bytes"`
+	SecretEnv []string `json:"secret_env,omitempty"`
 }
 
 // envelope is what the Python helper returns.
@@ -203,6 +209,7 @@ type envelope struct {
 	OK      json.RawMessage `json:"ok"`
 	Error   *Error          `json:"error"`
 	Isolate bool            `json:"isolate"`
+	Env     []string        `json:"env"` // with Isolate: the environment's names
 }
 
 // inSession runs the helper's first step in the session. It needs the GIL,
@@ -279,6 +286,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		return nil, cerr
 	}
 	if env.Isolate {
+		if body, cerr = r.isolatedRequest(req, env.Env); cerr != nil {
+			return nil, cerr
+		}
 		out, err = r.in.CallIsolatedContext(ctx, helperModule, "isolated", string(body), r.opts.Deadline)
 		// One answer often makes several calls: have a copy ready for the
 		// next (forked once the session is idle; a py> statement drops it).
@@ -294,15 +304,36 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		}
 	}
 	// The helper bounds what it returns; but user code runs in the copy
-	// and could replace the helper's functions there, so the bound is
-	// checked here too.
+	// and can replace the helper's functions there or write a result of
+	// its own, so the result is shaped and bounded here too.
 	if env.Error != nil {
 		return nil, &Error{Type: clip(env.Error.Type, maxErrorType), Message: clip(env.Error.Message, maxErrorMessage)}
 	}
 	if len(env.OK) > r.opts.MaxResultBytes {
 		return nil, &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: the result is %d bytes, over the %d-byte bound", name, len(env.OK), r.opts.MaxResultBytes)}
 	}
-	return env.OK, nil
+	res, err := shape(env.OK, r.opts.ReprLimit+64, r.opts.MaxItems)
+	if err != nil {
+		return nil, &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: malformed result: %v", name, err)}
+	}
+	return res, nil
+}
+
+// isolatedRequest is the request for the copy: req, and the names among
+// the session's environment (names) whose values the copy must wipe.
+func (r *Registry) isolatedRequest(req request, names []string) ([]byte, *Error) {
+	if r.opts.SecretEnv != nil {
+		for _, n := range names {
+			if r.opts.SecretEnv(n) {
+				req.SecretEnv = append(req.SecretEnv, n)
+			}
+		}
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, &Error{Type: TypeInternal, Message: err.Error()}
+	}
+	return body, nil
 }
 
 // Bounds of an error's fields, in bytes: the helper cuts a type name at

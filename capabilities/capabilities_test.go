@@ -307,7 +307,7 @@ func TestGetLastException(t *testing.T) {
 func TestCallText(t *testing.T) {
 	setup(t, "ct_v = 5")
 	res, cerr := reg.CallText(context.Background(), "get_repr", "ct_v")
-	if cerr != nil || string(res) != `{"repr": "5", "truncated": false}` {
+	if cerr != nil || string(res) != `{"repr":"5","truncated":false}` {
 		t.Errorf("%s %v", res, cerr)
 	}
 	if _, cerr := reg.CallText(context.Background(), "list_globals", ""); cerr != nil {

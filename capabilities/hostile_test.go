@@ -459,3 +459,50 @@ del sys.__getattr__
 		}
 	}
 }
+
+// A result written by user code in the copy (a frame of its own on the
+// result descriptor) is shaped on the Go side: strings and lists cut to
+// the bounds, and anything but one JSON object rejected.
+func TestForgedResultIsShaped(t *testing.T) {
+	setup(t, "import os, sys")
+	forge := func(payload string) string {
+		return "(lambda d: (os.write(3, bytes([1]) + len(d).to_bytes(8, 'little') + d), os._exit(0)))(" + payload + ")"
+	}
+	m := mustOK(t, "eval_expr", forge(`b'{"ok": {"repr": "' + b'y' * 9000 + b'", "list": [' + b','.join([b'1'] * 500) + b']}}'`))
+	if got := len(str(t, m, "repr")); got > 4096+64+3 {
+		t.Errorf("a forged repr of %d characters passed", got)
+	}
+	if got := len(m["list"].([]any)); got != 200 {
+		t.Errorf("a forged list of %d entries passed", got)
+	}
+	for _, payload := range []string{`b'{"ok": [1, 2]}'`, `b'{"ok": {"a": 1} } {"b": 2}'`, `b'{"ok": "text"}'`} {
+		cerr := mustErr(t, "eval_expr", forge(payload), TypeInternal)
+		contains(t, cerr.Message, "result")
+	}
+}
+
+// In the copy, the environment variables judged secret have their values
+// wiped before the expression runs: a transformed secret is a transformed
+// marker, and the session's own environment is untouched.
+func TestSecretEnvironmentWipedInCopy(t *testing.T) {
+	setup(t, "import os, base64; os.environ['PYAI_TEST_TOKEN'] = 'tok-9f8e7d6c5b4a'; os.environ['PYAI_TEST_PLAIN'] = 'plain-value'")
+	defer setup(t, "del os.environ['PYAI_TEST_TOKEN'], os.environ['PYAI_TEST_PLAIN']")
+	r := New(interp, Options{SecretEnv: func(name string) bool { return strings.HasSuffix(name, "_TOKEN") }})
+	for expr, want := range map[string]string{
+		"os.environ['PYAI_TEST_TOKEN'][::-1]":                     "'>srahc 61 ,eulav tnemnorivne terces :detcader<'",
+		"os.getenv('PYAI_TEST_TOKEN')":                            "'<redacted: secret environment value, 16 chars>'",
+		"base64.b64encode(os.environb[b'PYAI_TEST_TOKEN'])[:12]":  "b'PHJlZGFjdGVk'",
+		"os.environ['PYAI_TEST_PLAIN']":                           "'plain-value'",
+		"'tok-9f8e7d6c5b4a' in repr(os.environ)":                  "False",
+		"__import__('posix').environ.get(b'PYAI_TEST_TOKEN')[:9]": "b'<redacted'",
+	} {
+		res, cerr := r.CallText(context.Background(), "eval_expr", expr)
+		var m map[string]any
+		if cerr != nil || json.Unmarshal(res, &m) != nil || m["repr"] != want {
+			t.Errorf("%s: got %s %v, want %s", expr, res, cerr, want)
+		}
+	}
+	if got := value(t, "os.environ['PYAI_TEST_TOKEN']"); got != "'tok-9f8e7d6c5b4a'" {
+		t.Errorf("the session's environment changed: %s", got)
+	}
+}

@@ -28,6 +28,7 @@ import json
 import keyword
 import linecache
 import os
+import posix
 import re
 import stat
 import sys
@@ -1258,7 +1259,9 @@ def inproc(arg):
     except _NeedsUserCode:
         if a["cap"] == "get_last_exception":
             _warm_lines()
-        return '{"isolate": true}'
+        # The environment's names, so that Go can say which values the
+        # copy must wipe before any expression runs (_scrub_environ).
+        return json.dumps({"isolate": True, "env": _environ_names()}, ensure_ascii=False)
     except NameError as e:
         return _error("NameError", str(e))
     return _finish(res, a)
@@ -1277,6 +1280,32 @@ def _warm_lines():
         tb = tb.tb_next
     for filename, lineno in frames[-_MAX_FRAMES:]:
         _source_line(filename, lineno)
+
+
+def _environ_names():
+    """The names in the environment as os.environ holds it (on POSIX its
+    data is posix.environ, a dict of bytes read without user code)."""
+    return [
+        os.fsdecode(k) if type(k) is bytes else k
+        for k in posix.environ
+        if type(k) is bytes or type(k) is str
+    ]
+
+
+def _scrub_environ(names):
+    """Wipes the values of the named variables in this copy: in the C
+    environment and in os.environ's data, where each becomes a marker. So
+    an expression finds no secret to transform (reverse, join, encode)
+    past the filter of what leaves the machine."""
+    if not names:
+        return
+    dicts = [posix.environ]
+    env = _get(_M_DICT(os), "environ", None)
+    if type(env) is os._Environ:
+        data = _get(env.__dict__, "_data", None)
+        if type(data) is dict:
+            dicts.append(data)
+    _pyaichat.scrub_environ(set(names), tuple(dicts))
 
 
 def _eof_readline(*_):
@@ -1301,6 +1330,7 @@ def isolated(arg):
         sys.setrecursionlimit(3000)
     try:
         a = json.loads(arg)
+        _scrub_environ(a.get("secret_env"))
         _lib_memo.clear()
         res = _CAPS[a["cap"]](a, True)
         return _finish(res, a)
