@@ -15,7 +15,8 @@ const helpText = `Ask a question about your session, or:
   /model [NAME]     show or change the model (NAME --save: make it the default)
   /models           list the models the server offers
   /tools [NAME]     list the capabilities the assistant can call (NAME: one, in full)
-  /cap NAME [EXPR]  run one capability yourself (no LLM involved)`
+  /cap NAME [EXPR]  run one capability yourself (no LLM involved)
+  /privacy          what is sent to the model, and what was redacted`
 
 // command runs a slash command. Its output is for the user; only a failure
 // to write is returned.
@@ -54,6 +55,8 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 		}
 	case "/cap":
 		err = s.capCommand(ctx, rest, out)
+	case "/privacy":
+		err = s.privacyCommand(out)
 	default:
 		_, err = fmt.Fprintf(out, "unknown command %s; try /help\n", name)
 	}

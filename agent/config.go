@@ -40,6 +40,15 @@ type Config struct {
 	// thinking, and a new line after Ctrl-C's echoed ^C.
 	Color bool
 
+	// Share is what may leave the machine (see privacy.go): ShareRedacted
+	// (the default), or ShareOff.
+	Share string
+	// Environ is the environment whose secret-looking values are redacted
+	// from what is sent (os.Environ() in pyaichat); HideEnv and AllowEnv
+	// are names the user declares secret, or not secret.
+	Environ           []string
+	HideEnv, AllowEnv []string
+
 	MaxSteps        int           // tool-call rounds per question (8)
 	MaxCallsPerStep int           // tool calls run from one response (8)
 	QuestionTimeout time.Duration // wall clock for one question, all steps (3 min)
@@ -100,6 +109,9 @@ func (c Config) withDefaults() Config {
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}
+	if c.Share == "" {
+		c.Share = ShareRedacted
+	}
 	defi(&c.MaxSteps, 8)
 	defi(&c.MaxCallsPerStep, 8)
 	def(&c.QuestionTimeout, 3*time.Minute)
@@ -123,13 +135,16 @@ func (c Config) withDefaults() Config {
 // fileConfig is config.toml. The lower-case keys are the natural TOML
 // spelling; the upper-case ones let people paste their environment lines.
 type fileConfig struct {
-	Provider   string `toml:"provider"`
-	Model      string `toml:"model"`
-	BaseURL    string `toml:"base_url"`
-	APIKey     string `toml:"api_key"`
-	EnvModel   string `toml:"PYAICHAT_MODEL"`
-	EnvBaseURL string `toml:"OPENAI_BASE_URL"`
-	EnvAPIKey  string `toml:"OPENAI_API_KEY"`
+	Provider   string   `toml:"provider"`
+	Model      string   `toml:"model"`
+	BaseURL    string   `toml:"base_url"`
+	APIKey     string   `toml:"api_key"`
+	EnvModel   string   `toml:"PYAICHAT_MODEL"`
+	EnvBaseURL string   `toml:"OPENAI_BASE_URL"`
+	EnvAPIKey  string   `toml:"OPENAI_API_KEY"`
+	Share      string   `toml:"share"`
+	HideEnv    []string `toml:"hide_env"`
+	AllowEnv   []string `toml:"allow_env"`
 }
 
 // ConfigPath is $XDG_CONFIG_HOME/pyaichat/config.toml, or
@@ -164,7 +179,7 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env)", path, und[0].String())
 			}
 		}
 	}
@@ -192,7 +207,11 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 		c.BaseURL, _ = pick(flagBaseURL, "OPENAI_BASE_URL", fc.BaseURL, fc.EnvBaseURL)
 		c.APIKey, _ = pick("", "OPENAI_API_KEY", fc.APIKey, fc.EnvAPIKey)
 	}
+	c.Share, c.HideEnv, c.AllowEnv = fc.Share, fc.HideEnv, fc.AllowEnv
 	c = c.withDefaults()
+	if err := checkShare(c.Share); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
 	if err := checkBaseURL(c.BaseURL); err != nil {
 		return Config{}, errors.New(redactKey(err.Error(), c.APIKey))
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pyaichat/pyaichat/agent/redact"
 )
 
 // Everything a model or a server sends reaches the terminal through visible:
@@ -78,13 +80,9 @@ func squash(s string, max int) string {
 	return truncateRunes(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " "), max)
 }
 
-// redactKey replaces every occurrence of the API key in s.
-func redactKey(s, key string) string {
-	if key == "" || !strings.Contains(s, key) {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[key]")
-}
+// redactKey replaces the API key in s where it is a whole token and long
+// enough to be a secret (see redact.ReplaceToken).
+func redactKey(s, key string) string { return redact.ReplaceToken(s, key, "[key]") }
 
 // lineWriter is where everything shown to the user goes. It makes the text
 // harmless (the key redacted, controls made visible), adds pyaichat's own
@@ -162,10 +160,10 @@ func (k *keyFilter) push(s string) string {
 	if k.key == "" {
 		return s
 	}
-	s = redactKey(k.tail+s, k.key)
+	s = k.tail + s
 	n := keyPrefixTail(s, k.key)
 	k.tail = s[len(s)-n:]
-	return s[:len(s)-n]
+	return redactKey(s[:len(s)-n], k.key)
 }
 
 // flush returns what push held back, at the end of the text.
@@ -175,11 +173,15 @@ func (k *keyFilter) flush() string {
 	return t
 }
 
-// keyPrefixTail is the length of the longest end of s that is a proper
-// prefix of key. Only positions holding key's first byte are tried, so a
+// keyPrefixTail is the length of the longest end of s that is a prefix of
+// key (the whole key too: whether it is a whole token depends on the byte
+// that follows). Only positions holding key's first byte are tried, so a
 // delta costs about len(key) byte comparisons.
 func keyPrefixTail(s, key string) int {
-	for i := max(0, len(s)-len(key)+1); i < len(s); i++ {
+	if len(key) < redact.MinSecretLen {
+		return 0
+	}
+	for i := max(0, len(s)-len(key)); i < len(s); i++ {
 		if s[i] == key[0] && strings.HasPrefix(key, s[i:]) {
 			return len(s) - i
 		}

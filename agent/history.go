@@ -3,6 +3,8 @@ package agent
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pyaichat/pyaichat/agent/redact"
 )
 
 // estimateTokens is the usual 4-bytes-per-token rule of thumb; it only has
@@ -22,8 +24,13 @@ func messageTokens(m Message) int {
 // rather than a copy per question in the history.
 func (s *Session) systemMessage() Message {
 	prompt := systemPrompt
+	s.contextRedacted = redact.Report{}
 	if s.ctxFn != nil {
-		if c := capContext(strings.TrimSpace(s.ctxFn()), s.cfg.ContextBytes); c != "" {
+		// Redacted before it is cut, so that a cut never leaves half a
+		// secret that no longer matches.
+		c, rep := s.filter.Text(strings.TrimSpace(s.ctxFn()))
+		s.contextRedacted = rep
+		if c := capContext(c, s.cfg.ContextBytes); c != "" {
 			prompt += "\n\nRecent py> activity (automatic, may be truncated):\n" + c
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/pyaichat/pyaichat/agent/redact"
 )
 
 // NotConfigured is the one line shown when a question is asked with no key
@@ -39,6 +41,14 @@ type Session struct {
 
 	history []Message
 	list    []Tool
+	filter  *redact.Filter
+	// lastRedacted is what the last question's requests had redacted;
+	// asked says there was one.
+	lastRedacted redact.Report
+	asked        bool
+	// contextRedacted is what redaction removed from the automatic
+	// context of the latest request.
+	contextRedacted redact.Report
 	oaTools []openai.Tool
 	names   map[string]bool
 
@@ -52,8 +62,19 @@ type Session struct {
 func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
 	s := &Session{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn}
 	s.client = newClient(&s.cfg)
+	s.filter = s.cfg.Filter()
 	if tools != nil {
 		s.list = tools.Tools()
+	}
+	if s.cfg.Share == ShareOff {
+		s.ctxFn = nil
+		kept := s.list[:0:0]
+		for _, t := range s.list {
+			if offTools[t.Name] {
+				kept = append(kept, t)
+			}
+		}
+		s.list = kept
 	}
 	s.oaTools = openaiTools(s.list)
 	s.names = map[string]bool{}
@@ -147,6 +168,10 @@ type turn struct {
 	hasUse  bool
 	// thinking is set while reasoning text is being shown.
 	thinking bool
+	// redacted counts what redaction removed from this question's tool
+	// results; context what it removed from the automatic context of its
+	// latest request.
+	redacted, context redact.Report
 	// answerKey and thinkKey redact the key across delta boundaries.
 	answerKey, thinkKey keyFilter
 	// held is the start of a response's answer held back while it could
@@ -174,6 +199,9 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 		err = t.ctxErr(qctx)
 	}
 	s.repair(start, err)
+	s.lastRedacted = t.redacted
+	s.lastRedacted.Add(t.context)
+	s.asked = true
 	atLineStart := !t.out.midLine && !t.notices.midLine
 	t.out.endLine()
 	if errors.Is(err, context.Canceled) && s.cfg.Color && atLineStart {
@@ -268,6 +296,7 @@ func (t *turn) run(ctx context.Context) error {
 			return t.ctxErr(ctx)
 		}
 		stream, err := s.client.open(ctx, s.cfg.Model, s.requestMessages(), s.oaTools, t.notify)
+		t.context = s.contextRedacted
 		if err != nil {
 			return err
 		}
@@ -418,12 +447,10 @@ func (s *Session) addAssistant(content string, calls []ToolCall) {
 
 // scrub removes the key from text kept in the conversation (which may end
 // up in a transcript): a model or a session value can contain it.
-func (s *Session) scrub(text string) string {
-	if s.cfg.APIKey == "" || !strings.Contains(text, s.cfg.APIKey) {
-		return text
-	}
-	return strings.ReplaceAll(text, s.cfg.APIKey, "[key]")
-}
+
+// scrub redacts the API key from text a model or server sent, before it
+// is kept in the conversation.
+func (s *Session) scrub(text string) string { return redactKey(text, s.cfg.APIKey) }
 
 // repair leaves the conversation valid after any ending: every tool-call id
 // answered, and never a question left without a reply (some local chat
@@ -488,7 +515,9 @@ func (t *turn) runCall(ctx context.Context, c ToolCall) string {
 	if isErr && !strings.HasPrefix(strings.TrimSpace(res), "{") {
 		res = errorResult("Error", res)
 	}
-	return capResult(s.scrub(res), s.cfg.ToolResultBytes)
+	res, rep := s.outgoing(res)
+	t.redacted.Add(rep)
+	return capResult(res, s.cfg.ToolResultBytes)
 }
 
 // callTool runs the tool on its own goroutine so that Ctrl-C returns within
@@ -599,6 +628,9 @@ func (t *turn) summary() {
 			word = "call"
 		}
 		parts = append(parts, fmt.Sprintf("%d %s: %s", n, word, strings.Join(t.calls, ", ")))
+	}
+	if n := t.redacted.Count + t.context.Count; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d redacted", n))
 	}
 	if t.hasUse {
 		parts = append(parts, fmt.Sprintf("tokens: %d in, %d out", t.usage.PromptTokens, t.usage.CompletionTokens))

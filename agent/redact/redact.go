@@ -20,7 +20,11 @@ type Secret struct{ Kind, Value string }
 // minSecretLen is the shortest exact value redacted: shorter configured
 // keys are dummies ("x", "none", "ollama") whose removal would only damage
 // ordinary words.
-const minSecretLen = 8
+const minSecretLen = MinSecretLen
+
+// MinSecretLen is the length in bytes below which a known value (a
+// configured key, an environment value) is never redacted.
+const MinSecretLen = 8
 
 // Filter finds and replaces secrets. It is safe for concurrent use.
 //
@@ -150,7 +154,9 @@ func findMarkers(s string, fs []finding) []finding {
 }
 
 // findValues finds the policy's exact values where they stand as whole
-// tokens: "sk-abc12345" is not found inside "sk-abc123456".
+// tokens: "sk-abc12345" is not found inside "sk-abc123456". A value of
+// LongSecretLen bytes or more is found anywhere: it cannot occur by
+// chance, and a server may glue it to other text.
 func (f *Filter) findValues(s string, fs []finding) []finding {
 	for _, v := range f.values {
 		for off := 0; off < len(s); {
@@ -159,7 +165,7 @@ func (f *Filter) findValues(s string, fs []finding) []finding {
 				break
 			}
 			start, end := off+i, off+i+len(v.Value)
-			if wholeToken(s, start, end) {
+			if len(v.Value) >= LongSecretLen || wholeToken(s, start, end) {
 				fs = append(fs, finding{start: start, end: end, prec: precExact, kind: v.Kind})
 				off = end
 			} else {
@@ -248,4 +254,38 @@ func apply(s string, kept []finding) (string, Report) {
 	}
 	b.WriteString(s[last:])
 	return b.String(), r
+}
+
+// LongSecretLen is the length from which a known value is redacted
+// wherever it occurs, not only as a whole token.
+const LongSecretLen = 20
+
+// ReplaceToken replaces value in s with repl wherever value is a whole
+// token (anywhere, from LongSecretLen bytes), and only when value is long
+// enough to be a secret: the display's
+// redaction of the API key, where a dummy key such as "x" must never turn
+// "fox" into "fo[key]".
+func ReplaceToken(s, value, repl string) string {
+	if len(value) < minSecretLen || !strings.Contains(s, value) {
+		return s
+	}
+	var b strings.Builder
+	rest, at := s, 0
+	for {
+		i := strings.Index(rest, value)
+		if i < 0 {
+			break
+		}
+		start, end := at+i, at+i+len(value)
+		b.WriteString(s[at:start])
+		if len(value) >= LongSecretLen || wholeToken(s, start, end) {
+			b.WriteString(repl)
+		} else {
+			b.WriteString(value)
+		}
+		at = end
+		rest = s[at:]
+	}
+	b.WriteString(rest)
+	return b.String()
 }

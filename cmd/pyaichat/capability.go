@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/capabilities"
 )
 
@@ -94,7 +95,12 @@ func runCapability(std stdio, args []string) int {
 		return 1
 	}
 
-	reg := capabilities.New(in, capabilities.Options{})
+	// The same environment policy as ai>'s: the copy where expressions
+	// run wipes the values of secret variables (a broken config file
+	// leaves the built-in rule).
+	cfg, _ := agent.LoadConfig("", "", "")
+	cfg.Environ = os.Environ()
+	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
 	res, cerr := reg.CallText(context.Background(), call.name, call.expr)
 	out := capabilityOutput{Capability: call.name, OK: cerr == nil, Result: res, Error: cerr}
 	enc := json.NewEncoder(std.out)

@@ -81,8 +81,10 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
 		cfg.Color = color
+		cfg.Environ = os.Environ()
 		recent := func() string { s, _ := in.RecentContext(); return s }
-		assistant = agent.NewSession(cfg, agent.FromRegistry(capabilities.New(in, capabilities.Options{})), recent)
+		reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
+		assistant = agent.NewSession(cfg, agent.FromRegistry(reg), recent)
 		session.SetAssistant(aiAssistant{assistant, in})
 	}
 	if question != "" {

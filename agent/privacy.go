@@ -1,0 +1,146 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/pyaichat/pyaichat/agent/redact"
+)
+
+// What may leave the machine (Config.Share, "share" in the config file).
+// Everything a tool returns and the automatic py> context pass the
+// redaction filter before they are added to a request; ShareOff also
+// sends no automatic context and offers only the tools that answer with
+// names, types and shapes, with every value-bearing field dropped.
+const (
+	ShareRedacted = "redacted"
+	ShareOff      = "off"
+)
+
+func checkShare(v string) error {
+	switch v {
+	case ShareRedacted, ShareOff:
+		return nil
+	}
+	return fmt.Errorf("share = %q: want %q or %q", v, ShareRedacted, ShareOff)
+}
+
+// Filter is the redaction filter c asks for: the API key, the values of
+// the environment variables whose names look secret (with HideEnv and
+// AllowEnv), the well-known token formats and high-entropy strings.
+func (c Config) Filter() *redact.Filter {
+	return redact.New(redact.Policy{
+		Secrets: []redact.Secret{{Kind: "API key", Value: c.APIKey}},
+		Environ: c.Environ,
+		Hide:    c.HideEnv,
+		Allow:   c.AllowEnv,
+	})
+}
+
+// offTools are the tools offered under ShareOff.
+var offTools = map[string]bool{"list_globals": true, "get_type": true, "get_dir": true}
+
+// valueFields are the result fields that show values rather than names,
+// types and shapes: dropped under ShareOff.
+var valueFields = map[string]bool{
+	"preview": true, "repr": true, "doc": true, "signature": true,
+	"message": true, "traceback": true, "source": true, "locals": true,
+}
+
+// outgoing makes a tool result fit to leave the machine.
+func (s *Session) outgoing(res string) (string, redact.Report) {
+	if s.cfg.Share == ShareOff {
+		res = typesOnly(res)
+	}
+	out, rep, err := s.filter.JSON([]byte(res))
+	if err != nil { // not JSON: a tool's plain error text
+		return s.filter.Text(res)
+	}
+	return string(out), rep
+}
+
+// typesOnly drops valueFields from a JSON result, at any depth.
+func typesOnly(res string) string {
+	var v any
+	if json.Unmarshal([]byte(res), &v) != nil {
+		return `{"error":{"type":"Hidden","message":"share = off: this result is not sent"}}`
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, y := range x {
+				if valueFields[k] {
+					x[k] = "<hidden: share = off>"
+				} else {
+					strip(y)
+				}
+			}
+		case []any:
+			for _, y := range x {
+				strip(y)
+			}
+		}
+	}
+	strip(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return `{"error":{"type":"Hidden","message":"share = off: this result is not sent"}}`
+	}
+	return string(b)
+}
+
+// secretEnvNames lists the names in the environment whose values the
+// filter redacts.
+func (s *Session) secretEnvNames() []string {
+	var names []string
+	for _, kv := range s.cfg.Environ {
+		name, v, ok := strings.Cut(kv, "=")
+		if ok && v != "" && s.filter.SecretName(name) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SecretEnv reports whether the environment variable name holds a secret
+// under this session's policy; the capabilities wipe such values in the
+// copy where expressions run.
+func (s *Session) SecretEnv(name string) bool { return s.filter.SecretName(name) }
+
+// privacyCommand is /privacy: the policy in force and what was redacted
+// from the last question's requests.
+func (s *Session) privacyCommand(out io.Writer) error {
+	var b strings.Builder
+	switch s.cfg.Share {
+	case ShareOff:
+		b.WriteString("share = \"off\": no automatic py> context is sent; the assistant sees names, types and shapes only (list_globals, get_type, get_dir, without values)\n")
+	default:
+		b.WriteString("share = \"redacted\": tool results and the automatic py> context are filtered before they are sent\n")
+	}
+	b.WriteString("redacted: the API key; well-known token formats (OpenAI, Anthropic, GitHub, AWS, Slack, Google, JWT, PEM private keys, bearer values, passwords in URLs and connection strings); long random-looking strings")
+	if names := s.secretEnvNames(); len(names) > 0 {
+		fmt.Fprintf(&b, "; the values of %d environment variables (%s)", len(names), strings.Join(names, ", "))
+	}
+	b.WriteString("\nin the copy where expressions run, those variables' values are wiped and pyaichat's own memory is unreadable\n")
+	if len(s.cfg.HideEnv) > 0 {
+		fmt.Fprintf(&b, "hide_env (config file): %s\n", strings.Join(s.cfg.HideEnv, ", "))
+	}
+	if len(s.cfg.AllowEnv) > 0 {
+		fmt.Fprintf(&b, "allow_env (config file): %s\n", strings.Join(s.cfg.AllowEnv, ", "))
+	}
+	switch {
+	case !s.asked:
+		b.WriteString("last question: none yet\n")
+	case s.lastRedacted.Count == 0:
+		b.WriteString("last question: nothing was redacted\n")
+	default:
+		fmt.Fprintf(&b, "last question: %s redacted\n", s.lastRedacted.String())
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
