@@ -49,8 +49,8 @@ type Session struct {
 	// contextRedacted is what redaction removed from the automatic
 	// context of the latest request.
 	contextRedacted redact.Report
-	oaTools []openai.Tool
-	names   map[string]bool
+	oaTools         []openai.Tool
+	names           map[string]bool
 
 	// Notices, when set, receives retry waits and the summary line in Ask
 	// (whose out is the answer only, for scripts). Handle writes both to out.
