@@ -21,20 +21,21 @@ func messageTokens(m Message) int {
 
 // systemMessage is the system prompt plus the automatic session context,
 // rebuilt for every request so the model sees the session as it is now
-// rather than a copy per question in the history.
-func (s *Session) systemMessage() Message {
+// rather than a copy per question in the history; it also returns what
+// redaction removed from the context.
+func (s *Session) systemMessage() (Message, redact.Report) {
 	prompt := systemPrompt
-	s.contextRedacted = redact.Report{}
+	var rep redact.Report
 	if s.ctxFn != nil {
 		// Redacted before it is cut, so that a cut never leaves half a
 		// secret that no longer matches.
-		c, rep := s.filter.Text(strings.TrimSpace(s.ctxFn()))
-		s.contextRedacted = rep
+		var c string
+		c, rep = s.filter.Text(strings.TrimSpace(s.ctxFn()))
 		if c := capContext(c, s.cfg.ContextBytes); c != "" {
 			prompt += "\n\nRecent py> activity (automatic, may be truncated):\n" + c
 		}
 	}
-	return Message{Role: "system", Content: prompt}
+	return Message{Role: "system", Content: prompt}, rep
 }
 
 // capContext keeps the most recent part of the session context (its end)
@@ -59,9 +60,10 @@ func capContext(c string, budget int) string {
 // everything up to the next one) are forgotten first, for good; if the
 // current exchange alone is still too big, its oldest tool results are
 // replaced by a stub in this request only, so every tool-call id stays
-// answered.
-func (s *Session) requestMessages() []Message {
-	sys := s.systemMessage()
+// answered. The report is what redaction removed from the system message's
+// automatic context.
+func (s *Session) requestMessages() ([]Message, redact.Report) {
+	sys, rep := s.systemMessage()
 	budget := s.cfg.HistoryTokens - messageTokens(sys)
 	total := 0
 	for _, m := range s.history {
@@ -94,5 +96,5 @@ func (s *Session) requestMessages() []Message {
 			total += messageTokens(msgs[i])
 		}
 	}
-	return msgs
+	return msgs, rep
 }

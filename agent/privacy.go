@@ -62,11 +62,14 @@ func (s *Session) outgoing(res string) (string, redact.Report) {
 	return string(out), rep
 }
 
+// notSent replaces a result that typesOnly cannot read.
+const notSent = `{"error":{"type":"Hidden","message":"share = off: this result is not sent"}}`
+
 // typesOnly drops valueFields from a JSON result, at any depth.
 func typesOnly(res string) string {
 	var v any
 	if json.Unmarshal([]byte(res), &v) != nil {
-		return `{"error":{"type":"Hidden","message":"share = off: this result is not sent"}}`
+		return notSent
 	}
 	var strip func(any)
 	strip = func(v any) {
@@ -88,7 +91,7 @@ func typesOnly(res string) string {
 	strip(v)
 	b, err := json.Marshal(v)
 	if err != nil {
-		return `{"error":{"type":"Hidden","message":"share = off: this result is not sent"}}`
+		return notSent
 	}
 	return string(b)
 }
@@ -106,11 +109,6 @@ func (s *Session) secretEnvNames() []string {
 	sort.Strings(names)
 	return names
 }
-
-// SecretEnv reports whether the environment variable name holds a secret
-// under this session's policy; the capabilities wipe such values in the
-// copy where expressions run.
-func (s *Session) SecretEnv(name string) bool { return s.filter.SecretName(name) }
 
 // privacyCommand is /privacy: the policy in force and what was redacted
 // from the last question's requests.

@@ -46,11 +46,8 @@ type Session struct {
 	// asked says there was one.
 	lastRedacted redact.Report
 	asked        bool
-	// contextRedacted is what redaction removed from the automatic
-	// context of the latest request.
-	contextRedacted redact.Report
-	oaTools         []openai.Tool
-	names           map[string]bool
+	oaTools      []openai.Tool
+	names        map[string]bool
 
 	// Notices, when set, receives retry waits and the summary line in Ask
 	// (whose out is the answer only, for scripts). Handle writes both to out.
@@ -199,9 +196,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 		err = t.ctxErr(qctx)
 	}
 	s.repair(start, err)
-	s.lastRedacted = t.redacted
-	s.lastRedacted.Add(t.context)
-	s.asked = true
+	s.lastRedacted, s.asked = t.redactedTotal(), true
 	atLineStart := !t.out.midLine && !t.notices.midLine
 	t.out.endLine()
 	if errors.Is(err, context.Canceled) && s.cfg.Color && atLineStart {
@@ -295,8 +290,9 @@ func (t *turn) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return t.ctxErr(ctx)
 		}
-		stream, err := s.client.open(ctx, s.cfg.Model, s.requestMessages(), s.oaTools, t.notify)
-		t.context = s.contextRedacted
+		msgs, ctxRedacted := s.requestMessages()
+		t.context = ctxRedacted
+		stream, err := s.client.open(ctx, s.cfg.Model, msgs, s.oaTools, t.notify)
 		if err != nil {
 			return err
 		}
@@ -444,9 +440,6 @@ func (s *Session) addAssistant(content string, calls []ToolCall) {
 	}
 	s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: calls})
 }
-
-// scrub removes the key from text kept in the conversation (which may end
-// up in a transcript): a model or a session value can contain it.
 
 // scrub redacts the API key from text a model or server sent, before it
 // is kept in the conversation.
@@ -617,6 +610,15 @@ func (s *Session) toolNames() string {
 	return strings.Join(names, ", ")
 }
 
+// redactedTotal is what redaction removed from this question: its tool
+// results and its latest automatic context.
+func (t *turn) redactedTotal() redact.Report {
+	var r redact.Report // a new map of kinds: Add would change t.redacted's
+	r.Add(t.redacted)
+	r.Add(t.context)
+	return r
+}
+
 func (t *turn) summary() {
 	if len(t.calls) == 0 && !t.hasUse {
 		return
@@ -629,7 +631,7 @@ func (t *turn) summary() {
 		}
 		parts = append(parts, fmt.Sprintf("%d %s: %s", n, word, strings.Join(t.calls, ", ")))
 	}
-	if n := t.redacted.Count + t.context.Count; n > 0 {
+	if n := t.redactedTotal().Count; n > 0 {
 		parts = append(parts, fmt.Sprintf("%d redacted", n))
 	}
 	if t.hasUse {

@@ -33,13 +33,7 @@ func askOnce(t *testing.T, env []string, setup, tool, args string) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("pyaichat -p: %v\nstderr: %s", err, stderr.String())
 	}
-	var body strings.Builder
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false) // markers read <redacted: ...>
-	if err := enc.Encode(fake.requests()); err != nil {
-		t.Fatal(err)
-	}
-	return body.String() + stdout.String()
+	return sentText(t, fake) + stdout.String()
 }
 
 // Every path by which session data reaches the provider carries markers,
@@ -114,6 +108,19 @@ func TestDummyKeyRedactsNothing(t *testing.T) {
 	}
 }
 
+// sentText is every request body the fake server received, as JSON text
+// without HTML escapes, so that markers read <redacted: ...>.
+func sentText(t *testing.T, fake *fakeOpenAI) string {
+	t.Helper()
+	var body strings.Builder
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fake.requests()); err != nil {
+		t.Fatal(err)
+	}
+	return body.String()
+}
+
 func reverse(s string) string {
 	r := []rune(s)
 	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
@@ -150,17 +157,12 @@ func TestPTYContextIsRedacted(t *testing.T) {
 	enter(s, "/privacy")
 	s.ExpectString("last question: 2 values (2 password in URL) redacted")
 	s.ExpectString("ai> ")
-	var body strings.Builder
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(fake.requests()); err != nil {
-		t.Fatal(err)
+	sent := sentText(t, fake)
+	if strings.Contains(sent, fakePassword) || strings.Contains(sent, fakeOpenAIKey) {
+		t.Errorf("a secret reached the provider:\n%s", sent)
 	}
-	if strings.Contains(body.String(), fakePassword) || strings.Contains(body.String(), fakeOpenAIKey) {
-		t.Errorf("a secret reached the provider:\n%s", body.String())
-	}
-	if !strings.Contains(body.String(), "postgres://app:<redacted: password in URL") {
-		t.Errorf("the context carries no marker:\n%s", body.String())
+	if !strings.Contains(sent, "postgres://app:<redacted: password in URL") {
+		t.Errorf("the context carries no marker:\n%s", sent)
 	}
 	s.Send("\x04")
 	assertExit(t, s, 0)

@@ -40,38 +40,23 @@ func goHeapRange(addr uintptr) (lo, hi uintptr, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
-	type mapping struct{ start, end uintptr }
-	var run []mapping
-	found := false
+	inRun, found := false, false // lo and hi bound the current run
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		start, end, anon, ok := parseMapping(sc.Bytes())
 		if !ok {
 			continue
 		}
-		adjacent := len(run) > 0 && run[len(run)-1].end == start
-		switch {
-		case anon && adjacent:
-			run = append(run, mapping{start, end})
-		case anon:
+		if !anon || !inRun || start != hi { // the run ends before this line
 			if found {
-				return run[0].start, run[len(run)-1].end, true
+				return lo, hi, true
 			}
-			run = append(run[:0], mapping{start, end})
-		default:
-			if found {
-				return run[0].start, run[len(run)-1].end, true
-			}
-			run = run[:0]
+			inRun, lo = anon, start
 		}
-		if anon && addr >= start && addr < end {
-			found = true
-		}
+		hi = end
+		found = found || anon && addr >= start && addr < end
 	}
-	if found {
-		return run[0].start, run[len(run)-1].end, true
-	}
-	return 0, 0, false
+	return lo, hi, found
 }
 
 // parseMapping reads "start-end perms offset dev inode [path]"; anon is
