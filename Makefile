@@ -1,7 +1,8 @@
 # pyaichat: `make run` sets up and starts pyaichat; `make test` runs every test.
 #
-# PYTHON=/path/to/python3.X builds against that interpreter (3.10 or newer,
-# with a shared libpython) instead of the system's python3-embed.
+# PYTHON=/path/to/python3.X builds against that interpreter (3.10 or newer)
+# instead of the system's python3-embed; its static libpython is linked when
+# it has one (PYAICHAT_LINK=shared links the shared one).
 SHELL := /bin/bash
 PYTHON ?=
 
@@ -14,10 +15,11 @@ GO = $(WITHGO) go
 # build cache key, so builds for two Pythons never mix (see pybridge/pkgconfig.go).
 PYCFLAGS = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 1p)
 PYLDFLAGS = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 2p)
+PYEXE = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 3p)
 CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
-	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python"
+	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(PYEXE)"
 
-.PHONY: deps pyflags build run test test-pythons fresh-debian bench bench-repl vet
+.PHONY: deps pyflags build run test test-pythons fresh-debian bench bench-repl bench-speed vet
 
 deps:
 	@./scripts/deps.sh
@@ -66,4 +68,9 @@ bench: pyflags
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
 bench-repl: pyflags
-	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench VersusPython -benchtime 7x ./e2e
+	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^Benchmark(Print)?VersusPython$$' -benchtime 7x ./e2e
+
+# Python's speed in pyaichat beside python3: pure-Python workloads run as a
+# FILE, the light line and key echo under a PTY, private memory at idle.
+bench-speed: pyflags
+	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSpeedVersusPython$$' -benchtime 5x ./e2e

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // versusPython is what the benchmarks compare: python3 -q -i and pyaichat.
@@ -105,8 +106,8 @@ type replRun struct {
 	startup time.Duration // fork to the first prompt
 	rtt     time.Duration // median round trip of one line
 	rssKiB  float64       // VmRSS after the lines
-	// VmRSS and RssAnon after idleSettle more at the prompt
-	idleRSSKiB, idleAnonKiB float64
+	// VmRSS, RssAnon and Private_Dirty after idleSettle more at the prompt
+	idleRSSKiB, idleAnonKiB, idlePrivateKiB float64
 }
 
 // idleSettle is how long a run leaves the REPL at its prompt before the
@@ -120,12 +121,31 @@ type ptyReader struct {
 	buf []byte
 }
 
+// readWithin reads what is there within d, or fails with
+// os.ErrDeadlineExceeded. It polls rather than setting a read deadline:
+// pty.StartWithSize takes the descriptor (File.Fd) to size the window,
+// which makes it blocking, and a blocking file ignores deadlines.
+func (r *ptyReader) readWithin(p []byte, d time.Duration) (int, error) {
+	fds := []unix.PollFd{{Fd: int32(r.f.Fd()), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(max(d, 0)/time.Millisecond))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("poll: %w", err)
+		}
+		if n == 0 {
+			return 0, os.ErrDeadlineExceeded
+		}
+		return r.f.Read(p)
+	}
+}
+
 // waitFor reads until first, then (if not "") then after it, appear in the
 // output after offset from; it returns the offset after the match.
 func (r *ptyReader) waitFor(from int, first, then string, timeout time.Duration) (int, error) {
-	if err := r.f.SetReadDeadline(time.Now().Add(timeout)); err != nil {
-		return 0, fmt.Errorf("the PTY takes no deadline: %w", err)
-	}
+	deadline := time.Now().Add(timeout)
 	p := make([]byte, 32<<10)
 	for {
 		out := r.buf[from:]
@@ -138,7 +158,7 @@ func (r *ptyReader) waitFor(from int, first, then string, timeout time.Duration)
 				return from + end + j + len(then), nil
 			}
 		}
-		n, err := r.f.Read(p)
+		n, err := r.readWithin(p, time.Until(deadline))
 		r.buf = append(r.buf, p[:n]...)
 		if err != nil {
 			tail := string(r.buf[max(0, len(r.buf)-300):])
@@ -200,6 +220,9 @@ func measureREPL(p replProg, home string, lines int) (replRun, error) {
 	if res.idleAnonKiB, err = procStatus(cmd.Process.Pid, "RssAnon"); err != nil {
 		return res, err
 	}
+	if res.idlePrivateKiB, err = privateDirty(cmd.Process.Pid); err != nil {
+		return res, err
+	}
 	if _, err := f.WriteString("\x04"); err != nil {
 		return res, err
 	}
@@ -231,6 +254,24 @@ func procStatus(pid int, field string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// privateDirty is the process's private, written memory in KiB
+// (Private_Dirty in /proc/PID/smaps_rollup): what it costs the machine
+// beyond the clean file pages (code) that the kernel can drop and share.
+func privateDirty(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Private_Dirty:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				return strconv.ParseFloat(f[0], 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("no Private_Dirty in /proc/%d/smaps_rollup", pid)
 }
 
 func median(xs []float64) float64 {
@@ -304,13 +345,11 @@ func measurePrint(p replProg, home string) (time.Duration, error) {
 	if _, err := f.WriteString("for i in range(200000): print(i, 'x' * 60)\r\rprint('printed' + '-all')\r"); err != nil {
 		return 0, err
 	}
-	if err := f.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
-		return 0, err
-	}
+	deadline := time.Now().Add(60 * time.Second)
 	var tail []byte
 	buf := make([]byte, 64<<10)
 	for !bytes.Contains(tail, []byte(done)) {
-		n, err := f.Read(buf)
+		n, err := r.readWithin(buf, time.Until(deadline))
 		if err != nil {
 			return 0, fmt.Errorf("reading the output: %w", err)
 		}

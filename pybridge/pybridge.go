@@ -452,10 +452,20 @@ func Platform() string { return C.GoString(C.pyb_platform()) }
 // MajorMinor is the linked CPython's major and minor version.
 func MajorMinor() (int, int) { return int(C.pyb_version_major()), int(C.pyb_version_minor()) }
 
+// buildPython is the interpreter pyaichat was built against, stamped by
+// the build (make passes -ldflags=-X=...pybridge.buildPython=PATH, read by
+// scripts/python-flags.sh). A static libpython leaves no file to start
+// from at run time, so this is how such a build knows its interpreter.
+var buildPython string
+
 // RealExecutable finds the python executable that belongs to the linked
 // libpython, so that sys.executable (and subprocess or pip through it) runs
-// the same interpreter rather than the first python3 on PATH.
+// the same interpreter rather than the first python3 on PATH: the one the
+// build names, else the pythonX.Y beside the shared libpython loaded.
 func RealExecutable() string {
+	if st, err := os.Stat(buildPython); buildPython != "" && err == nil && !st.IsDir() {
+		return buildPython
+	}
 	major, minor := MajorMinor()
 	name := "python" + strconv.Itoa(major) + "." + strconv.Itoa(minor)
 	lib := libpythonPath()

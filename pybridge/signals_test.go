@@ -131,6 +131,12 @@ got = []
 old = {s: signal.signal(s, lambda n, f: got.append(n)) for s in (signal.SIGURG, signal.SIGPROF)}
 os.kill(os.getpid(), signal.SIGURG)
 os.kill(os.getpid(), signal.SIGPROF)
+# A signal sent to the process may reach one of Go's threads, a moment
+# after kill returns: restoring SIG_DFL before it arrived would make it fatal.
+import time
+deadline = time.monotonic() + 5
+while not {signal.SIGURG, signal.SIGPROF} <= set(got) and time.monotonic() < deadline:
+    time.sleep(0.001)
 for s, h in old.items():
     signal.signal(s, h)
 print(signal.SIGURG in got and signal.SIGPROF in got)  # Go may preempt with SIGURG too`)

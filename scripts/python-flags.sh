@@ -1,42 +1,91 @@
 #!/usr/bin/env bash
-# Prints the cgo flags that build pyaichat against one Python, read from
-# that interpreter's own configuration (sysconfig, what python3.X-config
-# reads too), as two lines: CGO_CFLAGS, then CGO_LDFLAGS. The library is the
-# interpreter's shared libpython, found again at run time through an rpath
-# when it is not in a directory the loader searches anyway.
+# Prints how to build pyaichat against one Python, read from that
+# interpreter's own configuration (sysconfig, what python3.X-config reads
+# too), as three lines: CGO_CFLAGS, CGO_LDFLAGS, and the interpreter's path
+# (which becomes sys.executable; see pybridge.RealExecutable).
 #
 #   scripts/python-flags.sh /path/to/python3.X
 #   scripts/python-flags.sh            # the system's python3-embed (pkg-config)
+#
+# The interpreter's static libpython (LIBPL/libpython3.X.a, which the
+# -dev packages and pyenv install) is linked when it exists, as python3
+# itself is linked: pure-Python code runs about 1.2x slower through a
+# shared libpython (position-independent code, calls through the PLT).
+# The executable then exports CPython's symbols (--export-dynamic) for the
+# extension modules it loads, and pulls in every object python3 itself
+# pulls in (-u Py_BytesMain), so it exports what python3 exports. Without
+# a static library, or with PYAICHAT_LINK=shared, the shared libpython is
+# linked instead, found again at run time through an rpath when it is not
+# in a directory the loader searches anyway.
 set -euo pipefail
 
-if [ $# -eq 0 ] || [ -z "$1" ]; then
+link="${PYAICHAT_LINK:-auto}"
+case "$link" in
+  auto|static|shared) ;;
+  *) echo "python-flags: PYAICHAT_LINK=$link: want auto, static or shared" >&2; exit 1 ;;
+esac
+
+python="${1:-}"
+if [ -z "$python" ]; then
   if ! pkg-config --exists python3-embed 2>/dev/null; then
     echo "python-flags: no python3-embed for pkg-config (install python3-dev, or pass PYTHON=/path/to/python3.X)" >&2
     exit 1
   fi
-  pkg-config --cflags python3-embed
-  pkg-config --libs python3-embed
-  exit 0
+  # The interpreter pkg-config describes, to read its configuration; a
+  # system with the .pc file but without that interpreter gets
+  # pkg-config's flags (the shared library) as they are.
+  python="$(pkg-config --variable=exec_prefix python3-embed)/bin/python$(pkg-config --modversion python3-embed)"
+  if [ ! -x "$python" ]; then
+    pkg-config --cflags python3-embed
+    pkg-config --libs python3-embed
+    echo
+    exit 0
+  fi
 fi
 
-python="$1"
 if ! command -v "$python" >/dev/null 2>&1; then
   echo "python-flags: $python: no such interpreter" >&2
   exit 1
 fi
-"$python" - <<'PY'
+PYAICHAT_LINK="$link" "$python" - <<'PY'
 import os, sys, sysconfig
 
 v = sysconfig.get_config_var
 if sys.version_info < (3, 10):
     sys.exit("python-flags: %s is Python %d.%d; pyaichat needs 3.10 or newer" % ((sys.executable,) + sys.version_info[:2]))
-libdir, name = v("LIBDIR"), "python" + v("LDVERSION")
-if not v("Py_ENABLE_SHARED") or not os.path.exists(os.path.join(libdir, v("LDLIBRARY") or "")):
+link = os.environ["PYAICHAT_LINK"]
+
+
+def libs(*names):
+    # The -l flags of these configuration variables, each once, in order.
+    seen = []
+    for name in names:
+        for f in (v(name) or "").split():
+            if f.startswith("-l") and f not in seen:
+                seen.append(f)
+    return seen
+
+
+static = os.path.join(v("LIBPL") or "", v("LIBRARY") or "")
+shared = os.path.join(v("LIBDIR") or "", v("LDLIBRARY") or "")
+has_shared = bool(v("Py_ENABLE_SHARED")) and os.path.exists(shared)
+if link == "static" and not os.path.isfile(static):
+    sys.exit("python-flags: %s has no static libpython (%s)" % (sys.executable, static))
+if link == "auto":
+    link = "static" if os.path.isfile(static) else "shared"
+if link == "shared" and not has_shared:
     sys.exit("python-flags: %s has no shared libpython to embed (build it with --enable-shared)" % sys.executable)
-ldflags = ["-L" + libdir, "-l" + name]
-if not libdir.startswith(("/usr/lib", "/lib")):
-    ldflags.append("-Wl,-rpath," + libdir)
-ldflags += [f for f in (v("LIBS") or "").split() if f.startswith("-l")]
+
+if link == "static":
+    ldflags = ["-Wl,-u,Py_BytesMain", "-Wl,-u,Py_FrozenMain", static, "-Wl,--export-dynamic"]
+    ldflags += libs("MODLIBS", "LIBS", "SYSLIBS")
+else:
+    libdir = v("LIBDIR")
+    ldflags = ["-L" + libdir, "-lpython" + v("LDVERSION")]
+    if not libdir.startswith(("/usr/lib", "/lib")):
+        ldflags.append("-Wl,-rpath," + libdir)
+    ldflags += libs("LIBS")
 print("-I" + v("INCLUDEPY"))
 print(" ".join(ldflags))
+print(os.path.realpath(sys.executable))
 PY

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds pyaichat against each other CPython on this machine (3.10 and
-# newer, with a shared libpython: pyenv's, under $PYENV_ROOT or ~/.pyenv)
-# and runs, for each, the interpreter's and the isolation's own tests and
-# the end-to-end tests that hold py> to that version's python3 -i. The
-# system Python gets the whole suite from `make test`; this is the matrix
-# beside it. Fails if any version fails; says which ran what.
+# newer: pyenv's, under $PYENV_ROOT or ~/.pyenv) and runs, for each, the
+# interpreter's and the isolation's own tests and the end-to-end tests that
+# hold py> to that version's python3 -i; then the same against the system
+# Python linked the other way, through its shared libpython (the fallback
+# for Pythons without a static one). The system Python gets the whole
+# suite from `make test`; this is the matrix beside it. Fails if any
+# version fails; says which ran what.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,9 +23,12 @@ for dir in "$root"/versions/3.*; do
   [ -x "$py" ] && pythons+=("$py")
 done
 if [ ${#pythons[@]} -eq 0 ]; then
-  echo "test-pythons: no other CPython 3.10+ under $root/versions; only the system Python was tested"
-  exit 0
+  echo "test-pythons: no other CPython 3.10+ under $root/versions"
 fi
+# The system Python again, linked through its shared library: "shared:"
+# before a path sets PYAICHAT_LINK=shared for python-flags.sh.
+system="$(scripts/python-flags.sh | sed -n 3p)"
+[ -n "$system" ] && pythons+=("shared:$system")
 
 # The e2e tests that compare py> with the oracle, and the terminal and
 # signal tests whose behaviour depends on the Python.
@@ -32,20 +37,23 @@ e2e='TestTranscripts|TestSetupCodeAgainstPython|TestStartupFileAgainstPython|Tes
 caps_skip='TestNumpy|TestPandas|TestDataFrame|TestScientific|TestSummariesImportNothing'
 
 failed=()
-for py in "${pythons[@]}"; do
-  flags="$(scripts/python-flags.sh "$py")" || { failed+=("$py (flags)"); continue; }
+for entry in "${pythons[@]}"; do
+  link=auto py="$entry" skip="$caps_skip"
+  case "$entry" in shared:*) link=shared py="${entry#shared:}" skip='^$' ;; esac
+  flags="$(PYAICHAT_LINK=$link scripts/python-flags.sh "$py")" || { failed+=("$entry (flags)"); continue; }
   cflags="$(sed -n 1p <<<"$flags")"
   ldflags="$(sed -n 2p <<<"$flags")"
-  echo "=== $("$py" -c 'import sys; print(sys.version.split()[0])') ($py): pybridge, capabilities (less numpy/pandas), e2e against its python3 -i"
+  goflags="${GOFLAGS:-} -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(sed -n 3p <<<"$flags")"
+  echo "=== $("$py" -c 'import sys; print(sys.version.split()[0])') ($entry): pybridge, capabilities, e2e against its python3 -i"
   start=$SECONDS
-  if CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" GOFLAGS="${GOFLAGS:-} -tags=pyaichat_python" \
-      go test -count=1 ./pybridge ./capabilities -skip "$caps_skip" &&
-    CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" GOFLAGS="${GOFLAGS:-} -tags=pyaichat_python" \
+  if CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" GOFLAGS="$goflags" \
+      go test -count=1 ./pybridge ./capabilities -skip "$skip" &&
+    CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" GOFLAGS="$goflags" \
       go test -count=1 ./e2e -run "$e2e"; then
-    echo "=== $py: passed in $((SECONDS - start)) s"
+    echo "=== $entry: passed in $((SECONDS - start)) s"
   else
-    echo "=== $py: FAILED"
-    failed+=("$py")
+    echo "=== $entry: FAILED"
+    failed+=("$entry")
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
