@@ -137,16 +137,17 @@ func (s *Session) privacyCommand(out io.Writer) error {
 	if len(s.cfg.AllowEnv) > 0 {
 		fmt.Fprintf(&b, "allow_env (config file): %s\n", strings.Join(s.cfg.AllowEnv, ", "))
 	}
+	asked := ""
+	if s.cfg.Share == ShareAsk {
+		asked = fmt.Sprintf("; of its tool results you sent %d and declined %d", s.lastSent, s.lastDeclined)
+	}
 	switch {
 	case !s.asked:
 		b.WriteString("last question: none yet\n")
 	case s.lastRedacted.Count == 0:
-		b.WriteString("last question: nothing was redacted\n")
+		b.WriteString("last question: nothing was redacted" + asked + "\n")
 	default:
-		fmt.Fprintf(&b, "last question: %s redacted\n", s.lastRedacted.String())
-	}
-	if s.asked && s.cfg.Share == ShareAsk {
-		fmt.Fprintf(&b, "last question: %d tool results sent, %d declined\n", s.lastSent, s.lastDeclined)
+		fmt.Fprintf(&b, "last question: %s redacted%s\n", s.lastRedacted.String(), asked)
 	}
 	_, err := io.WriteString(out, b.String())
 	return err
