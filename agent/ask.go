@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -74,7 +75,7 @@ func preview(name, args, result, key string) string {
 // while asking sends nothing either; the loop then ends the question.
 func (t *turn) confirm(ctx context.Context, name, args, res string) string {
 	s := t.s
-	cancelled := errorResult("Cancelled", "not sent: the user cancelled the question")
+	cancelled := errorResult("Cancelled", "not sent: the question was stopped before the user answered")
 	if ctx.Err() != nil {
 		return cancelled
 	}
@@ -89,6 +90,12 @@ func (t *turn) confirm(ctx context.Context, name, args, res string) string {
 	ok, err := s.cfg.Confirm(ctx, Outgoing{Tool: name, Arguments: args, Result: res, Preview: preview(name, args, res, s.cfg.APIKey)})
 	switch {
 	case ctx.Err() != nil:
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			// The question's deadline passed while the key was awaited:
+			// no ^C ended the question's line, so end it here, where the
+			// hook writes (the notices').
+			t.notices.newLine()
+		}
 		return cancelled
 	case err != nil:
 		t.notify(fmt.Sprintf("(could not ask whether to send the result of %s: %v; it was not sent)", name, err))

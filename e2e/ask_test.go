@@ -228,3 +228,24 @@ func newFakeOpenAICalls(t *testing.T, calls ...[2]string) *fakeOpenAI {
 	t.Cleanup(f.srv.Close)
 	return f
 }
+
+// pyaichat -p on a terminal asks there (on stderr: stdout is the
+// answer's), and sends what the user accepts.
+func TestPTYOneShotAsks(t *testing.T) {
+	t.Parallel()
+	fake := newFakeOpenAI(t, "get_repr", `{"expr":"note"}`)
+	home := t.TempDir()
+	writeConfig(t, home, "share = \"ask\"\n")
+	s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.srv.URL + "/v1", "OPENAI_API_KEY=k"},
+		"-p", "what is in note?", "-c", "note = '"+askMarker+"'")
+	s.ExpectString(`tool result of get_repr {"expr":"note"}:`)
+	s.ExpectString(askQuestion)
+	s.Send("Y")
+	s.ExpectString("y\r\n")
+	s.ExpectString("The tool said: ")
+	s.ExpectString(askMarker)
+	assertExit(t, s, 0)
+	if tools := toolMessages(fake); len(tools) != 1 || !strings.Contains(tools[0], askMarker) {
+		t.Errorf("the tool result sent is %q, want the repr of note", tools)
+	}
+}
