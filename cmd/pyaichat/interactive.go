@@ -179,10 +179,12 @@ func askOnce(session *repl.Session, assistant *agent.Session, question string, s
 }
 
 // confirmer asks, under share = "ask", whether a tool result may be sent:
-// on the terminal, with the result shown on stdout at ai> and on stderr
-// for -p (whose stdout is the answer's alone). Without a terminal (-p in a
-// pipe, input piped in) there is no one to ask: no result is sent, and
-// stderr says so once rather than waiting for an answer that cannot come.
+// on the terminal, with the result shown on stdout at ai>, and for -p on
+// stderr (stdout is the answer's alone) unless stderr goes elsewhere than
+// the terminal, where nobody would see the question. Without a terminal
+// (-p in a pipe, input piped in) there is no one to ask: no result is
+// sent, and stderr says so once rather than waiting for an answer that
+// cannot come.
 func confirmer(tm *term.Terminal, oneShot bool, std stdio) func(context.Context, agent.Outgoing) (bool, error) {
 	if tm == nil {
 		var once sync.Once
@@ -192,7 +194,7 @@ func confirmer(tm *term.Terminal, oneShot bool, std stdio) func(context.Context,
 		}
 	}
 	var out io.Writer = std.out
-	if oneShot {
+	if oneShot && term.IsTerminal(std.err) {
 		out = std.err
 	}
 	return func(ctx context.Context, o agent.Outgoing) (bool, error) {
