@@ -89,13 +89,14 @@ func (t *turn) confirm(ctx context.Context, name, args, res string) string {
 	t.notices.endLine()
 	ok, err := s.cfg.Confirm(ctx, Outgoing{Tool: name, Arguments: args, Result: res, Preview: preview(name, args, res, s.cfg.APIKey)})
 	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		// The line holds the question and the ^C: ask ends it.
+		t.askCancelled = true
+		return cancelled
 	case ctx.Err() != nil:
-		if !errors.Is(ctx.Err(), context.Canceled) {
-			// The question's deadline passed while the key was awaited:
-			// no ^C ended the question's line, so end it here, where the
-			// hook writes (the notices').
-			t.notices.newLine()
-		}
+		// The question's deadline passed while the key was awaited: end
+		// the question's line, where the hook writes (the notices').
+		t.notices.newLine()
 		return cancelled
 	case err != nil:
 		t.notify(fmt.Sprintf("(could not ask whether to send the result of %s: %v; it was not sent)", name, err))

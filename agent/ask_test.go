@@ -156,9 +156,15 @@ func TestAskCancelled(t *testing.T) {
 		<-ctx.Done()
 		return false, ctx.Err()
 	})
-	err := s.Handle(ctx, "what is note?", newSyncBuffer())
+	out := newSyncBuffer()
+	err := s.Handle(ctx, "what is note?", out)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Handle: %v, want a cancellation", err)
+	}
+	// The question's line, which the ^C ends, is ended once, even where
+	// out is not known to be a terminal (no Color).
+	if got := out.String(); !strings.HasPrefix(got, "\n[1 call: get_repr(note)") {
+		t.Errorf("after the cancel: %q", got)
 	}
 	if n := len(f.requests()); n != 1 {
 		t.Fatalf("%d requests after the cancel, want 1", n)

@@ -182,6 +182,8 @@ type turn struct {
 	// sent and declined count the results the user was asked about
 	// under ShareAsk.
 	sent, declined int
+	// askCancelled says Ctrl-C came while the user was being asked.
+	askCancelled bool
 	// held is the start of a response's answer held back while it could
 	// be a tool call written as text (see answer); holding is set until
 	// it is known not to be one.
@@ -211,8 +213,9 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	s.lastSent, s.lastDeclined = t.sent, t.declined
 	atLineStart := !t.out.midLine && !t.notices.midLine
 	t.out.endLine()
-	if errors.Is(err, context.Canceled) && s.cfg.Color && atLineStart {
-		// On a terminal, Ctrl-C echoed "^C" at the start of a line: end
+	if errors.Is(err, context.Canceled) && (s.cfg.Color || t.askCancelled) && atLineStart {
+		// On a terminal, Ctrl-C echoed "^C" at the start of a line (or
+		// after a question to the user, which is asked on one): end
 		// that line, so the summary and the REPL's next words do not
 		// follow it on the same line.
 		t.notices.newLine()

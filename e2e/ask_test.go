@@ -137,6 +137,9 @@ func TestPTYAskCtrlC(t *testing.T) {
 	s.Send(ptytest.CtrlC)
 	s.ExpectString("(cancelled)\r\n")
 	s.ExpectString("ai> ")
+	if out := s.Output(); !strings.Contains(out, askQuestion+"^C\r\n\x1b[2m[1 call: get_repr(note)") {
+		t.Errorf("want the question, ^C, then the summary on a line of its own:\n%s", s.Dump())
+	}
 	if n := len(fake.requests()); n != 1 {
 		t.Errorf("%d requests after Ctrl-C at the question, want 1", n)
 	}
