@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,8 +42,13 @@ type Config struct {
 	Color bool
 
 	// Share is what may leave the machine (see privacy.go): ShareRedacted
-	// (the default), or ShareOff.
+	// (the default), ShareOff or ShareAsk.
 	Share string
+	// Confirm is asked under ShareAsk before each tool result is sent;
+	// the result goes only if it returns true. It should end early with
+	// ctx's error when ctx is cancelled (Ctrl-C). Nil means there is no
+	// one to ask, and no result is sent.
+	Confirm func(ctx context.Context, o Outgoing) (bool, error)
 	// Environ is the environment whose secret-looking values are redacted
 	// from what is sent (os.Environ() in pyaichat); HideEnv and AllowEnv
 	// are names the user declares secret, or not secret.

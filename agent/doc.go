@@ -12,8 +12,10 @@
 //	  -> Stream: our SSE reader (sse.go) and tolerant accumulator (wire.go);
 //	     text is written to out as it arrives
 //	  -> tool calls? run each through the Toolset (unknown tool, bad
-//	     arguments, repeats become error results; results capped), answer
-//	     every id, and loop; else the answer is done
+//	     arguments, repeats become error results; results filtered and
+//	     capped; under share = "ask", each result sent only if
+//	     Config.Confirm agrees, else a Declined error), answer every id,
+//	     and loop; else the answer is done
 //	  -> one summary line: calls made and tokens used.
 //
 // Bounds: MaxSteps tool rounds, QuestionTimeout wall clock, repeated

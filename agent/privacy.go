@@ -15,17 +15,21 @@ import (
 // redaction filter before they are added to a request; ShareOff also
 // sends no automatic context and offers only the tools that answer with
 // names, types and shapes, with every value-bearing field dropped.
+// ShareAsk sends no automatic context either (the user never sees it, so
+// cannot agree to it), and shows each filtered tool result to the user
+// (Config.Confirm), sending it only if they agree.
 const (
 	ShareRedacted = "redacted"
 	ShareOff      = "off"
+	ShareAsk      = "ask"
 )
 
 func checkShare(v string) error {
 	switch v {
-	case ShareRedacted, ShareOff:
+	case ShareRedacted, ShareOff, ShareAsk:
 		return nil
 	}
-	return fmt.Errorf("share = %q: want %q or %q", v, ShareRedacted, ShareOff)
+	return fmt.Errorf("share = %q: want %q, %q or %q", v, ShareRedacted, ShareOff, ShareAsk)
 }
 
 // Filter is the redaction filter c asks for: the API key, the values of
@@ -117,6 +121,8 @@ func (s *Session) privacyCommand(out io.Writer) error {
 	switch s.cfg.Share {
 	case ShareOff:
 		b.WriteString("share = \"off\": no automatic py> context is sent; the assistant sees names, types and shapes only (list_globals, get_type, get_dir, without values)\n")
+	case ShareAsk:
+		b.WriteString("share = \"ask\": no automatic py> context is sent; each tool result is filtered, shown to you, and sent only if you answer y (without a terminal to ask on, none is sent)\n")
 	default:
 		b.WriteString("share = \"redacted\": tool results and the automatic py> context are filtered before they are sent\n")
 	}
@@ -131,13 +137,17 @@ func (s *Session) privacyCommand(out io.Writer) error {
 	if len(s.cfg.AllowEnv) > 0 {
 		fmt.Fprintf(&b, "allow_env (config file): %s\n", strings.Join(s.cfg.AllowEnv, ", "))
 	}
+	asked := ""
+	if s.cfg.Share == ShareAsk {
+		asked = fmt.Sprintf("; of its tool results you sent %d and declined %d", s.lastSent, s.lastDeclined)
+	}
 	switch {
 	case !s.asked:
 		b.WriteString("last question: none yet\n")
 	case s.lastRedacted.Count == 0:
-		b.WriteString("last question: nothing was redacted\n")
+		b.WriteString("last question: nothing was redacted" + asked + "\n")
 	default:
-		fmt.Fprintf(&b, "last question: %s redacted\n", s.lastRedacted.String())
+		fmt.Fprintf(&b, "last question: %s redacted%s\n", s.lastRedacted.String(), asked)
 	}
 	_, err := io.WriteString(out, b.String())
 	return err

@@ -48,6 +48,9 @@ type Session struct {
 	asked        bool
 	oaTools      []openai.Tool
 	names        map[string]bool
+	// lastSent and lastDeclined count the last question's results the
+	// user was asked about under ShareAsk, by what they chose.
+	lastSent, lastDeclined int
 
 	// Notices, when set, receives retry waits and the summary line in Ask
 	// (whose out is the answer only, for scripts). Handle writes both to out.
@@ -62,6 +65,11 @@ func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
 	s.filter = s.cfg.Filter()
 	if tools != nil {
 		s.list = tools.Tools()
+	}
+	if s.cfg.Share == ShareAsk {
+		// Only what the user sees and agrees to leaves: the context is
+		// never shown to them, so it is not sent.
+		s.ctxFn = nil
 	}
 	if s.cfg.Share == ShareOff {
 		s.ctxFn = nil
@@ -171,6 +179,11 @@ type turn struct {
 	redacted, context redact.Report
 	// answerKey and thinkKey redact the key across delta boundaries.
 	answerKey, thinkKey keyFilter
+	// sent and declined count the results the user was asked about
+	// under ShareAsk.
+	sent, declined int
+	// askCancelled says Ctrl-C came while the user was being asked.
+	askCancelled bool
 	// held is the start of a response's answer held back while it could
 	// be a tool call written as text (see answer); holding is set until
 	// it is known not to be one.
@@ -197,10 +210,12 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	}
 	s.repair(start, err)
 	s.lastRedacted, s.asked = t.redactedTotal(), true
+	s.lastSent, s.lastDeclined = t.sent, t.declined
 	atLineStart := !t.out.midLine && !t.notices.midLine
 	t.out.endLine()
-	if errors.Is(err, context.Canceled) && s.cfg.Color && atLineStart {
-		// On a terminal, Ctrl-C echoed "^C" at the start of a line: end
+	if errors.Is(err, context.Canceled) && (s.cfg.Color || t.askCancelled) && atLineStart {
+		// On a terminal, Ctrl-C echoed "^C" at the start of a line (or
+		// after a question to the user, which is asked on one): end
 		// that line, so the summary and the REPL's next words do not
 		// follow it on the same line.
 		t.notices.newLine()
@@ -510,7 +525,11 @@ func (t *turn) runCall(ctx context.Context, c ToolCall) string {
 	}
 	res, rep := s.outgoing(res)
 	t.redacted.Add(rep)
-	return capResult(res, s.cfg.ToolResultBytes)
+	res = capResult(res, s.cfg.ToolResultBytes)
+	if s.cfg.Share == ShareAsk {
+		res = t.confirm(ctx, c.Name, args, res)
+	}
+	return res
 }
 
 // callTool runs the tool on its own goroutine so that Ctrl-C returns within
@@ -630,6 +649,9 @@ func (t *turn) summary() {
 			word = "call"
 		}
 		parts = append(parts, fmt.Sprintf("%d %s: %s", n, word, strings.Join(t.calls, ", ")))
+	}
+	if t.sent+t.declined > 0 {
+		parts = append(parts, fmt.Sprintf("%d sent, %d declined", t.sent, t.declined))
 	}
 	if n := t.redactedTotal().Count; n > 0 {
 		parts = append(parts, fmt.Sprintf("%d redacted", n))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
@@ -82,6 +83,9 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	} else {
 		cfg.Color = color
 		cfg.Environ = os.Environ()
+		if cfg.Share == agent.ShareAsk {
+			cfg.Confirm = confirmer(opts.Term, question != "", std)
+		}
 		recent := func() string { s, _ := in.RecentContext(); return s }
 		reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
 		assistant = agent.NewSession(cfg, agent.FromRegistry(reg), recent)
@@ -172,6 +176,31 @@ func askOnce(session *repl.Session, assistant *agent.Session, question string, s
 		return exitFailed
 	}
 	return exitAnswered
+}
+
+// confirmer asks, under share = "ask", whether a tool result may be sent:
+// on the terminal, with the result shown on stdout at ai>, and for -p on
+// stderr (stdout is the answer's alone) unless stderr goes elsewhere than
+// the terminal, where nobody would see the question. Without a terminal
+// (-p in a pipe, input piped in) there is no one to ask: no result is
+// sent, and stderr says so once rather than waiting for an answer that
+// cannot come.
+func confirmer(tm *term.Terminal, oneShot bool, std stdio) func(context.Context, agent.Outgoing) (bool, error) {
+	if tm == nil {
+		var once sync.Once
+		return func(context.Context, agent.Outgoing) (bool, error) {
+			once.Do(func() { std.warn(`share = "ask" needs a terminal to ask on; tool results were not sent`) })
+			return false, nil
+		}
+	}
+	var out io.Writer = std.out
+	if oneShot && term.IsTerminal(std.err) {
+		out = std.err
+	}
+	return func(ctx context.Context, o agent.Outgoing) (bool, error) {
+		io.WriteString(out, o.Preview)
+		return tm.AskYesNo(ctx, out, "send this to the model? [y/N] ")
+	}
 }
 
 // maxStdinQuestion bounds how much of stdin -p adds to the question.
