@@ -17,6 +17,8 @@ import (
 // writes, and the bracketed paste switch) is one frame in the same way.
 type frameWriter struct {
 	dst io.Writer
+	// redraws makes each frame of redraws as short as the screen allows.
+	redraws redrawShortener
 
 	mu      sync.Mutex
 	buf     []byte
@@ -43,6 +45,7 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.holding {
+		f.redraws.forget()
 		return f.dst.Write(p)
 	}
 	f.buf = append(f.buf, p...)
@@ -115,6 +118,8 @@ func (f *frameWriter) flushLocked() {
 	}
 	// A terminal that went away is the REPL's to notice, on its next
 	// read; the editor has no use for the error.
-	_, _ = f.dst.Write(f.buf)
+	if out := f.redraws.frame(f.buf); len(out) > 0 {
+		_, _ = f.dst.Write(out)
+	}
 	f.buf = f.buf[:0]
 }

@@ -1,10 +1,15 @@
 package term
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chzyer/readline"
+	"github.com/hinshun/vt10x"
 )
 
 // writeLog records each write the terminal would receive.
@@ -116,5 +121,98 @@ func TestFrameWriterPromptIsOneFrame(t *testing.T) {
 	f.Write([]byte("... "))
 	if got := log.get(); len(got) != 2 || got[1] != "... " {
 		t.Errorf("prompt with the reader waiting: writes %q, want it sent at once", got)
+	}
+}
+
+// plainPainter draws the line as it is, as readline's default painter does.
+type plainPainter struct{}
+
+func (plainPainter) Paint(line []rune, _ int) []rune { return line }
+
+// The shortened frames leave the same screen, cursor included, as
+// readline's whole redraws: typing at the end of a line across the right
+// margin, moving off and back onto the margin, keys typed ahead (several
+// redraws in one frame), an insertion in the middle, moves and deletions.
+// They are written, through real readline line buffers, to two emulated
+// terminals, at widths that put the margin at different places.
+func TestRedrawShortenerKeepsTheScreen(t *testing.T) {
+	for _, cols := range []int{0, 13, 20, 80} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) { checkShortenedRedraws(t, cols) })
+	}
+}
+
+func checkShortenedRedraws(t *testing.T, cols int) {
+	const rows = 16
+	const prompt = "py> "
+	var whole, short bytes.Buffer
+	screen := max(cols, 120) // a terminal that reports no width still has one
+	full := vt10x.New(vt10x.WithSize(screen, rows))
+	shortened := vt10x.New(vt10x.WithSize(screen, rows))
+	var frame bytes.Buffer
+	cfg := &readline.Config{ForceUseInteractive: true, Painter: plainPainter{}}
+	rb := readline.NewRuneBuffer(&frame, prompt, cfg, cols)
+	var s redrawShortener
+	full.Write([]byte(prompt))
+	shortened.Write([]byte(prompt))
+	s.forget()
+
+	step := 0
+	flush := func(what string) {
+		t.Helper()
+		step++
+		whole.Write(frame.Bytes())
+		full.Write(frame.Bytes())
+		out := s.frame(frame.Bytes())
+		short.Write(out)
+		shortened.Write(out)
+		frame.Reset()
+		if a, b := full.String(), shortened.String(); a != b {
+			t.Fatalf("step %d (%s): screens differ\nwhole redraws:\n%s\nshortened:\n%s", step, what, a, b)
+		}
+		if a, b := full.Cursor(), shortened.Cursor(); a.X != b.X || a.Y != b.Y {
+			t.Fatalf("step %d (%s): cursor at %d,%d after whole redraws, %d,%d shortened", step, what, a.X, a.Y, b.X, b.Y)
+		}
+	}
+	for i := 0; i < 45; i++ {
+		rb.WriteRune(rune('a' + i%26))
+		flush("typing at the end")
+		if cols > 0 && (len(prompt)+i+1)%cols == 0 {
+			rb.MoveBackward()
+			flush("left from the margin")
+			rb.MoveForward()
+			flush("right onto the margin")
+		}
+	}
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 10; j++ {
+			rb.WriteRune(rune('0' + j))
+		}
+		flush("ten keys typed ahead")
+	}
+	if cols == 0 {
+		// readline cannot move the cursor without a width (its
+		// backspace sequence loops forever): typing is all there is.
+		return
+	}
+	for i := 0; i < 5; i++ {
+		rb.MoveBackward()
+		flush("left")
+	}
+	rb.WriteRune('X')
+	flush("insert in the middle")
+	rb.WriteRune('Y')
+	flush("insert in the middle")
+	rb.MoveToLineEnd()
+	flush("end")
+	for i := 0; i < 3; i++ {
+		rb.Backspace()
+		flush("backspace")
+	}
+	for i := 0; i < 12; i++ {
+		rb.WriteRune('z')
+		flush("typing at the end again")
+	}
+	if short.Len()*4 > whole.Len() {
+		t.Errorf("shortened frames wrote %d bytes against %d for whole redraws: want far fewer", short.Len(), whole.Len())
 	}
 }

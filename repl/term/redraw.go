@@ -1,0 +1,134 @@
+package term
+
+import "bytes"
+
+// chzyer/readline redraws the whole line for every key: it erases what it
+// drew (an erase sequence, below) and writes the prompt and the whole text
+// again. On a long line that is quadratic: typing 2,000 characters ahead
+// wrote 6 MB to the terminal, and every key's echo waited for a redraw of
+// the whole line. A terminal shows the same if, of a frame's redraws, only
+// the last is drawn, and only its new end when it extends the previous
+// drawing, which is what typing at the end of a line does. GNU readline,
+// python3's editor, writes just the key too.
+//
+// The erase sequence is readline's cleanOutput: for a known width, erase
+// below the cursor, then erase each row up to the prompt's first and go
+// to its start; for a terminal that reports no width, "\r\b" once per
+// character drawn, then erase below.
+var (
+	eraseBelow = []byte("\x1b[J")
+	eraseRowUp = []byte("\x1b[2K\r\x1b[A")
+	eraseRow   = []byte("\x1b[2K\r")
+	backToLeft = []byte("\r\b")
+)
+
+// eraseLen is the length of the erase sequence at the start of p, or 0.
+func eraseLen(p []byte) int {
+	n := 0
+	for bytes.HasPrefix(p[n:], backToLeft) {
+		n += len(backToLeft)
+	}
+	if !bytes.HasPrefix(p[n:], eraseBelow) {
+		return 0
+	}
+	n += len(eraseBelow)
+	if n > len(eraseBelow) {
+		return n // the no-width form
+	}
+	for bytes.HasPrefix(p[n:], eraseRowUp) {
+		n += len(eraseRowUp)
+	}
+	if !bytes.HasPrefix(p[n:], eraseRow) {
+		return 0
+	}
+	return n + len(eraseRow)
+}
+
+// redrawShortener rewrites the line editor's frames (see frameWriter) into
+// fewer bytes with the same result on screen.
+type redrawShortener struct {
+	// drawn is the last redraw's output, from the prompt's start; nil
+	// when the terminal may have had other output since.
+	drawn []byte
+}
+
+// frame returns what to write for frame, one flush of the editor's
+// output. A frame is the editor's redraws, each an erase then a drawing;
+// anything else is written as it is, and forgets the last drawing.
+func (s *redrawShortener) frame(frame []byte) []byte {
+	firstErase := eraseLen(frame)
+	last, ok := lastDrawing(frame)
+	if firstErase == 0 || !ok {
+		s.drawn = nil
+		return frame
+	}
+	out := frame
+	if n, ok := s.extends(last); ok {
+		// The screen holds s.drawn, just as erasing it and drawing it
+		// again would leave it: only the new end is missing.
+		out = last[n:]
+	} else if len(last) < len(frame)-firstErase {
+		// Erasing the first drawing and drawing the last is what the
+		// whole frame comes to.
+		out = append(frame[:firstErase:firstErase], last...)
+	}
+	s.drawn = append(s.drawn[:0], last...)
+	return out
+}
+
+// extends reports whether drawing is the last drawing and more, and
+// where the more starts. At the right margin readline ends a drawing with
+// " \b", which takes the cursor to the next row's start, where the next
+// character would go anyway: a drawing that goes on from there with a
+// printing character extends the one before it too.
+func (s *redrawShortener) extends(drawing []byte) (int, bool) {
+	if s.drawn == nil {
+		return 0, false
+	}
+	if bytes.HasPrefix(drawing, s.drawn) {
+		return len(s.drawn), true
+	}
+	at, ok := bytes.CutSuffix(s.drawn, []byte(" \b"))
+	if ok && len(drawing) > len(at) && bytes.HasPrefix(drawing, at) && printing(drawing[len(at)]) {
+		return len(at), true
+	}
+	return 0, false
+}
+
+// printing reports whether c starts a character that is drawn where the
+// cursor is: not a control character or an escape sequence.
+func printing(c byte) bool { return c >= 0x20 && c != 0x7f }
+
+// forget is called when output reached the terminal around the editor's
+// frames (the prompt, a resize redraw).
+func (s *redrawShortener) forget() { s.drawn = nil }
+
+// lastDrawing is what the last redraw of frame drew, after its erase; ok
+// is false unless frame is erase, drawing, erase, drawing... throughout.
+func lastDrawing(frame []byte) (last []byte, ok bool) {
+	for len(frame) > 0 {
+		n := eraseLen(frame)
+		if n == 0 {
+			return nil, false
+		}
+		frame = frame[n:]
+		end := nextErase(frame)
+		if end < 0 {
+			return frame, true
+		}
+		last, frame = frame[:end], frame[end:]
+	}
+	return last, true
+}
+
+// nextErase is where the next erase sequence in p starts, or -1.
+func nextErase(p []byte) int {
+	i := bytes.Index(p, eraseBelow)
+	if i < 0 {
+		return -1
+	}
+	for i >= len(backToLeft) && bytes.Equal(p[i-len(backToLeft):i], backToLeft) {
+		i -= len(backToLeft)
+	}
+	return i
+}
