@@ -1,70 +1,22 @@
 package agent
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
 
-// Everything a model or a server sends reaches the terminal through visible:
-// lineWriter.put calls it on answer text, thinking, notices and the summary
-// line, and Session.clean on the errors the REPL prints. A model's answer or
-// a hostile server could otherwise set the window title, write the clipboard
-// (OSC 52), clear the screen, hide the cursor, overwrite a line with \r, or
-// leave the next prompt dim; pyaichat adds its own styling only after the
-// text has been made visible.
+// Everything a model or a server sends reaches the terminal through visible
+// (termsafe.Visible): lineWriter.put calls it on answer text, thinking,
+// notices and the summary line, the Markdown renderer on every answer it
+// lays out, and Session.clean on the errors the REPL prints. pyaichat adds
+// its own styling only after the text has been made visible.
+func visible(s string) string { return termsafe.Visible(s) }
 
-// visible returns s with every character that could drive a terminal
-// spelled out the way Python's repr spells it, since this is a Python REPL:
-// C0 controls other than \n and \t, DEL, C1 controls (U+0080-U+009F) and
-// bytes that are not UTF-8 as \xNN (\r as \r), and the bidi overrides and
-// isolates (U+202A-U+202E, U+2066-U+2069), which reorder what follows them
-// on screen, as \uNNNN.
-func visible(s string) string {
-	if isPlain(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' || r == '\t':
-			b.WriteByte(byte(r))
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case isBidiControl(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// isPlain is visible's fast path: printable ASCII, newlines and tabs.
-func isPlain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x7f || (c < 0x20 && c != '\n' && c != '\t') {
-			return false
-		}
-	}
-	return true
-}
-
-func isBidiControl(r rune) bool {
-	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
-}
+func isBidiControl(r rune) bool { return termsafe.IsBidiControl(r) }
 
 // oneLine makes s one harmless line of about max bytes: runs of white
 // space (newlines included) become one space, then visible. Server error
