@@ -210,8 +210,8 @@ func ordered(b block, line string, at int, whole bool) (block, bool) {
 
 // listItem is an open item of a (nested) list.
 type listItem struct {
-	indent  int // source columns before its marker
-	out     int // output columns before its text
+	indent int // source columns before its marker
+	out    int // output columns before its text
 }
 
 // startFlow begins laying out a paragraph, list item or heading line: the

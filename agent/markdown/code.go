@@ -27,7 +27,7 @@ var lexerAliases = map[string]string{
 	"json": "json", "jsonl": "json",
 	"javascript": "javascript", "js": "javascript", "mjs": "javascript",
 	"typescript": "typescript", "ts": "typescript", "tsx": "typescript",
-	"sql": "sql",
+	"sql":  "sql",
 	"yaml": "yaml", "yml": "yaml",
 	"toml": "toml",
 	"diff": "diff", "patch": "diff", "udiff": "diff",
@@ -35,7 +35,7 @@ var lexerAliases = map[string]string{
 	"cpp": "c++", "c++": "c++", "cc": "c++", "cxx": "c++", "hpp": "c++",
 	"rust": "rust", "rs": "rust",
 	"java": "java",
-	"ini": "ini", "cfg": "ini", "dosini": "ini",
+	"ini":  "ini", "cfg": "ini", "dosini": "ini",
 }
 
 var lexers struct {

@@ -36,14 +36,14 @@ type flow struct {
 	rows    [][]seg
 	row     []seg
 
-	col      int // columns used on the current row
-	rowBegin int // ... by its prefix
-	started bool // the current row has its prefix
-	any     bool // a row was started
-	space   bool // a space is due before the next word
-	spaced  bool // ... and was already written
-	word    []seg
-	wordW   int
+	col      int  // columns used on the current row
+	rowBegin int  // ... by its prefix
+	started  bool // the current row has its prefix
+	any      bool // a row was started
+	space    bool // a space is due before the next word
+	spaced   bool // ... and was already written
+	word     []seg
+	wordW    int
 
 	emph []delim // open emphasis, innermost last
 	link bool    // inside a link's text
@@ -132,7 +132,7 @@ func runLen(s string) int {
 	return n
 }
 
-// codeSpan: `code` (or ``code`` and so on), shown without the backticks.
+// codeSpan: `code` (or “code“ and so on), shown without the backticks.
 func (f *flow) codeSpan(s string, final bool) int {
 	n := runLen(s)
 	if n == len(s) && !final {
