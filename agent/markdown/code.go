@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/formatters"
 	"github.com/mattn/go-runewidth"
 )
 
@@ -65,36 +64,55 @@ func lexerFor(lang string) chroma.Lexer {
 	return lx
 }
 
-// codeStyle is one fixed style, in mid-tone colours that read on dark and
-// light backgrounds; made on first use.
-var codeStyle = sync.OnceValue(func() *chroma.Style {
-	return chroma.MustNewStyle("pyaichat", chroma.StyleEntries{
-		chroma.Keyword:           "bold #5f87d7",
-		chroma.KeywordConstant:   "#af5fd7",
-		chroma.NameBuiltin:       "#0087af",
-		chroma.NameFunction:      "#00af87",
-		chroma.NameClass:         "bold #00af87",
-		chroma.NameDecorator:     "#d7875f",
-		chroma.NameException:     "#d75f5f",
-		chroma.NameTag:           "#5f87d7",
-		chroma.NameAttribute:     "#00af87",
-		chroma.LiteralString:     "#87af5f",
-		chroma.LiteralStringDoc:  "italic #87875f",
-		chroma.LiteralNumber:     "#d787d7",
-		chroma.Comment:           "italic #808080",
-		chroma.CommentPreproc:    "#d7875f",
-		chroma.OperatorWord:      "bold #5f87d7",
-		chroma.GenericInserted:   "#5faf5f",
-		chroma.GenericDeleted:    "#d75f5f",
-		chroma.GenericHeading:    "bold",
-		chroma.GenericSubheading: "#0087af",
-	})
-})
+// codeColors is the one fixed style of code: SGR parameters by token
+// type, for 256 colours (mid-tone, readable on dark and light backgrounds)
+// and for 16. A type without an entry takes its subcategory's, then its
+// category's (LiteralStringDoc, LiteralString, Literal), as chroma's
+// styles inherit. chroma's own terminal formatters rebuild their escape
+// table from the style on every call, which was a third of the cost of
+// showing a code line; this table is looked up directly.
+var codeColors = map[chroma.TokenType][2]string{
+	chroma.Keyword:           {"1;38;5;68", "1;34"},
+	chroma.KeywordConstant:   {"38;5;134", "35"},
+	chroma.NameBuiltin:       {"38;5;31", "36"},
+	chroma.NameFunction:      {"38;5;36", "32"},
+	chroma.NameClass:         {"1;38;5;36", "1;32"},
+	chroma.NameDecorator:     {"38;5;173", "33"},
+	chroma.NameException:     {"38;5;167", "31"},
+	chroma.NameTag:           {"38;5;68", "34"},
+	chroma.NameAttribute:     {"38;5;36", "32"},
+	chroma.LiteralString:     {"38;5;107", "32"},
+	chroma.LiteralStringDoc:  {"3;38;5;101", "3;32"},
+	chroma.LiteralNumber:     {"38;5;176", "35"},
+	chroma.Comment:           {"3;38;5;244", "2;3"},
+	chroma.CommentPreproc:    {"38;5;173", "33"},
+	chroma.OperatorWord:      {"1;38;5;68", "1;34"},
+	chroma.GenericInserted:   {"38;5;71", "32"},
+	chroma.GenericDeleted:    {"38;5;167", "31"},
+	chroma.GenericHeading:    {"1", "1"},
+	chroma.GenericSubheading: {"38;5;31", "36"},
+}
 
-// maxLexContext bounds the code before a line that is lexed again with
-// it, so that a line inside a multi-line string is coloured as a string;
-// lexing the whole block for every line would cost its square.
-const maxLexContext = 2048
+// codeSGR is the SGR parameters of a token type ("" for none).
+func (r *Renderer) codeSGR(t chroma.TokenType) string {
+	i := 1
+	if r.opt.Colors256 {
+		i = 0
+	}
+	for _, tt := range []chroma.TokenType{t, t.SubCategory(), t.Category()} {
+		if c, ok := codeColors[tt]; ok {
+			return c[i]
+		}
+	}
+	return ""
+}
+
+// A code line is lexed with the code before it back to the last line that
+// starts at the left margin (a top-level statement: a def, a class, a
+// key), at most maxLexContext bytes, so that a line inside a multi-line
+// string or comment is coloured as one while the block streams. Lexing the
+// whole block again for every line would cost its square.
+const maxLexContext = 1024
 
 // codeBlock is the fenced code block being shown.
 type codeBlock struct {
@@ -152,15 +170,7 @@ func (r *Renderer) codeLine(s string) {
 // code before it, and returns the last line's tokens.
 func (r *Renderer) lexLine(c *codeBlock, lineStart int) []chroma.Token {
 	all := c.text.String()
-	from := 0
-	if lineStart > maxLexContext {
-		from = lineStart - maxLexContext
-		if nl := strings.IndexByte(all[from:lineStart], '\n'); nl >= 0 {
-			from += nl + 1
-		} else {
-			from = lineStart
-		}
-	}
+	from := lexFrom(all, lineStart)
 	it, err := c.lexer.Tokenise(nil, all[from:])
 	if err != nil {
 		return []chroma.Token{{Type: chroma.Text, Value: strings.TrimSuffix(all[lineStart:], "\n")}}
@@ -182,6 +192,26 @@ func (r *Renderer) lexLine(c *codeBlock, lineStart int) []chroma.Token {
 		pos = end
 	}
 	return out
+}
+
+// lexFrom is where the context of the line at lineStart begins.
+func lexFrom(all string, lineStart int) int {
+	limit := max(0, lineStart-maxLexContext)
+	from := lineStart
+	if c := all[lineStart]; c != ' ' && c != '\t' && c != '\n' {
+		return from
+	}
+	for from > limit {
+		prev := strings.LastIndexByte(all[:from-1], '\n') + 1
+		if prev < limit {
+			break
+		}
+		from = prev
+		if from < lineStart && all[from] != ' ' && all[from] != '\t' && all[from] != '\n' {
+			break
+		}
+	}
+	return from
 }
 
 // codeRows shows a code line's tokens, cut into rows of the width (code
@@ -225,17 +255,11 @@ func fitWidth(s string, width int) (int, int) {
 
 func (r *Renderer) codeRow(row []chroma.Token) {
 	var b strings.Builder
-	if r.opt.Color && r.code.lexer != nil {
-		f := formatters.TTY16
-		if r.opt.Colors256 {
-			f = formatters.TTY256
-		}
-		if err := f.Format(&b, codeStyle(), chroma.Literator(row...)); err != nil {
-			b.Reset()
-		}
-	}
-	if b.Len() == 0 {
-		for _, t := range row {
+	color := r.opt.Color && r.code.lexer != nil
+	for _, t := range row {
+		if p := r.codeSGR(t.Type); color && p != "" {
+			b.WriteString("\x1b[" + p + "m" + t.Value + "\x1b[0m")
+		} else {
 			b.WriteString(t.Value)
 		}
 	}

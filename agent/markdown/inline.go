@@ -42,12 +42,19 @@ type flow struct {
 	any      bool // a row was started
 	space    bool // a space is due before the next word
 	spaced   bool // ... and was already written
-	word     []seg
-	wordW    int
+	// the word being read: its bytes, and where each style's run ends
+	word  []byte
+	wsegs []wseg
+	wordW int
 
 	emph []delim // open emphasis, innermost last
 	link bool    // inside a link's text
 	prev rune    // the character before the next one, for flanking
+}
+
+type wseg struct {
+	end int
+	st  style
 }
 
 type delim struct {
@@ -102,10 +109,25 @@ func (f *flow) process(s string, final bool) int {
 
 // char adds one character to the current word.
 func (f *flow) char(s string) int {
+	if c := s[0]; c < utf8.RuneSelf {
+		f.addASCII(c, f.style())
+		f.prev = rune(c)
+		return 1
+	}
 	r, n := utf8.DecodeRuneInString(s)
 	f.add(s[:n], f.style())
 	f.prev = r
 	return n
+}
+
+func (f *flow) addASCII(c byte, st style) {
+	f.word = append(f.word, c)
+	if n := len(f.wsegs); n > 0 && f.wsegs[n-1].st == st {
+		f.wsegs[n-1].end++
+	} else {
+		f.wsegs = append(f.wsegs, wseg{len(f.word), st})
+	}
+	f.wordW++
 }
 
 func (f *flow) escape(s string, final bool) int {
@@ -374,12 +396,22 @@ func (f *flow) style() style {
 
 // add appends text (no spaces in it) to the current word.
 func (f *flow) add(text string, st style) {
-	if n := len(f.word); n > 0 && f.word[n-1].st == st {
-		f.word[n-1].text += text
+	f.word = append(f.word, text...)
+	if n := len(f.wsegs); n > 0 && f.wsegs[n-1].st == st {
+		f.wsegs[n-1].end = len(f.word)
 	} else {
-		f.word = append(f.word, seg{text, st})
+		f.wsegs = append(f.wsegs, wseg{len(f.word), st})
 	}
 	f.wordW += displayWidth(text)
+}
+
+// segs are the current word's runs.
+func (f *flow) segs(yield func(text string, st style)) {
+	start := 0
+	for _, w := range f.wsegs {
+		yield(string(f.word[start:w.end]), w.st)
+		start = w.end
+	}
 }
 
 func (f *flow) addSpace() {
@@ -399,7 +431,7 @@ func (f *flow) addSpace() {
 // endWord places the word that just ended: on this row if it fits, else
 // on the next; a word wider than a whole row is cut.
 func (f *flow) endWord() {
-	if len(f.word) == 0 {
+	if len(f.wsegs) == 0 {
 		return
 	}
 	if f.started && f.col+f.wordW > f.width {
@@ -413,33 +445,30 @@ func (f *flow) endWord() {
 	}
 	f.space, f.spaced = false, false
 	if f.col+f.wordW <= f.width {
-		for _, sg := range f.word {
-			f.put(sg.text, sg.st)
-		}
+		f.segs(f.put)
 		f.col += f.wordW
 	} else {
-		f.cut()
+		f.segs(f.cut)
 	}
-	f.word = f.word[:0]
+	f.word, f.wsegs = f.word[:0], f.wsegs[:0]
 	f.wordW = 0
 }
 
-// cut writes a word wider than a row across rows, a character at a time.
-func (f *flow) cut() {
-	for _, sg := range f.word {
-		start := 0
-		for i, r := range sg.text {
-			w := runewidth.RuneWidth(r)
-			if f.col+w > f.width && f.col > f.rowBegin {
-				f.put(sg.text[start:i], sg.st)
-				start = i
-				f.newRow()
-				f.startRow()
-			}
-			f.col += w
+// cut writes a run of a word wider than a row across rows, a character at
+// a time.
+func (f *flow) cut(text string, st style) {
+	start := 0
+	for i, r := range text {
+		w := runewidth.RuneWidth(r)
+		if f.col+w > f.width && f.col > f.rowBegin {
+			f.put(text[start:i], st)
+			start = i
+			f.newRow()
+			f.startRow()
 		}
-		f.put(sg.text[start:], sg.st)
+		f.col += w
 	}
+	f.put(text[start:], st)
 }
 
 func (f *flow) startRow() {
