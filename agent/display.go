@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
@@ -46,6 +47,9 @@ type lineWriter struct {
 	color   bool
 	wrote   bool // answer text was shown
 	midLine bool
+	// md, on a terminal, lays the answer out from its Markdown; it makes
+	// the text visible itself, before any styling.
+	md *markdown.Renderer
 }
 
 // put shows text that came from a model or a server, or that quotes one;
@@ -81,7 +85,21 @@ func (l *lineWriter) answer(text string) {
 		return
 	}
 	l.wrote = true
+	if l.md != nil {
+		l.md.WriteString(redactKey(text, l.key))
+		l.midLine = l.md.MidLine()
+		return
+	}
 	l.put(text, false)
+}
+
+// codeBlocks are the fenced code blocks of the answers shown (on a
+// terminal), numbered as they were labelled.
+func (l *lineWriter) codeBlocks() []markdown.CodeBlock {
+	if l.md == nil {
+		return nil
+	}
+	return l.md.CodeBlocks()
 }
 
 // newLine ends a line the writer did not write (Ctrl-C's echo).
@@ -90,7 +108,14 @@ func (l *lineWriter) newLine() {
 	l.midLine = false
 }
 
+// endLine ends the answer's line, and on a terminal lays out what the
+// renderer held back (an unfinished line, table or code block), since a
+// notice, thinking or the summary follows.
 func (l *lineWriter) endLine() {
+	if l.md != nil {
+		l.md.Flush()
+		l.midLine = false
+	}
 	if l.midLine {
 		io.WriteString(l.w, "\n")
 		l.midLine = false

@@ -12,6 +12,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
 )
 
@@ -48,6 +49,7 @@ type Session struct {
 	asked        bool
 	oaTools      []openai.Tool
 	names        map[string]bool
+	code         []markdown.CodeBlock // the last answer's, on a terminal
 
 	// Notices, when set, receives retry waits and the summary line in Ask
 	// (whose out is the answer only, for scripts). Handle writes both to out.
@@ -176,6 +178,10 @@ type turn struct {
 	// it is known not to be one.
 	held    strings.Builder
 	holding bool
+	// status shows work on a terminal (render.go); split takes
+	// <think> blocks out of the answer.
+	status *statusLine
+	split  thinkSplit
 }
 
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
@@ -183,15 +189,16 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	defer cancel()
 	// The tools get ready while the model reads the question.
 	s.Prepare()
-	t := &turn{s: s, out: s.writer(out), seen: map[string]int{}}
+	t := &turn{s: s, seen: map[string]int{}}
 	t.answerKey.key, t.thinkKey.key = s.cfg.APIKey, s.cfg.APIKey
-	t.notices = t.out
-	if notices != out {
-		t.notices = s.writer(notices)
+	if notices == out {
+		notices = nil
 	}
+	t.out, t.notices, t.status = s.writers(out, notices)
 	start := len(s.history)
 	s.history = append(s.history, Message{Role: "user", Content: q})
 	err := t.run(qctx)
+	t.status.clear()
 	if qctx.Err() != nil && (err == nil || !isBound(err)) {
 		err = t.ctxErr(qctx)
 	}
@@ -206,6 +213,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 		t.notices.newLine()
 	}
 	t.summary()
+	s.code = t.out.codeBlocks()
 	return err
 }
 
@@ -292,6 +300,7 @@ func (t *turn) run(ctx context.Context) error {
 		}
 		msgs, ctxRedacted := s.requestMessages()
 		t.context = ctxRedacted
+		t.busy(ctx, "thinking")
 		stream, err := s.client.open(ctx, s.cfg.Model, msgs, s.oaTools, t.notify)
 		if err != nil {
 			return err
@@ -376,10 +385,10 @@ func (t *turn) show(stream *Stream) {
 		case kind == DeltaReasoning:
 			t.think(text)
 		default:
-			t.endThinking()
-			t.answer(text)
+			t.answerText(text)
 		}
 	}
+	t.split.flush(t.answerPiece)
 	t.endThinking()
 }
 
@@ -504,6 +513,7 @@ func (t *turn) runCall(ctx context.Context, c ToolCall) string {
 		t.repeats++
 		return errorResult("Repeated", "you already made this exact call for this question; its result is above. Do not repeat it: answer, or make a different call.")
 	}
+	t.busy(ctx, t.calls[len(t.calls)-1])
 	res, isErr := t.callTool(ctx, c.Name, json.RawMessage(args))
 	if isErr && !strings.HasPrefix(strings.TrimSpace(res), "{") {
 		res = errorResult("Error", res)

@@ -81,6 +81,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
 		cfg.Color = color
+		lookOf(&cfg, std.out)
 		cfg.Environ = os.Environ()
 		recent := func() string { s, _ := in.RecentContext(); return s }
 		reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
