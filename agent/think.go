@@ -14,6 +14,7 @@ type thinkSplit struct {
 	tail     string // held back: could start a tag
 	midLine  bool   // the answer's current line has more than white space
 	trimLead bool   // drop the white space that follows </think>
+	trimIn   bool   // ... and <think>
 }
 
 const (
@@ -27,6 +28,13 @@ func (s *thinkSplit) push(text string, emit func(think bool, text string)) {
 	s.tail = ""
 	for buf != "" {
 		if s.in {
+			if s.trimIn {
+				buf = strings.TrimLeft(buf, " \t\r\n")
+				if buf == "" {
+					return
+				}
+				s.trimIn = false
+			}
 			i := strings.Index(buf, closeThink)
 			if i < 0 {
 				keep := prefixTail(buf, closeThink)
@@ -58,7 +66,7 @@ func (s *thinkSplit) push(text string, emit func(think bool, text string)) {
 		}
 		s.answer(buf[:i], emit)
 		buf = buf[i+len(openThink):]
-		s.in = true
+		s.in, s.trimIn = true, true
 	}
 }
 
