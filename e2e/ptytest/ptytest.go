@@ -382,6 +382,29 @@ func (s *Session) Screen() string {
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
 }
 
+// visibleModes are vt10x's attribute bits a person sees: reverse,
+// underline, bold, italic, blink (vt10x keeps them unexported; its other
+// bits, such as the one marking a wrapped line, are bookkeeping).
+const visibleModes = 1 | 2 | 4 | 16 | 32
+
+// Styled reports whether any character on the screen is drawn in a colour
+// or with an attribute (bold, reverse...) other than the terminal's
+// default, as a person would see it.
+func (s *Session) Styled() bool {
+	s.term.Lock()
+	defer s.term.Unlock()
+	cols, rows := s.term.Size()
+	for y := 0; y < rows; y++ {
+		for x := 0; x < cols; x++ {
+			g := s.term.Cell(x, y)
+			if g.Char != ' ' && g.Char != 0 && (g.Mode&visibleModes != 0 || g.FG != vt10x.DefaultFG || g.BG != vt10x.DefaultBG) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // CursorLine is the screen row holding the cursor, trailing spaces removed.
 func (s *Session) CursorLine() string {
 	y := s.term.Cursor().Y
