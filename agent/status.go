@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mattn/go-runewidth"
+	"github.com/pyaichat/pyaichat/agent/markdown"
 )
 
 // statusLine is the one line that shows the assistant at work while
@@ -91,7 +91,7 @@ func (s *statusLine) draw() {
 	}
 	// One column short of the width: a line that wrapped could not be
 	// erased with one erase-line.
-	text = runewidth.Truncate(text, max(width-1, 10), "…")
+	text = markdown.Truncate(text, max(width-1, 10), "…")
 	if s.color {
 		text = "\x1b[2m" + text + "\x1b[0m"
 	}

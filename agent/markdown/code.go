@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/alecthomas/chroma/v2"
-	"github.com/mattn/go-runewidth"
 )
 
 // The lexers of the languages an answer is likely to show, copied from
@@ -134,7 +133,7 @@ func (r *Renderer) startCode(b block) {
 	if b.info != "" {
 		label += " " + b.info
 	}
-	r.put(r.style(stDim, runewidth.Truncate(label, r.opt.Width, "…")) + "\n")
+	r.put(r.style(stDim, Truncate(label, r.opt.Width, "…")) + "\n")
 }
 
 func (r *Renderer) endCode() {
@@ -244,7 +243,7 @@ func (r *Renderer) codeRows(toks []chroma.Token) {
 func fitWidth(s string, width int) (int, int) {
 	w := 0
 	for i, c := range s {
-		cw := runewidth.RuneWidth(c)
+		cw := RuneWidth(c)
 		if w+cw > width {
 			return i, w
 		}
@@ -291,7 +290,7 @@ func expandTabs(s string) string {
 			continue
 		}
 		b.WriteRune(c)
-		col += runewidth.RuneWidth(c)
+		col += RuneWidth(c)
 	}
 	return b.String()
 }

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/mattn/go-runewidth"
 )
 
 // maxHold bounds how far past an opening marker (**, `, [) the renderer
@@ -459,7 +457,7 @@ func (f *flow) endWord() {
 func (f *flow) cut(text string, st style) {
 	start := 0
 	for i, r := range text {
-		w := runewidth.RuneWidth(r)
+		w := RuneWidth(r)
 		if f.col+w > f.width && f.col > f.rowBegin {
 			f.put(text[start:i], st)
 			start = i
@@ -531,7 +529,7 @@ func trimRow(row []seg) []seg {
 	return row
 }
 
-func displayWidth(s string) int { return runewidth.StringWidth(s) }
+func displayWidth(s string) int { return StringWidth(s) }
 
 func segsWidth(segs []seg) int {
 	w := 0
