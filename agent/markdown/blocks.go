@@ -39,21 +39,8 @@ func (b block) streams() bool { return b.kind == blockPara || b.kind == blockLis
 // and ok is false while more of it could change the answer; whenever ok is
 // true the answer is the one the whole line gets.
 func classify(line string, whole bool) (b block, ok bool) {
-	i, col := 0, 0
-	// Block quotes: "> " markers, possibly nested.
-	for {
-		j, c := skipSpaces(line, i, col)
-		if j < len(line) && line[j] == '>' && c-col < 4 {
-			b.quotes++
-			i, col = j+1, c+1
-			if i < len(line) && line[i] == ' ' {
-				i++
-				col++
-			}
-			continue
-		}
-		break
-	}
+	var i, col int
+	i, col, b.quotes = quotePrefix(line)
 	j, c := skipSpaces(line, i, col)
 	b.indent = c - col
 	rest := line[j:]
@@ -81,27 +68,52 @@ func classify(line string, whole bool) (b block, ok bool) {
 			return b, whole
 		}
 	case '-', '*', '_', '+':
-		if isRuleSoFar(rest) {
-			if !whole {
-				return b, false
-			}
-			if rest[0] != '+' && isRule(rest) {
-				b.kind = blockRule
-				return b, true
-			}
-		}
-		if rest[0] != '_' {
-			if len(rest) == 1 && !whole {
-				return b, false
-			}
-			if len(rest) == 1 || rest[1] == ' ' || rest[1] == '\t' {
-				b.kind, b.marker = blockList, "•"
-				b.content = contentAfter(line, j+1)
-				return b, true
-			}
-		}
+		return bulletOrRule(b, line, j, whole)
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return ordered(b, line, j, whole)
+	}
+	return b, true
+}
+
+// quotePrefix reads a line's block quote markers ("> ", possibly nested):
+// where the text after them starts, its column, and how many there are.
+func quotePrefix(line string) (i, col, quotes int) {
+	for {
+		j, c := skipSpaces(line, i, col)
+		if j >= len(line) || line[j] != '>' || c-col >= 4 {
+			return i, col, quotes
+		}
+		quotes++
+		i, col = j+1, c+1
+		if i < len(line) && line[i] == ' ' {
+			i++
+			col++
+		}
+	}
+}
+
+// bulletOrRule: a line starting with one of -*_+ at line[at] is a rule
+// (---), a bullet item (- text) or a paragraph (**bold**).
+func bulletOrRule(b block, line string, at int, whole bool) (block, bool) {
+	rest := line[at:]
+	if isRuleSoFar(rest) {
+		if !whole {
+			return b, false
+		}
+		if rest[0] != '+' && isRule(rest) {
+			b.kind = blockRule
+			return b, true
+		}
+	}
+	if rest[0] == '_' {
+		return b, true
+	}
+	if len(rest) == 1 && !whole {
+		return b, false
+	}
+	if len(rest) == 1 || rest[1] == ' ' || rest[1] == '\t' {
+		b.kind, b.marker = blockList, "•"
+		b.content = contentAfter(line, at+1)
 	}
 	return b, true
 }
