@@ -233,6 +233,7 @@ func (r *Renderer) partial() {
 				return
 			}
 			r.endTable()
+			r.tableRaw = false
 		}
 		if !b.streams() {
 			return

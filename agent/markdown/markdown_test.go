@@ -329,3 +329,20 @@ func BenchmarkRender(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// After a table cut at maxTableRows, a paragraph ends it, and the next
+// table is laid out again, however the text streams.
+func TestTableAfterLongTable(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("| n |\n|---|\n")
+	for i := 0; i < maxTableRows+5; i++ {
+		b.WriteString("| row |\n")
+	}
+	b.WriteString("text\n| x |\n|---|\n| y |\n")
+	for _, chunk := range []func(int) int{whole, bytewise} {
+		out := render(t, b.String(), Options{Width: 60}, chunk)
+		if !strings.HasSuffix(out, "text\n┌───┐\n│ x │\n├───┤\n│ y │\n└───┘\n") {
+			t.Errorf("the table after the long one:\n%s", out[len(out)-120:])
+		}
+	}
+}
