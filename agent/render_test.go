@@ -71,6 +71,10 @@ func TestAskPrintsMarkdownWithoutThinking(t *testing.T) {
 	if got := out.String(); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
+	// Nor is the thinking kept in the conversation sent back next time.
+	if h := s.History(); len(h) != 2 || h[1].Content != want {
+		t.Errorf("history %+v", h)
+	}
 }
 
 var sgrRE = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -451,8 +451,9 @@ func (s *Session) addAssistant(content string, calls []ToolCall) {
 }
 
 // scrub redacts the API key from text a model or server sent, before it
-// is kept in the conversation.
-func (s *Session) scrub(text string) string { return redactKey(text, s.cfg.APIKey) }
+// is kept in the conversation, and drops its <think> blocks, which chat
+// templates expect to be left out of the history.
+func (s *Session) scrub(text string) string { return redactKey(withoutThinking(text), s.cfg.APIKey) }
 
 // repair leaves the conversation valid after any ending: every tool-call id
 // answered, and never a question left without a reply (some local chat

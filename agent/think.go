@@ -125,3 +125,20 @@ func prefixTail(s, tag string) int {
 	}
 	return 0
 }
+
+// withoutThinking is text without its <think> blocks.
+func withoutThinking(text string) string {
+	if !strings.Contains(text, openThink) {
+		return text
+	}
+	var s thinkSplit
+	var b strings.Builder
+	keep := func(think bool, t string) {
+		if !think {
+			b.WriteString(t)
+		}
+	}
+	s.push(text, keep)
+	s.flush(keep)
+	return b.String()
+}
