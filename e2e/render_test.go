@@ -120,8 +120,19 @@ func TestPTYAnswerRendered(t *testing.T) {
 					t.Errorf("the screen lacks %q:\n%s", want, screen)
 				}
 			}
-			if styled := s.Styled(); styled == c.noColor {
-				t.Errorf("NO_COLOR=%v, yet styled=%v:\n%s", c.noColor, styled, screen)
+			// What stands out: the heading, the bold words, the inline
+			// code, the table's header, highlighted Python; nothing at
+			// all under NO_COLOR.
+			styled := s.StyledText()
+			if c.noColor && styled != "" {
+				t.Errorf("styled text under NO_COLOR: %q", styled)
+			}
+			if !c.noColor {
+				for _, want := range []string{"Summary", "two columns", "2", "name", "import", `"apple"`} {
+					if !strings.Contains(styled, want) {
+						t.Errorf("%q does not stand out; what does: %q", want, styled)
+					}
+				}
 			}
 			if c.noColor && strings.Contains(answer, "\x1b[") && sgrSeq.MatchString(answer) {
 				t.Errorf("SGR styling under NO_COLOR: %q", answer)
