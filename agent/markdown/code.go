@@ -156,25 +156,33 @@ func (r *Renderer) codeLine(s string) {
 	before := c.text.Len()
 	c.text.WriteString(s)
 	c.text.WriteByte('\n')
-	var toks []chroma.Token
-	if c.lexer != nil {
-		toks = r.lexLine(c, before)
-	} else {
-		toks = []chroma.Token{{Type: chroma.Text, Value: s}}
+	toks := []chroma.Token{{Type: chroma.Text, Value: s}}
+	if c.lexer != nil && len(s) <= maxLexLine {
+		toks = lexLine(c, before, toks)
 	}
 	r.codeRows(toks)
 }
 
+// maxLexLine is the longest code line that is highlighted: a longer one
+// (minified code, a data dump) is shown plain rather than lexed at length.
+const maxLexLine = 4096
+
 // lexLine lexes the block's last line with up to maxLexContext of the
-// code before it, and returns the last line's tokens.
-func (r *Renderer) lexLine(c *codeBlock, lineStart int) []chroma.Token {
+// code before it, and returns the last line's tokens, or plain when the
+// lexer fails (it is chroma's code, run on the model's text: a panic in it
+// must not take the REPL down).
+func lexLine(c *codeBlock, lineStart int, plain []chroma.Token) (out []chroma.Token) {
+	defer func() {
+		if recover() != nil {
+			out = plain
+		}
+	}()
 	all := c.text.String()
 	from := lexFrom(all, lineStart)
 	it, err := c.lexer.Tokenise(nil, all[from:])
 	if err != nil {
-		return []chroma.Token{{Type: chroma.Text, Value: strings.TrimSuffix(all[lineStart:], "\n")}}
+		return plain
 	}
-	var out []chroma.Token
 	pos := from
 	for t := it(); t != chroma.EOF; t = it() {
 		end := pos + len(t.Value)

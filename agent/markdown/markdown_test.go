@@ -346,3 +346,16 @@ func TestTableAfterLongTable(t *testing.T) {
 		}
 	}
 }
+
+// A code line too long to be worth lexing is shown plain, cut to the width.
+func TestLongCodeLineIsPlain(t *testing.T) {
+	long := "x = " + strings.Repeat("1 + ", maxLexLine/4) + "1"
+	out := render(t, "```python\n"+long+"\ny = 2\n```\n", Options{Width: 60, Color: true, Colors256: true}, whole)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if got := strings.Join(lines[1:len(lines)-1], ""); got != long {
+		t.Errorf("the long line is not shown plain and whole: %q", got[:min(len(got), 200)])
+	}
+	if last := lines[len(lines)-1]; plain(last) != "y = 2" || last == "y = 2" {
+		t.Errorf("the next line is not highlighted: %q", last)
+	}
+}

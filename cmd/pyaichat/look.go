@@ -48,7 +48,7 @@ func banner(w io.Writer, color bool) {
 // lookOf sets how the assistant's answers look on out: laid out from
 // their Markdown when out is a terminal, in colour or not (cfg.Color), to
 // its width at the time of each question; a status line where the
-// terminal can erase one (not TERM=dumb).
+// terminal is known to erase a line (TERM set, and not dumb).
 func lookOf(cfg *agent.Config, out *os.File) {
 	if !term.IsTerminal(out) {
 		return
@@ -57,7 +57,7 @@ func lookOf(cfg *agent.Config, out *os.File) {
 	cfg.Width = func() int { return columns(out) }
 	t, ct := os.Getenv("TERM"), os.Getenv("COLORTERM")
 	cfg.Colors256 = strings.Contains(t, "256") || ct == "truecolor" || ct == "24bit"
-	cfg.StatusLine = t != "dumb"
+	cfg.StatusLine = t != "" && t != "dumb"
 }
 
 // columns is the terminal's width (80 if it cannot be read).
