@@ -83,7 +83,10 @@ func (t *turn) confirm(ctx context.Context, name, args, res string) string {
 		t.declined++
 		return declinedResult
 	}
-	// The hook writes to the terminal itself: it starts on a line of its own.
+	// The hook writes to the terminal itself: the status line comes down
+	// for good (it would redraw over the question), and the question
+	// starts on a line of its own.
+	t.status.clear()
 	t.endThinking()
 	t.out.endLine()
 	t.notices.endLine()

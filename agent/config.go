@@ -40,6 +40,16 @@ type Config struct {
 	// Color says out is a terminal: it enables the dim summary line and
 	// thinking, and a new line after Ctrl-C's echoed ^C.
 	Color bool
+	// Terminal says out is a terminal, whether it shows colour or not:
+	// answers are laid out from their Markdown (agent/markdown) to Width
+	// columns, instead of written as the model sent them. Colors256 picks
+	// the palette of highlighted code. StatusLine adds a redrawn line with
+	// a spinner while the model thinks and while a tool runs (a terminal
+	// that can erase a line: not TERM=dumb).
+	Terminal   bool
+	Width      func() int // columns; nil: 80
+	Colors256  bool
+	StatusLine bool
 
 	// Share is what may leave the machine (see privacy.go): ShareRedacted
 	// (the default), ShareOff or ShareAsk.

@@ -1,70 +1,23 @@
 package agent
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
+	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
 
-// Everything a model or a server sends reaches the terminal through visible:
-// lineWriter.put calls it on answer text, thinking, notices and the summary
-// line, and Session.clean on the errors the REPL prints. A model's answer or
-// a hostile server could otherwise set the window title, write the clipboard
-// (OSC 52), clear the screen, hide the cursor, overwrite a line with \r, or
-// leave the next prompt dim; pyaichat adds its own styling only after the
-// text has been made visible.
+// Everything a model or a server sends reaches the terminal through visible
+// (termsafe.Visible): lineWriter.put calls it on answer text, thinking,
+// notices and the summary line, the Markdown renderer on every answer it
+// lays out, and Session.clean on the errors the REPL prints. pyaichat adds
+// its own styling only after the text has been made visible.
+func visible(s string) string { return termsafe.Visible(s) }
 
-// visible returns s with every character that could drive a terminal
-// spelled out the way Python's repr spells it, since this is a Python REPL:
-// C0 controls other than \n and \t, DEL, C1 controls (U+0080-U+009F) and
-// bytes that are not UTF-8 as \xNN (\r as \r), and the bidi overrides and
-// isolates (U+202A-U+202E, U+2066-U+2069), which reorder what follows them
-// on screen, as \uNNNN.
-func visible(s string) string {
-	if isPlain(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' || r == '\t':
-			b.WriteByte(byte(r))
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || (r >= 0x7f && r <= 0x9f):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case isBidiControl(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// isPlain is visible's fast path: printable ASCII, newlines and tabs.
-func isPlain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x7f || (c < 0x20 && c != '\n' && c != '\t') {
-			return false
-		}
-	}
-	return true
-}
-
-func isBidiControl(r rune) bool {
-	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
-}
+func isBidiControl(r rune) bool { return termsafe.IsBidiControl(r) }
 
 // oneLine makes s one harmless line of about max bytes: runs of white
 // space (newlines included) become one space, then visible. Server error
@@ -94,6 +47,9 @@ type lineWriter struct {
 	color   bool
 	wrote   bool // answer text was shown
 	midLine bool
+	// md, on a terminal, lays the answer out from its Markdown; it makes
+	// the text visible itself, before any styling.
+	md *markdown.Renderer
 }
 
 // put shows text that came from a model or a server, or that quotes one;
@@ -129,7 +85,21 @@ func (l *lineWriter) answer(text string) {
 		return
 	}
 	l.wrote = true
+	if l.md != nil {
+		l.md.WriteString(redactKey(text, l.key))
+		l.midLine = l.md.MidLine()
+		return
+	}
 	l.put(text, false)
+}
+
+// codeBlocks are the fenced code blocks of the answers shown (on a
+// terminal), numbered as they were labelled.
+func (l *lineWriter) codeBlocks() []markdown.CodeBlock {
+	if l.md == nil {
+		return nil
+	}
+	return l.md.CodeBlocks()
 }
 
 // newLine ends a line the writer did not write (Ctrl-C's echo).
@@ -138,7 +108,14 @@ func (l *lineWriter) newLine() {
 	l.midLine = false
 }
 
+// endLine ends the answer's line, and on a terminal lays out what the
+// renderer held back (an unfinished line, table or code block), since a
+// notice, thinking or the summary follows.
 func (l *lineWriter) endLine() {
+	if l.md != nil {
+		l.md.Flush()
+		l.midLine = false
+	}
 	if l.midLine {
 		io.WriteString(l.w, "\n")
 		l.midLine = false

@@ -10,7 +10,9 @@
 //	     400/401/403/404 or insufficient_quota) with backoff, jitter and
 //	     capped Retry-After
 //	  -> Stream: our SSE reader (sse.go) and tolerant accumulator (wire.go);
-//	     text is written to out as it arrives
+//	     text is written to out as it arrives (on a terminal laid out
+//	     from its Markdown by agent/markdown, with a status line while
+//	     nothing is shown; <think> blocks are thinking, not answer)
 //	  -> tool calls? run each through the Toolset (unknown tool, bad
 //	     arguments, repeats become error results; results filtered and
 //	     capped; under share = "ask", each result sent only if
@@ -25,5 +27,6 @@
 // leaves the conversation valid for the next question.
 //
 // Imports flow one way: repl -> agent -> capabilities -> pybridge; this
-// package knows nothing of the terminal.
+// package knows of the terminal only what Config says (Terminal, Width,
+// Color, StatusLine).
 package agent

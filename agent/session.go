@@ -12,6 +12,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
 )
 
@@ -48,6 +49,7 @@ type Session struct {
 	asked        bool
 	oaTools      []openai.Tool
 	names        map[string]bool
+	code         []markdown.CodeBlock // the last answer's, on a terminal
 	// lastSent and lastDeclined count the last question's results the
 	// user was asked about under ShareAsk, by what they chose.
 	lastSent, lastDeclined int
@@ -189,6 +191,10 @@ type turn struct {
 	// it is known not to be one.
 	held    strings.Builder
 	holding bool
+	// status shows work on a terminal (render.go); split takes
+	// <think> blocks out of the answer.
+	status *statusLine
+	split  thinkSplit
 }
 
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
@@ -196,15 +202,16 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	defer cancel()
 	// The tools get ready while the model reads the question.
 	s.Prepare()
-	t := &turn{s: s, out: s.writer(out), seen: map[string]int{}}
+	t := &turn{s: s, seen: map[string]int{}}
 	t.answerKey.key, t.thinkKey.key = s.cfg.APIKey, s.cfg.APIKey
-	t.notices = t.out
-	if notices != out {
-		t.notices = s.writer(notices)
+	if notices == out {
+		notices = nil
 	}
+	t.out, t.notices, t.status = s.writers(out, notices)
 	start := len(s.history)
 	s.history = append(s.history, Message{Role: "user", Content: q})
 	err := t.run(qctx)
+	t.status.clear()
 	if qctx.Err() != nil && (err == nil || !isBound(err)) {
 		err = t.ctxErr(qctx)
 	}
@@ -221,6 +228,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 		t.notices.newLine()
 	}
 	t.summary()
+	s.code = t.out.codeBlocks()
 	return err
 }
 
@@ -307,6 +315,7 @@ func (t *turn) run(ctx context.Context) error {
 		}
 		msgs, ctxRedacted := s.requestMessages()
 		t.context = ctxRedacted
+		t.busy(ctx, "thinking")
 		stream, err := s.client.open(ctx, s.cfg.Model, msgs, s.oaTools, t.notify)
 		if err != nil {
 			return err
@@ -391,10 +400,10 @@ func (t *turn) show(stream *Stream) {
 		case kind == DeltaReasoning:
 			t.think(text)
 		default:
-			t.endThinking()
-			t.answer(text)
+			t.answerText(text)
 		}
 	}
+	t.split.flush(t.answerPiece)
 	t.endThinking()
 }
 
@@ -457,8 +466,9 @@ func (s *Session) addAssistant(content string, calls []ToolCall) {
 }
 
 // scrub redacts the API key from text a model or server sent, before it
-// is kept in the conversation.
-func (s *Session) scrub(text string) string { return redactKey(text, s.cfg.APIKey) }
+// is kept in the conversation, and drops its <think> blocks, which chat
+// templates expect to be left out of the history.
+func (s *Session) scrub(text string) string { return redactKey(withoutThinking(text), s.cfg.APIKey) }
 
 // repair leaves the conversation valid after any ending: every tool-call id
 // answered, and never a question left without a reply (some local chat
@@ -519,6 +529,7 @@ func (t *turn) runCall(ctx context.Context, c ToolCall) string {
 		t.repeats++
 		return errorResult("Repeated", "you already made this exact call for this question; its result is above. Do not repeat it: answer, or make a different call.")
 	}
+	t.busy(ctx, t.calls[len(t.calls)-1])
 	res, isErr := t.callTool(ctx, c.Name, json.RawMessage(args))
 	if isErr && !strings.HasPrefix(strings.TrimSpace(res), "{") {
 		res = errorResult("Error", res)

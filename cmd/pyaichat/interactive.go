@@ -82,6 +82,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
 		cfg.Color = color
+		lookOf(&cfg, std.out)
 		cfg.Environ = os.Environ()
 		if cfg.Share == agent.ShareAsk {
 			cfg.Confirm = confirmer(opts.Term, question != "", std)

@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/repl/term"
 )
 
 // colorWanted says whether pyaichat may colour what it draws, by the
@@ -38,4 +43,28 @@ func banner(w io.Writer, color bool) {
 		hint = "\x1b[2m" + hint + "\x1b[0m"
 	}
 	fmt.Fprintln(w, hint)
+}
+
+// lookOf sets how the assistant's answers look on out: laid out from
+// their Markdown when out is a terminal, in colour or not (cfg.Color), to
+// its width at the time of each question; a status line where the
+// terminal is known to erase a line (TERM set, and not dumb).
+func lookOf(cfg *agent.Config, out *os.File) {
+	if !term.IsTerminal(out) {
+		return
+	}
+	cfg.Terminal = true
+	cfg.Width = func() int { return columns(out) }
+	t, ct := os.Getenv("TERM"), os.Getenv("COLORTERM")
+	cfg.Colors256 = strings.Contains(t, "256") || ct == "truecolor" || ct == "24bit"
+	cfg.StatusLine = t != "" && t != "dumb"
+}
+
+// columns is the terminal's width (80 if it cannot be read).
+func columns(f *os.File) int {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col == 0 {
+		return 80
+	}
+	return int(ws.Col)
 }

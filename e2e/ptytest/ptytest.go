@@ -382,6 +382,36 @@ func (s *Session) Screen() string {
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
 }
 
+// visibleModes are vt10x's attribute bits a person sees: reverse,
+// underline, bold, italic, blink (vt10x keeps them unexported; its other
+// bits, such as the one marking a wrapped line, are bookkeeping).
+const visibleModes = 1 | 2 | 4 | 16 | 32
+
+// StyledText is the text on the screen drawn in a colour or with an
+// attribute (bold, underline, reverse...) other than the terminal's
+// default, as a person would see it stand out: its words, one screen row
+// a line, rows without any left out.
+func (s *Session) StyledText() string {
+	s.term.Lock()
+	defer s.term.Unlock()
+	cols, rows := s.term.Size()
+	var lines []string
+	for y := 0; y < rows; y++ {
+		row := make([]rune, cols)
+		for x := 0; x < cols; x++ {
+			g := s.term.Cell(x, y)
+			row[x] = ' '
+			if g.Char != 0 && (g.Mode&visibleModes != 0 || g.FG != vt10x.DefaultFG || g.BG != vt10x.DefaultBG) {
+				row[x] = g.Char
+			}
+		}
+		if words := strings.Fields(string(row)); len(words) > 0 {
+			lines = append(lines, strings.Join(words, " "))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // CursorLine is the screen row holding the cursor, trailing spaces removed.
 func (s *Session) CursorLine() string {
 	y := s.term.Cursor().Y

@@ -1,0 +1,204 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// markdownAnswer has a heading, bold, inline code, a table wider than 60
+// columns and a fenced Python block with a line longer than 60 columns.
+const markdownAnswer = "<think>\nthe user asks about the frame\n</think>\n\n" +
+	"# Summary\n\n" +
+	"The frame has **two columns** and `2` rows.\n\n" +
+	"| name | price | note |\n" +
+	"|------|------:|------|\n" +
+	"| apple | 1.25 | a fruit that grows on trees in many countries of the world, often red or green |\n" +
+	"| pear | 2.50 | another fruit |\n\n" +
+	"```python\n" +
+	"import pandas as pd\n" +
+	"df = pd.DataFrame({\"name\": [\"apple\", \"pear\"], \"price\": [1.25, 2.5]})  # a comment to pass sixty columns\n" +
+	"```\n"
+
+// newMarkdownServer streams answer in pieces of 7 bytes (cutting ** and
+// ``` markers), after first waiting for release when it is not nil.
+func newMarkdownServer(t *testing.T, answer string, release <-chan struct{}) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if release != nil {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < len(answer); i += 7 {
+			piece, _ := json.Marshal(answer[i:min(i+7, len(answer))])
+			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", piece)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7,\"total_tokens\":107}}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// startAsking starts pyaichat on a PTY of cols columns, switches to ai>
+// and asks a question.
+func startAsking(t *testing.T, srvURL, term string, cols int, extra ...string) *ptytest.Session {
+	t.Helper()
+	home := t.TempDir()
+	env := append(testEnv(home, term), "OPENAI_BASE_URL="+srvURL+"/v1", "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake")
+	s := ptytest.Start(t, binary, ptytest.Options{Env: append(env, extra...), Dir: home, Cols: cols, Rows: 50})
+	s.ExpectString("py> ")
+	s.Send(ptytest.Tab)
+	s.ExpectString("ai> ")
+	enter(s, "what is in df?")
+	return s
+}
+
+var sgrSeq = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// outputLines is the output as lines on a terminal: styling dropped, and
+// a line erased with \r ESC[K (the status line) removed.
+func outputLines(raw string) []string {
+	raw = sgrSeq.ReplaceAllString(raw, "")
+	var lines []string
+	for _, l := range strings.Split(raw, "\n") {
+		if i := strings.LastIndex(l, "\r\x1b[K"); i >= 0 {
+			l = l[i+len("\r\x1b[K"):]
+		}
+		lines = append(lines, strings.TrimRight(l, "\r"))
+	}
+	return lines
+}
+
+// On a terminal the answer is laid out from its Markdown: no markers, the
+// table in columns, the code labelled; coloured under TERM=xterm-256color
+// and not at all under NO_COLOR; no line wider than the terminal.
+func TestPTYAnswerRendered(t *testing.T) {
+	t.Parallel()
+	srv := newMarkdownServer(t, markdownAnswer, nil)
+	for _, c := range []struct {
+		cols    int
+		noColor bool
+	}{{60, false}, {120, false}, {60, true}, {120, true}} {
+		t.Run(fmt.Sprintf("%d-nocolor=%v", c.cols, c.noColor), func(t *testing.T) {
+			t.Parallel()
+			var extra []string
+			if c.noColor {
+				extra = append(extra, "NO_COLOR=1")
+			}
+			s := startAsking(t, srv.URL, "xterm-256color", c.cols, extra...)
+			answer := s.ExpectString("[tokens: 100 in, 7 out]")
+			s.ExpectString("ai> ")
+			screen := s.Screen()
+			for _, marker := range []string{"**", "```", "|---", "<think>"} {
+				if strings.Contains(screen, marker) {
+					t.Errorf("the screen shows %q:\n%s", marker, screen)
+				}
+			}
+			for _, line := range strings.Split(screen, "\n") {
+				if strings.HasPrefix(line, "#") {
+					t.Errorf("a heading keeps its #: %q", line)
+				}
+			}
+			for _, want := range []string{"\nSummary\n", "The frame has two columns and 2 rows.", "┌", "│ apple │", "[1] python\nimport pandas as pd"} {
+				if !strings.Contains(screen, want) {
+					t.Errorf("the screen lacks %q:\n%s", want, screen)
+				}
+			}
+			// What stands out: the heading, the bold words, the inline
+			// code, the table's header, highlighted Python; nothing at
+			// all under NO_COLOR.
+			styled := s.StyledText()
+			if c.noColor && styled != "" {
+				t.Errorf("styled text under NO_COLOR: %q", styled)
+			}
+			if !c.noColor {
+				for _, want := range []string{"Summary", "two columns", "2", "name", "import", `"apple"`} {
+					if !strings.Contains(styled, want) {
+						t.Errorf("%q does not stand out; what does: %q", want, styled)
+					}
+				}
+			}
+			if c.noColor && strings.Contains(answer, "\x1b[") && sgrSeq.MatchString(answer) {
+				t.Errorf("SGR styling under NO_COLOR: %q", answer)
+			}
+			for _, line := range outputLines(answer) {
+				if w := runewidth.StringWidth(line); w > c.cols {
+					t.Errorf("a line of %d columns on a terminal of %d: %q", w, c.cols, line)
+				}
+			}
+		})
+	}
+}
+
+// While the model has not yet answered, a status line shows it thinking;
+// it is gone once the answer comes.
+func TestPTYStatusLineWhileWaiting(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	srv := newMarkdownServer(t, "The answer is **42**.\n", release)
+	s := startAsking(t, srv.URL, "xterm", 80)
+	s.ExpectScreen("the status line", func(screen string) bool {
+		return regexp.MustCompile(`⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏`).MatchString(screen) && strings.Contains(screen, "thinking")
+	})
+	close(release)
+	s.ExpectString("[tokens: 100 in, 7 out]")
+	s.ExpectString("ai> ")
+	screen := s.Screen()
+	if strings.Contains(screen, "thinking") || regexp.MustCompile(`⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏`).MatchString(screen) {
+		t.Errorf("the status line is left on the screen:\n%s", screen)
+	}
+	if !strings.Contains(screen, "ai> what is in df?\nThe answer is 42.\n[tokens: 100 in, 7 out]\nai>") {
+		t.Errorf("the answer is not where the status line was:\n%s", screen)
+	}
+}
+
+// Ctrl-C while the status line is up cancels the question as before: ^C,
+// then (cancelled), each on its own line.
+func TestPTYCancelWhileThinking(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	srv := newMarkdownServer(t, "never shown\n", release)
+	s := startAsking(t, srv.URL, "xterm", 80)
+	s.ExpectScreen("the status line", func(screen string) bool { return strings.Contains(screen, "thinking") })
+	s.Send(ptytest.CtrlC)
+	s.ExpectString("(cancelled)\r\n")
+	s.ExpectString("ai> ")
+	if screen := s.Screen(); !strings.Contains(screen, "ai> what is in df?\n^C\n(cancelled)\nai>") {
+		t.Errorf("want ^C then (cancelled), each on its own line:\n%s", screen)
+	}
+}
+
+// pyaichat -p into a pipe prints the model's Markdown as it came, without
+// its <think> block, and no status line.
+func TestOneShotPipedMarkdown(t *testing.T) {
+	t.Parallel()
+	srv := newMarkdownServer(t, markdownAnswer, nil)
+	cmd := exec.Command(binary, "-p", "what is in df?")
+	cmd.Env = append(testEnv(t.TempDir(), "xterm-256color"), "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=k")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p: %v\nstderr: %s", err, stderr.String())
+	}
+	want := strings.TrimPrefix(markdownAnswer, "<think>\nthe user asks about the frame\n</think>\n\n")
+	if stdout.String() != want {
+		t.Errorf("stdout %q\nwant %q", stdout.String(), want)
+	}
+}
