@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -29,7 +33,11 @@ var speedWorkloads = []string{"loops", "calls", "dicts", "strings", "classes", "
 //     python3 -q -i;
 //   - the key echo: one key typed at the end of a line of 10 and of 2,000
 //     characters, until it is echoed;
-//   - private memory (Private_Dirty) at idle after 50 lines.
+//   - the light line again in a session of a million globals with a
+//     history of 100,000 entries;
+//   - private memory (Private_Dirty) at idle after 50 lines;
+//   - pyaichat alone: an ai> question in a session of 10,000 globals,
+//     from Enter until a local server has the request.
 //
 // Every iteration runs both programs once for each figure, alternating
 // which goes first; the table holds the best workload times and the
@@ -47,6 +55,8 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 	progs := versusPython()
 	work := map[string]map[string][]float64{}
 	echo := map[string]map[int][]float64{}
+	big := map[string][]float64{}
+	var first []float64
 	repl := map[string][]replRun{}
 	for _, p := range progs {
 		work[p.name] = map[string][]float64{}
@@ -79,7 +89,17 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 				}
 				echo[p.name][n] = append(echo[p.name][n], d)
 			}
+			d, err := bigSessionLines(p, b.TempDir())
+			if err != nil {
+				b.Fatalf("%s in a big session, run %d: %v", p.name, i+1, err)
+			}
+			big[p.name] = append(big[p.name], d)
 		}
+		d, err := firstRequest(b.TempDir())
+		if err != nil {
+			b.Fatalf("first ai> request, run %d: %v", i+1, err)
+		}
+		first = append(first, d)
 	}
 	if b.N == 1 { // the warm-up round the testing package runs first says nothing
 		return
@@ -110,6 +130,9 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 	pyR, paR := med("python3", rtt), med("pyaichat", rtt)
 	row("light line 1+1", pyR, paR, "ms", "<= 1.5x")
 	b.ReportMetric(paR/pyR, "light-line-ratio")
+	pyB, paB := median(big["python3"]), median(big["pyaichat"])
+	row("  with 1e6 globals, 1e5 history", pyB, paB, "ms", "no growth")
+	b.ReportMetric(paB/paR, "big-session-growth")
 	for _, n := range []int{10, 2000} {
 		py, pa := median(echo["python3"][n])/1e3, median(echo["pyaichat"][n])/1e3
 		row(fmt.Sprintf("key echo, %d-char line", n), py, pa, "ms", "<= 1.0x")
@@ -118,6 +141,8 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 	pyP, paP := med("python3", priv), med("pyaichat", priv)
 	row("private memory at idle", pyP, paP, "MiB", "<= 1.3x")
 	b.ReportMetric(paP/pyP, "private-ratio")
+	fmt.Fprintf(&sb, "  %-32s %9s %9.3f %7s  %s\n", "first ai> request, 1e4 globals (ms)", "", median(first), "", "< 5 ms")
+	b.ReportMetric(median(first), "first-request-ms")
 	fmt.Fprintf(&sb, "  load average: %s\n", loadavg())
 	// Printed whole: the testing package cuts a benchmark's log at ten lines.
 	fmt.Print(sb.String())
@@ -146,23 +171,11 @@ func runWorkload(p replProg, home, script, name string) (float64, error) {
 // times 20 single keys typed at its end, each from the write to the moment
 // the key shows in the output; it returns the median in microseconds.
 func measureKeyEcho(p replProg, home string, n int) (float64, error) {
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
-	cmd.Env = testEnv(home, "xterm")
-	cmd.Dir = home
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	f, r, stop, err := spawnREPL(p, home)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	r := &ptyReader{f: f}
-	if _, err := r.waitFor(0, p.prompt, "", 30*time.Second); err != nil {
-		return 0, fmt.Errorf("first prompt: %w", err)
-	}
+	defer stop()
 	// The line is typed in chunks, as a fast typist or a paste without
 	// bracketed paste would, and is in place once its last key, '#', shows.
 	line := "#" + strings.Repeat("a", n-2) + "#"
@@ -206,4 +219,124 @@ func settle(r *ptyReader, d time.Duration) {
 			return
 		}
 	}
+}
+
+// bigSessionLines is the light-line round trip in a big session: a million
+// globals and a history file of 100,000 entries, which must not make a
+// line slower.
+func bigSessionLines(p replProg, home string) (float64, error) {
+	var hist strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&hist, "x%d = %d\n", i, i)
+	}
+	histFile := filepath.Join(home, ".python_history")
+	if p.name == "pyaichat" {
+		histFile = historyFile(home, "py")
+	}
+	if err := os.MkdirAll(filepath.Dir(histFile), 0o700); err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(histFile, []byte(hist.String()), 0o600); err != nil {
+		return 0, err
+	}
+	f, r, stop, err := spawnREPL(p, home)
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	off := r.len()
+	if _, err := f.WriteString("for i in range(10**6): globals()['v%d' % i] = i\r\r'made', len(globals())\r"); err != nil {
+		return 0, err
+	}
+	if _, err := r.waitFor(off, "('made', 10000", p.prompt, 60*time.Second); err != nil {
+		return 0, fmt.Errorf("making the globals: %w", err)
+	}
+	settle(r, 200*time.Millisecond)
+	var rtts []float64
+	for i := 0; i < 30; i++ {
+		off := r.len()
+		t0 := time.Now()
+		if _, err := f.WriteString("1+1\r"); err != nil {
+			return 0, err
+		}
+		if _, err := r.waitFor(off, "2\r\n", p.prompt, 10*time.Second); err != nil {
+			return 0, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		rtts = append(rtts, float64(time.Since(t0))/1e6)
+	}
+	return median(rtts), nil
+}
+
+// firstRequest times an ai> question in a session of 10,000 globals, from
+// its Enter to the moment a local OpenAI-compatible server has the whole
+// request: what pyaichat spends building it (the automatic context, the
+// tools) and sending it.
+func firstRequest(home string) (float64, error) {
+	arrived := make(chan time.Time, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		arrived <- time.Now()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"answered\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p := replProg{name: "pyaichat", argv: []string{binary}, prompt: "py> "}
+	f, r, stop, err := spawnREPL(p, home, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-bench-0123456789abcdef")
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	off := r.len()
+	if _, err := f.WriteString("for i in range(10**4): globals()['v%d' % i] = i\r\r'made', len(globals())\r"); err != nil {
+		return 0, err
+	}
+	if _, err := r.waitFor(off, "('made', 100", p.prompt, 60*time.Second); err != nil {
+		return 0, fmt.Errorf("making the globals: %w", err)
+	}
+	off = r.len()
+	if _, err := f.WriteString("\t"); err != nil {
+		return 0, err
+	}
+	if _, err := r.waitFor(off, "ai> ", "", 10*time.Second); err != nil {
+		return 0, fmt.Errorf("switching to ai>: %w", err)
+	}
+	settle(r, 300*time.Millisecond)
+	off = r.len()
+	t0 := time.Now()
+	if _, err := f.WriteString("what is v1?\r"); err != nil {
+		return 0, err
+	}
+	select {
+	case at := <-arrived:
+		if _, err := r.waitFor(off, "answered", "", 10*time.Second); err != nil {
+			return 0, fmt.Errorf("the answer: %w", err)
+		}
+		return float64(at.Sub(t0)) / 1e6, nil
+	case <-time.After(30 * time.Second):
+		return 0, fmt.Errorf("no request reached the server in 30 s; output ends %q", r.buf[max(0, len(r.buf)-300):])
+	}
+}
+
+// spawnREPL starts p on a fresh 80x24 PTY, waits for its first prompt and
+// returns the PTY, its reader and what ends it all.
+func spawnREPL(p replProg, home string, env ...string) (*os.File, *ptyReader, func(), error) {
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Env = append(testEnv(home, "xterm"), env...)
+	cmd.Dir = home
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stop := func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		f.Close()
+	}
+	r := &ptyReader{f: f}
+	if _, err := r.waitFor(0, p.prompt, "", 30*time.Second); err != nil {
+		stop()
+		return nil, nil, nil, fmt.Errorf("first prompt: %w", err)
+	}
+	return f, r, stop, nil
 }
