@@ -122,11 +122,14 @@ func (e *Editor) filter(r rune) (rune, bool) {
 }
 
 // translate is the key map on top of readline's: the paste marker ends
-// the line, Ctrl-Z suspends, and TAB goes to the key hook.
+// the line, Ctrl-Z suspends, Ctrl-\ quits, and TAB goes to the key hook.
 func (e *Editor) translate(r rune) (rune, bool) {
 	switch r {
 	case readline.CharCtrlZ:
 		e.suspend()
+		return 0, false
+	case ctrlBackslash:
+		e.quit()
 		return 0, false
 	case pasteRune:
 		e.mu.Lock()
@@ -281,4 +284,28 @@ func (e *Editor) suspend() {
 	unix.Kill(0, unix.SIGTSTP)
 	e.raw.enter()
 	e.rl.Refresh()
+}
+
+// ctrlBackslash is the key the terminal sends for Ctrl-\.
+const ctrlBackslash = 0x1c
+
+// quit is Ctrl-\ at the prompt, done as in python3 -i, where GNU readline
+// leaves the terminal's signal keys on: SIGQUIT to pyaichat's process
+// group, which ends it by that signal (dumping core where that is allowed)
+// unless user code ignores or handles SIGQUIT. The terminal goes back to
+// the mode it had before, as GNU readline puts it back before the signal's
+// default action; nothing is printed, as python3 prints nothing.
+func (e *Editor) quit() {
+	e.out.flush()
+	io.WriteString(e.out, bracketedPasteOff)
+	e.raw.exit()
+	// The terminal signals the whole process group. That signal may be
+	// taken by another of pyaichat's threads while this one goes on; the
+	// one sent to this thread is taken before tgkill returns, so the
+	// terminal is not made raw again by a process about to end.
+	unix.Kill(0, unix.SIGQUIT)
+	unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGQUIT)
+	// Still here: SIGQUIT was ignored or handled.
+	io.WriteString(e.out, bracketedPasteOn)
+	e.raw.enter()
 }

@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// Ctrl-Cs typed all at once at an idle prompt give as many
+// KeyboardInterrupts as python3 -i gives for them (its SIGINTs merge into
+// one), and the prompt works afterwards.
+func TestPTYQuickCtrlCsAsPython(t *testing.T) {
+	t.Parallel()
+	interrupts := func(program string, args []string, prompt string) int {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		waitUntilWaiting(t, s.Pid())
+		s.Send(strings.Repeat(ptytest.CtrlC, 5))
+		s.ExpectString("KeyboardInterrupt")
+		s.ExpectString(prompt)
+		// Every interrupt the Ctrl-Cs give comes before this line's result.
+		s.SendLine("1+1")
+		s.ExpectString("1+1\r\n")
+		s.ExpectString("2\r\n")
+		s.ExpectString(prompt)
+		return strings.Count(s.Output(), "KeyboardInterrupt")
+	}
+	want := interrupts(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := interrupts(binary, []string{"-q"}, "py> ")
+	if got != want {
+		t.Errorf("five Ctrl-Cs at once: python3 -i gave %d KeyboardInterrupts, pyaichat %d", want, got)
+	}
+}
+
+// waitUntilWaiting waits until the process pid waits for input in
+// select/poll/epoll (a thread of it does), as at an idle prompt. python3 -i
+// writes its prompt before it waits in select(2), and a SIGINT that comes
+// in between is noted but acted on only when the next key arrives.
+func waitUntilWaiting(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(ptytest.DefaultTimeout)
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		for _, task := range tasks {
+			wchan, _ := os.ReadFile(task)
+			if strings.Contains(string(wchan), "poll_schedule_timeout") || strings.Contains(string(wchan), "do_select") || strings.Contains(string(wchan), "epoll_wait") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never waited for input", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Keys typed right after Ctrl-Cs, in writes of their own that may reach
+// pyaichat together with them, go to the next prompt; none is lost.
+func TestPTYKeysRightAfterCtrlCsAreKept(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.Send("dropped")
+	s.ExpectCursorLine("py> dropped")
+	s.Send(strings.Repeat(ptytest.CtrlC, 3))
+	s.Send("'ke")
+	s.Send("pt'")
+	s.Send(ptytest.Enter)
+	s.ExpectString("'kept'\r\n")
+	s.ExpectString("py> ")
+	s.Send("\x03")
+	s.ExpectString("KeyboardInterrupt")
+	s.ExpectString("py> ")
+	typeLine(t, s, "'still' + 'here'", "'stillhere'")
+	if n := strings.Count(s.Output(), "KeyboardInterrupt"); n != 2 {
+		t.Errorf("want one KeyboardInterrupt for the three Ctrl-Cs and one for the last, got %d\n%s", n, s.Dump())
+	}
+	if strings.Contains(s.Output(), "NameError") {
+		t.Errorf("the discarded text ran\n%s", s.Dump())
+	}
+}
+
+// Ctrl-\ at the prompt ends python3 -i by SIGQUIT (GNU readline leaves the
+// terminal's signal keys on); so it ends pyaichat, which puts the
+// terminal's modes back first (python3 leaves them to the shell).
+func TestPTYCtrlBackslashAsPython(t *testing.T) {
+	t.Parallel()
+	quit := func(program string, args []string, prompt string) (syscall.Signal, string) {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		s.Send("x = 4")
+		s.ExpectCursorLine(prompt + "x = 4")
+		s.Send("\x1c")
+		return s.ExpectSignaled(), s.TermiosChanges()
+	}
+	want, _ := quit(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got, termios := quit(binary, []string{"-q"}, "py> ")
+	if got != want {
+		t.Errorf("Ctrl-\\ at the prompt: python3 -i ended by signal %d, pyaichat by %d", want, got)
+	}
+	if termios != "" {
+		t.Errorf("Ctrl-\\ left the terminal changed: %s", termios)
+	}
+}
