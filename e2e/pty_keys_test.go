@@ -109,3 +109,28 @@ func TestPTYCtrlBackslashAsPython(t *testing.T) {
 		t.Errorf("Ctrl-\\ left the terminal changed: %s", termios)
 	}
 }
+
+// Ctrl-C while a child program runs goes to the child, as under python3 -i,
+// which carries on with what the child's end gives; the next prompt works.
+func TestPTYCtrlCInChildAsPython(t *testing.T) {
+	t.Parallel()
+	run := func(program string, args []string, prompt string) string {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		s.SendLine(`import os; os.system("echo started; exec sleep 5")`)
+		s.ExpectString("started\r\n")
+		s.Send(ptytest.CtrlC)
+		// What the child's end printed, before the prompt's own drawing.
+		got, _, _ := strings.Cut(s.ExpectString(prompt), "\r\n")
+		s.SendLine("'after' + 'wards'")
+		s.ExpectString("'afterwards'\r\n")
+		s.ExpectString(prompt)
+		return got
+	}
+	want := run(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := run(binary, []string{"-q"}, "py> ")
+	if got != want {
+		t.Errorf("Ctrl-C in os.system: python3 -i showed %q, pyaichat %q", want, got)
+	}
+}
