@@ -288,6 +288,13 @@ func rows(text string, width int) int {
 	}
 	var at cell
 	for _, r := range text {
+		if r == '\t' {
+			// Drawn as spaces, which wrap one by one.
+			for range readline.TabWidth {
+				at = at.put(' ', width)
+			}
+			continue
+		}
 		at = at.put(r, width)
 	}
 	return at.row + 1
@@ -324,9 +331,10 @@ const ctrlBackslash = 0x1c
 // quit is Ctrl-\ at the prompt, done as in python3 -i, where GNU readline
 // leaves the terminal's signal keys on: SIGQUIT to pyaichat's process
 // group, which ends it by that signal (dumping core where that is allowed)
-// unless user code ignores or handles SIGQUIT. The terminal goes back to
-// the mode it had before, as GNU readline puts it back before the signal's
-// default action; nothing is printed, as python3 prints nothing.
+// unless user code ignores or handles SIGQUIT. Nothing is printed, as
+// python3 prints nothing; the terminal goes back to the mode it had before
+// the prompt, as on every way out of pyaichat (python3 leaves it raw, to
+// the shell).
 func (e *Editor) quit() {
 	e.out.flush()
 	io.WriteString(e.out, bracketedPasteOff)
