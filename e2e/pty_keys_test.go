@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,5 +133,31 @@ func TestPTYCtrlCInChildAsPython(t *testing.T) {
 	got := run(binary, []string{"-q"}, "py> ")
 	if got != want {
 		t.Errorf("Ctrl-C in os.system: python3 -i showed %q, pyaichat %q", want, got)
+	}
+}
+
+// With SIGQUIT ignored by user code, Ctrl-\ at the prompt does nothing,
+// in python3 -i and in pyaichat: the line being typed is kept.
+func TestPTYCtrlBackslashIgnoredAsPython(t *testing.T) {
+	t.Parallel()
+	run := func(program string, args []string, prompt string) string {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		ignore := "import signal; h = signal.signal(signal.SIGQUIT, signal.SIG_IGN)"
+		s.SendLine(ignore)
+		s.ExpectString(ignore + "\r\n")
+		s.ExpectString(prompt)
+		s.Send("x = 4")
+		s.ExpectCursorLine(prompt + "x = 4")
+		s.Send("\x1c")
+		s.Send("2\r")
+		s.SendLine("print('x is', x)")
+		return s.ExpectRegexp(regexp.MustCompile(`x is (\d+)\r\n`))[1]
+	}
+	want := run(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := run(binary, []string{"-q"}, "py> ")
+	if got != want {
+		t.Errorf("Ctrl-\\ with SIGQUIT ignored: python3 -i then showed x = %q, pyaichat %q", want, got)
 	}
 }
