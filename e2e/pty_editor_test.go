@@ -27,9 +27,9 @@ func TestPTYWideCharactersInTheLine(t *testing.T) {
 	at(`s = "😀😀 ok"`, `s = "😀😀 `)
 	s.Send("X")
 	at(`s = "😀😀 Xok"`, `s = "😀😀 X`)
-	s.Send(home)
+	s.Send(keyHome)
 	at(`s = "😀😀 Xok"`, ``)
-	s.Send(end)
+	s.Send(keyEnd)
 	at(`s = "😀😀 Xok"`, `s = "😀😀 Xok"`)
 	s.Send(strings.Repeat(ptytest.Left, 6))
 	at(`s = "😀😀 Xok"`, `s = "😀`)
@@ -69,9 +69,10 @@ func TestPTYWideCharactersWrap(t *testing.T) {
 	typeLine(t, s, "len(s)", strconv.Itoa(utf8.RuneCountInString(text)-6))
 }
 
+// Home and End as xterm sends them.
 const (
-	home = "\x1b[H"
-	end  = "\x1b[F"
+	keyHome = "\x1b[H"
+	keyEnd  = "\x1b[F"
 )
 
 // When the window gets narrower while a line longer than the new width is
