@@ -161,3 +161,33 @@ func TestPTYCtrlBackslashIgnoredAsPython(t *testing.T) {
 		t.Errorf("Ctrl-\\ with SIGQUIT ignored: python3 -i then showed x = %q, pyaichat %q", want, got)
 	}
 }
+
+// Under a shell with job control, Ctrl-Z at the prompt stops python3 -i
+// and pyaichat alike, and after fg the line being typed is still there.
+func TestPTYCtrlZSuspendsAsPython(t *testing.T) {
+	t.Parallel()
+	run := func(command, prompt string) string {
+		home := t.TempDir()
+		env := append(testEnv(home, "xterm"), "PS1=$ ")
+		s := ptytest.Start(t, "/bin/bash", ptytest.Options{Args: []string{"--norc", "--noprofile", "-i"}, Env: env, Dir: home})
+		s.ExpectString("$ ")
+		s.SendLine(command)
+		s.ExpectString(prompt)
+		s.Send("x = 4")
+		s.ExpectCursorLine(prompt + "x = 4")
+		s.Send("\x1a")
+		s.ExpectString("Stopped")
+		s.ExpectString("$ ")
+		s.SendLine("fg")
+		s.ExpectString("fg\r\n")
+		s.ExpectString(command)
+		s.Send("2\r")
+		s.SendLine("print('x is', x)")
+		return s.ExpectRegexp(regexp.MustCompile(`x is (\d+)\r\n`))[1]
+	}
+	want := run(pythonOracle+" -q -i", ">>> ")
+	got := run(binary+" -q", "py> ")
+	if got != want {
+		t.Errorf("after Ctrl-Z and fg: python3 -i showed x = %s, pyaichat %s", want, got)
+	}
+}
