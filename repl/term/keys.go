@@ -91,8 +91,10 @@ func newPump(src keySource) *pump {
 // with the keys around it, so that is done here: after a Ctrl-C the bytes
 // already waiting are read too, up to a line end, and those from the
 // first Ctrl-C to the last one count as that one Ctrl-C. (Taking SIGINT
-// itself at the prompt would leave no way to tell the keys typed before
-// it from those typed just after, which the signal can reach Go after.)
+// itself at the prompt, with the terminal's signal keys on, would leave no
+// way to tell the keys typed before it from those typed just after it,
+// which can reach the editor before the signal reaches Go: keys typed
+// right after a Ctrl-C were lost that way.)
 func (p *pump) readKeys(idle func()) (ended bool, err error) {
 	b, err := p.src.readByte(idle)
 	if err != nil {
