@@ -26,6 +26,7 @@ import (
 	expect "github.com/Netflix/go-expect"
 	"github.com/creack/pty"
 	"github.com/hinshun/vt10x"
+	"github.com/mattn/go-runewidth"
 	"golang.org/x/sys/unix"
 )
 
@@ -83,7 +84,7 @@ func Start(t testing.TB, program string, o Options) *Session {
 	s := &Session{t: t, timeout: o.Timeout, done: make(chan struct{})}
 	resp := &responder{}
 	s.term = vt10x.New(vt10x.WithSize(o.Cols, o.Rows), vt10x.WithWriter(resp))
-	c, err := expect.NewConsole(expect.WithStdout(s.term, &s.raw))
+	c, err := expect.NewConsole(expect.WithStdout(&wideScreen{term: s.term}, &s.raw))
 	if err != nil {
 		t.Fatalf("ptytest: opening a PTY: %v", err)
 	}
@@ -372,10 +373,28 @@ func (s *Session) Output() string { return s.raw.String() }
 // Unmatched returns the raw output after the last match.
 func (s *Session) Unmatched() string { return string(s.raw.Bytes()[s.mark:]) }
 
+// Resize changes the window's size, as a terminal emulator does: the
+// screen first, then the PTY, which sends the program SIGWINCH. Output not
+// yet read is drawn at the new size, so call it when the screen is up to
+// date with what the program wrote (after an expectation on the screen).
+func (s *Session) Resize(rows, cols int) {
+	s.t.Helper()
+	s.term.Resize(cols, rows)
+	if err := pty.Setsize(s.console.Tty(), &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
+		s.fail("resizing the PTY: %v", err)
+	}
+}
+
+// Cursor is the cursor's column and row on the screen, from 0.
+func (s *Session) Cursor() (col, row int) {
+	c := s.term.Cursor()
+	return c.X, c.Y
+}
+
 // Screen renders the terminal: one line per row, trailing spaces and
 // trailing empty rows removed.
 func (s *Session) Screen() string {
-	lines := strings.Split(s.term.String(), "\n")
+	lines := strings.Split(screenText(s.term), "\n")
 	for i := range lines {
 		lines[i] = strings.TrimRight(lines[i], " ")
 	}
@@ -415,7 +434,7 @@ func (s *Session) StyledText() string {
 // CursorLine is the screen row holding the cursor, trailing spaces removed.
 func (s *Session) CursorLine() string {
 	y := s.term.Cursor().Y
-	lines := strings.Split(s.term.String(), "\n")
+	lines := strings.Split(screenText(s.term), "\n")
 	if y < 0 || y >= len(lines) {
 		return ""
 	}
@@ -480,3 +499,76 @@ func (s *Session) Dump() string {
 }
 
 var _ io.Writer = (*responder)(nil)
+
+// wideScreen feeds the terminal emulator, which gives every character one
+// cell, so that a wide character (CJK, most emoji) takes two cells as it
+// does on a real terminal: the character, then a filler cell that the
+// screen's text leaves out. One that does not fit in the row's last cell
+// goes to the next row, as in xterm.
+type wideScreen struct {
+	term    vt10x.Terminal
+	partial []byte // an incomplete UTF-8 sequence, until the rest comes
+}
+
+// filler holds the second cell of a wide character.
+const filler = '\U0010FFFD'
+
+// wrapNext is vt10x's cursor state bit for a cursor on the last column
+// waiting to wrap with the next character.
+const wrapNext = 1 << 1
+
+// widths is how wide characters are on the terminal modelled here: as
+// wcwidth(3) of a current glibc counts them, as xterm and VTE do.
+var widths = &runewidth.Condition{StrictEmojiNeutral: true}
+
+func (w *wideScreen) Write(p []byte) (int, error) {
+	data := append(w.partial, p...)
+	w.partial = nil
+	start := 0 // of the bytes not written yet
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && !utf8.FullRune(data[i:]) {
+			w.partial = append([]byte(nil), data[i:]...)
+			data = data[:i]
+			break
+		}
+		if r < utf8.RuneSelf || widths.RuneWidth(r) != 2 {
+			i += size
+			continue
+		}
+		w.term.Write(data[start:i])
+		cols, _ := w.term.Size()
+		if c := w.term.Cursor(); c.X == cols-1 && c.State&wrapNext == 0 {
+			w.term.Write([]byte(" "))
+		}
+		w.term.Write(append(data[i:i+size:i+size], string(filler)...))
+		i += size
+		start = i
+	}
+	w.term.Write(data[start:])
+	return len(p), nil
+}
+
+// screenText is the emulator's text without the filler cells.
+func screenText(term vt10x.Terminal) string {
+	return strings.ReplaceAll(term.String(), string(filler), "")
+}
+
+// StringWidth is how many cells text takes on the terminal modelled here.
+func StringWidth(text string) int {
+	n := 0
+	for _, r := range text {
+		n += widths.RuneWidth(r)
+	}
+	return n
+}
+
+// ExpectCursorAt waits until the screen line holding the cursor, trailing
+// spaces removed, equals line and the cursor is in column col.
+func (s *Session) ExpectCursorAt(line string, col int) {
+	s.t.Helper()
+	s.wait(fmt.Sprintf("the cursor line to read %q with the cursor in column %d", line, col), s.timeout, true, func() bool {
+		x, _ := s.Cursor()
+		return s.CursorLine() == line && x == col
+	})
+}

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"sync"
 
 	"github.com/chzyer/readline"
-	"github.com/chzyer/readline/runes"
 	"golang.org/x/sys/unix"
 )
 
@@ -54,6 +55,7 @@ type Editor struct {
 	term  *Terminal
 	pump  *pump
 	out   *frameWriter // the terminal, a frame at a time
+	view  *lineView    // draws the line, over out
 	raw   *rawMode
 	hook  func(rune) KeyAction
 	width func() // tells readline to read the terminal's width again
@@ -77,6 +79,7 @@ var pasteMarker = []byte(string(pasteRune))
 // NewEditor starts the line editor on t.
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e := &Editor{term: t, pump: t.pump, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook}
+	e.view = newLineView(e.out, readline.GetScreenWidth)
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
 	e.pump.mu.Lock()
 	e.pump.editorWaits = func(waiting bool) {
@@ -86,8 +89,9 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e.pump.mu.Unlock()
 	rc := &readline.Config{
 		Stdin:                  editorReader{e.pump},
-		Stdout:                 e.out,
+		Stdout:                 e.view,
 		Stderr:                 e.out,
+		Painter:                e.view,
 		HistoryLimit:           cfg.HistoryLimit,
 		DisableAutoSaveHistory: true, // the caller keeps the history
 		// Ctrl-C and Ctrl-D leave no ^C or ^D on the line, as in python3
@@ -98,17 +102,37 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 		Listener:            e,
 		FuncMakeRaw:         e.raw.enter,
 		FuncExitRaw:         e.raw.exit,
-		FuncOnWidthChanged: func(f func()) {
-			e.width = f
-			readline.DefaultOnWidthChanged(f) // on SIGWINCH at the prompt
-		},
+		// Not readline's own SIGWINCH handling, which only takes the new
+		// width: the line stays as the terminal left it until the next
+		// key, and that redraw went up the rows of the line laid out at
+		// the new width instead of the rows the terminal has (see
+		// lineView). watchResize redraws it at once.
+		FuncOnWidthChanged: func(f func()) { e.width = f },
 	}
 	rl, err := readline.NewEx(rc)
 	if err != nil {
 		return nil, fmt.Errorf("starting the line editor: %w", err)
 	}
 	e.rl = rl
+	e.watchResize()
 	return e, nil
+}
+
+// watchResize redraws the line when the window changes size at the
+// prompt. (While user code runs SIGWINCH is Python's, and ReadLine takes
+// the width again.)
+func (e *Editor) watchResize() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, unix.SIGWINCH)
+	go func() {
+		for range ch {
+			e.width()
+			// A redraw only while readline reads keys for a line: its
+			// clearing goes up the rows the view drew, and its drawing
+			// lays the line out at the new width.
+			e.rl.Refresh()
+		}
+	}()
 }
 
 // filter runs on readline's goroutine for every rune typed, before
@@ -122,11 +146,14 @@ func (e *Editor) filter(r rune) (rune, bool) {
 }
 
 // translate is the key map on top of readline's: the paste marker ends
-// the line, Ctrl-Z suspends, and TAB goes to the key hook.
+// the line, Ctrl-Z suspends, Ctrl-\ quits, and TAB goes to the key hook.
 func (e *Editor) translate(r rune) (rune, bool) {
 	switch r {
 	case readline.CharCtrlZ:
 		e.suspend()
+		return 0, false
+	case ctrlBackslash:
+		e.quit()
 		return 0, false
 	case pasteRune:
 		e.mu.Lock()
@@ -173,7 +200,10 @@ func (e *Editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
 }
 
 // SetPrompt changes the prompt of the line being read (from the key hook).
-func (e *Editor) SetPrompt(prompt string) { e.rl.SetPrompt(prompt) }
+func (e *Editor) SetPrompt(prompt string) {
+	e.view.setPrompt(prompt)
+	e.rl.SetPrompt(prompt)
+}
 
 // SetHistory replaces the history that Up and Down walk.
 func (e *Editor) SetHistory(lines []string) {
@@ -195,7 +225,8 @@ func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 		e.width()
 	}
 	e.out.promptStart()
-	e.rl.SetPrompt(prompt)
+	e.view.reset() // the prompt starts a row of its own
+	e.SetPrompt(prompt)
 	// Straight to the terminal: readline's own writer redraws the prompt.
 	io.WriteString(e.out, bracketedPasteOn)
 
@@ -252,11 +283,21 @@ const (
 
 // rows is how many terminal rows text takes at the given width.
 func rows(text string, width int) int {
-	w := runes.WidthAll([]rune(text))
-	if width <= 0 || w == 0 {
+	if width <= 0 {
 		return 1
 	}
-	return (w + width - 1) / width
+	var at cell
+	for _, r := range text {
+		if r == '\t' {
+			// Drawn as spaces, which wrap one by one.
+			for range readline.TabWidth {
+				at = at.put(' ', width)
+			}
+			continue
+		}
+		at = at.put(r, width)
+	}
+	return at.row + 1
 }
 
 // eraseLines moves up n rows from the start of the line below them and
@@ -277,8 +318,34 @@ func (e *Editor) suspend() {
 	e.raw.exit()
 	io.WriteString(e.out, "\r\n")
 	e.out.flush()
+	e.view.reset()
 	// Returns once pyaichat is continued (fg), or at once when discarded.
 	unix.Kill(0, unix.SIGTSTP)
 	e.raw.enter()
 	e.rl.Refresh()
+}
+
+// ctrlBackslash is the key the terminal sends for Ctrl-\.
+const ctrlBackslash = 0x1c
+
+// quit is Ctrl-\ at the prompt, done as in python3 -i, where GNU readline
+// leaves the terminal's signal keys on: SIGQUIT to pyaichat's process
+// group, which ends it by that signal (dumping core where that is allowed)
+// unless user code ignores or handles SIGQUIT. Nothing is printed, as
+// python3 prints nothing; the terminal goes back to the mode it had before
+// the prompt, as on every way out of pyaichat (python3 leaves it raw, to
+// the shell).
+func (e *Editor) quit() {
+	e.out.flush()
+	io.WriteString(e.out, bracketedPasteOff)
+	e.raw.exit()
+	// The terminal signals the whole process group. That signal may be
+	// taken by another of pyaichat's threads while this one goes on; the
+	// one sent to this thread is taken before tgkill returns, so the
+	// terminal is not made raw again by a process about to end.
+	unix.Kill(0, unix.SIGQUIT)
+	unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGQUIT)
+	// Still here: SIGQUIT was ignored or handled.
+	io.WriteString(e.out, bracketedPasteOn)
+	e.raw.enter()
 }

@@ -3,6 +3,7 @@ package term
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -137,11 +138,19 @@ func (plainPainter) Paint(line []rune, _ int) []rune { return line }
 // terminals, at widths that put the margin at different places.
 func TestRedrawShortenerKeepsTheScreen(t *testing.T) {
 	for _, cols := range []int{0, 13, 20, 80} {
-		t.Run(fmt.Sprint(cols), func(t *testing.T) { checkShortenedRedraws(t, cols) })
+		for _, view := range []bool{false, true} {
+			name := fmt.Sprintf("%d columns, readline's drawing", cols)
+			if view {
+				name = fmt.Sprintf("%d columns, lineView's drawing", cols)
+			}
+			t.Run(name, func(t *testing.T) { checkShortenedRedraws(t, cols, view) })
+		}
 	}
 }
 
-func checkShortenedRedraws(t *testing.T, cols int) {
+// checkShortenedRedraws drives a readline line buffer, drawing through a
+// lineView as the editor does when view is set.
+func checkShortenedRedraws(t *testing.T, cols int, view bool) {
 	const rows = 16
 	const prompt = "py> "
 	var whole, short bytes.Buffer
@@ -150,7 +159,13 @@ func checkShortenedRedraws(t *testing.T, cols int) {
 	shortened := vt10x.New(vt10x.WithSize(screen, rows))
 	var frame bytes.Buffer
 	cfg := &readline.Config{ForceUseInteractive: true, Painter: plainPainter{}}
-	rb := readline.NewRuneBuffer(&frame, prompt, cfg, cols)
+	var drawTo io.Writer = &frame
+	if view {
+		v := newLineView(&frame, func() int { return cols })
+		v.setPrompt(prompt)
+		cfg.Painter, drawTo = v, v
+	}
+	rb := readline.NewRuneBuffer(drawTo, prompt, cfg, cols)
 	var s redrawShortener
 	full.Write([]byte(prompt))
 	shortened.Write([]byte(prompt))

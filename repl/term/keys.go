@@ -82,15 +82,36 @@ func newPump(src keySource) *pump {
 // for it), then every byte already there, up to and including one that
 // ends the line, which ended reports. Called without mu, by the one
 // goroutine reading.
+//
+// Ctrl-C reaches python3 as SIGINT, and signals that arrive before the
+// first is handled merge into one: Ctrl-Cs sent together give one
+// KeyboardInterrupt, and each one drops the keys typed before it that were
+// still unread (the terminal flushes its input queue), while keys after
+// the last one are kept. The line editor reads Ctrl-C as a byte, in order
+// with the keys around it, so that is done here: after a Ctrl-C the bytes
+// already waiting are read too, up to a line end, and those from the
+// first Ctrl-C to the last one count as that one Ctrl-C. (Taking SIGINT
+// itself at the prompt, with the terminal's signal keys on, would leave no
+// way to tell the keys typed before it from those typed just after it,
+// which can reach the editor before the signal reaches Go: keys typed
+// right after a Ctrl-C were lost that way.)
 func (p *pump) readKeys(idle func()) (ended bool, err error) {
 	b, err := p.src.readByte(idle)
 	if err != nil {
 		return false, err
 	}
 	buf := []byte{b}
-	for !ended {
-		if ended = p.endsLine(b); ended {
-			break
+	first, last := -1, -1 // the Ctrl-Cs read
+	for {
+		if p.endsLine(b) {
+			ended = true
+			if b != ctrlC {
+				break
+			}
+			if first < 0 {
+				first = len(buf) - 1
+			}
+			last = len(buf) - 1
 		}
 		var ok bool
 		if b, ok = p.src.readyByte(); !ok {
@@ -98,9 +119,15 @@ func (p *pump) readKeys(idle func()) (ended bool, err error) {
 		}
 		buf = append(buf, b)
 	}
+	if last > first {
+		buf = append(buf[:first+1], buf[last+1:]...)
+	}
 	p.scan(buf)
 	return ended, nil
 }
+
+// ctrlC is the byte Ctrl-C sends.
+const ctrlC = 3
 
 // endsLine records b as read and reports whether it ends what the editor
 // needs for its line: Enter or Ctrl-C outside a paste, or a paste's end.
@@ -114,7 +141,7 @@ func (p *pump) endsLine(b byte) bool {
 			p.readInPaste = true
 			return false
 		}
-		return b == '\r' || b == '\n' || b == 3
+		return b == '\r' || b == '\n' || b == ctrlC
 	}
 	if bytes.HasSuffix(p.readTail, pasteEnd) {
 		p.readInPaste = false

@@ -230,3 +230,30 @@ func TestSetEditorOffStopsARead(t *testing.T) {
 	p.setEditor(true)
 	<-done
 }
+
+// Ctrl-Cs that arrive together are one, as SIGINTs that arrive before the
+// first is handled are one to python3; keys typed before a later one of
+// them are dropped, and keys after the last are kept.
+func TestPumpMergesCtrlCsReadTogether(t *testing.T) {
+	cases := []struct {
+		name   string
+		pieces []string
+		typed  string
+	}{
+		{"five at once", []string{"\x03\x03\x03\x03\x03"}, "\x03"},
+		{"then a line", []string{"\x03\x03\x03", "1+1\r"}, "\x03" + "1+1\r"},
+		{"keys after the last are kept", []string{"ab\x03cd\x03ef\r"}, "ab\x03ef\r"},
+		{"apart, each counts", []string{"\x03", "\x03", "x\r"}, "\x03\x03x\r"},
+		{"reading stops at a line end", []string{"\x03x\r\x03y\r"}, "\x03x\r\x03y\r"},
+		{"inside a paste it is text", []string{"\x03\x1b[200~a\x03b\x1b[201~\x03"}, "\x03\ue000\x03"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := feed(t, tc.pieces...)
+			got, _ := readEditor(p)
+			if got != tc.typed {
+				t.Errorf("editor read %q, want %q", got, tc.typed)
+			}
+		})
+	}
+}

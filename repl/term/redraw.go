@@ -11,10 +11,11 @@ import "bytes"
 // drawing, which is what typing at the end of a line does. GNU readline,
 // python3's editor, writes just the key too.
 //
-// The erase sequence is readline's cleanOutput: for a known width, erase
-// below the cursor, then erase each row up to the prompt's first and go
-// to its start; for a terminal that reports no width, "\r\b" once per
-// character drawn, then erase below.
+// The erase sequences: lineView's (go to the line's first row's start,
+// erase down), and readline's own where lineView lets it draw (a terminal
+// that reports no width: "\r\b" once per character drawn, then erase
+// down; and its form for a known width: erase down, then erase each row
+// up to the line's first and go to its start).
 var (
 	eraseBelow = []byte("\x1b[J")
 	eraseRowUp = []byte("\x1b[2K\r\x1b[A")
@@ -24,24 +25,46 @@ var (
 
 // eraseLen is the length of the erase sequence at the start of p, or 0.
 func eraseLen(p []byte) int {
-	n := 0
-	for bytes.HasPrefix(p[n:], backToLeft) {
-		n += len(backToLeft)
+	switch {
+	case bytes.HasPrefix(p, backToLeft):
+		n := 0
+		for bytes.HasPrefix(p[n:], backToLeft) {
+			n += len(backToLeft)
+		}
+		if bytes.HasPrefix(p[n:], eraseBelow) {
+			return n + len(eraseBelow)
+		}
+	case len(p) > 0 && p[0] == '\r':
+		n := 1 + cursorUpLen(p[1:])
+		if bytes.HasPrefix(p[n:], eraseBelow) {
+			return n + len(eraseBelow)
+		}
+	case bytes.HasPrefix(p, eraseBelow):
+		n := len(eraseBelow)
+		for bytes.HasPrefix(p[n:], eraseRowUp) {
+			n += len(eraseRowUp)
+		}
+		if bytes.HasPrefix(p[n:], eraseRow) {
+			return n + len(eraseRow)
+		}
 	}
-	if !bytes.HasPrefix(p[n:], eraseBelow) {
+	return 0
+}
+
+// cursorUpLen is the length of a cursor-up sequence (ESC [ N A) at the
+// start of p, or 0.
+func cursorUpLen(p []byte) int {
+	if !bytes.HasPrefix(p, []byte("\x1b[")) {
 		return 0
 	}
-	n += len(eraseBelow)
-	if n > len(eraseBelow) {
-		return n // the no-width form
+	n := 2
+	for n < len(p) && p[n] >= '0' && p[n] <= '9' {
+		n++
 	}
-	for bytes.HasPrefix(p[n:], eraseRowUp) {
-		n += len(eraseRowUp)
-	}
-	if !bytes.HasPrefix(p[n:], eraseRow) {
+	if n == 2 || n >= len(p) || p[n] != 'A' {
 		return 0
 	}
-	return n + len(eraseRow)
+	return n + 1
 }
 
 // redrawShortener rewrites the line editor's frames (see frameWriter) into
@@ -123,12 +146,38 @@ func lastDrawing(frame []byte) (last []byte, ok bool) {
 
 // nextErase is where the next erase sequence in p starts, or -1.
 func nextErase(p []byte) int {
-	i := bytes.Index(p, eraseBelow)
-	if i < 0 {
-		return -1
+	from := 0
+	for {
+		i := bytes.Index(p[from:], eraseBelow)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		for _, start := range eraseStarts(p, i) {
+			if eraseLen(p[start:]) > 0 {
+				return start
+			}
+		}
+		from = i + len(eraseBelow)
 	}
-	for i >= len(backToLeft) && bytes.Equal(p[i-len(backToLeft):i], backToLeft) {
-		i -= len(backToLeft)
+}
+
+// eraseStarts are where an erase sequence whose erase-down is at i could
+// start: i itself, or before it a "\r" and a cursor-up, or "\r\b" pairs.
+func eraseStarts(p []byte, i int) []int {
+	starts := []int{i}
+	j := i
+	for j >= len(backToLeft) && bytes.Equal(p[j-len(backToLeft):j], backToLeft) {
+		j -= len(backToLeft)
 	}
-	return i
+	if j < i {
+		starts = append(starts, j)
+	}
+	if i > 0 && p[i-1] == '\r' {
+		starts = append(starts, i-1)
+	}
+	if k := bytes.LastIndexByte(p[:i], '\r'); k >= 0 && cursorUpLen(p[k+1:i]) == i-k-1 {
+		starts = append(starts, k)
+	}
+	return starts
 }

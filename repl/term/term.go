@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chzyer/readline"
-	"github.com/chzyer/readline/runes"
 	"golang.org/x/sys/unix"
 )
 
@@ -75,12 +74,6 @@ func (t *Terminal) WithoutEcho(fn func()) { withoutEcho(t.fd, fn) }
 
 // Width is the terminal's width in columns.
 func (t *Terminal) Width() int { return readline.GetScreenWidth() }
-
-// StringWidth is how many columns s takes on a terminal.
-func StringWidth(s string) int { return runes.WidthAll([]rune(s)) }
-
-// RuneWidth is how many columns r takes on a terminal.
-func RuneWidth(r rune) int { return runes.Width(r) }
 
 // ttyReader reads the terminal in Go's network poller instead of holding a
 // thread in read(2): a key then wakes the goroutine that reads it and the

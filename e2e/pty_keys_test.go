@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// Ctrl-Cs typed all at once at an idle prompt give as many
+// KeyboardInterrupts as python3 -i gives for them (its SIGINTs merge into
+// one), and the prompt works afterwards.
+func TestPTYQuickCtrlCsAsPython(t *testing.T) {
+	t.Parallel()
+	interrupts := func(program string, args []string, prompt string) int {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		waitUntilWaiting(t, s.Pid())
+		s.Send(strings.Repeat(ptytest.CtrlC, 5))
+		s.ExpectString("KeyboardInterrupt")
+		s.ExpectString(prompt)
+		// Every interrupt the Ctrl-Cs give comes before this line's result.
+		s.SendLine("1+1")
+		s.ExpectString("1+1\r\n")
+		s.ExpectString("2\r\n")
+		s.ExpectString(prompt)
+		return strings.Count(s.Output(), "KeyboardInterrupt")
+	}
+	want := interrupts(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := interrupts(binary, []string{"-q"}, "py> ")
+	if got != want {
+		t.Errorf("five Ctrl-Cs at once: python3 -i gave %d KeyboardInterrupts, pyaichat %d", want, got)
+	}
+}
+
+// waitUntilWaiting waits until the process pid waits for input in
+// select/poll/epoll (a thread of it does), as at an idle prompt. python3 -i
+// writes its prompt before it waits in select(2), and a SIGINT that comes
+// in between is noted but acted on only when the next key arrives.
+func waitUntilWaiting(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(ptytest.DefaultTimeout)
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		for _, task := range tasks {
+			wchan, _ := os.ReadFile(task)
+			if strings.Contains(string(wchan), "poll_schedule_timeout") || strings.Contains(string(wchan), "do_select") || strings.Contains(string(wchan), "epoll_wait") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never waited for input", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Keys typed right after Ctrl-Cs, in writes of their own that may reach
+// pyaichat together with them, go to the next prompt; none is lost.
+func TestPTYKeysRightAfterCtrlCsAreKept(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.Send("dropped")
+	s.ExpectCursorLine("py> dropped")
+	s.Send(strings.Repeat(ptytest.CtrlC, 3))
+	s.Send("'ke")
+	s.Send("pt'")
+	s.Send(ptytest.Enter)
+	s.ExpectString("'kept'\r\n")
+	s.ExpectString("py> ")
+	s.Send("\x03")
+	s.ExpectString("KeyboardInterrupt")
+	s.ExpectString("py> ")
+	typeLine(t, s, "'still' + 'here'", "'stillhere'")
+	if n := strings.Count(s.Output(), "KeyboardInterrupt"); n != 2 {
+		t.Errorf("want one KeyboardInterrupt for the three Ctrl-Cs and one for the last, got %d\n%s", n, s.Dump())
+	}
+	if strings.Contains(s.Output(), "NameError") {
+		t.Errorf("the discarded text ran\n%s", s.Dump())
+	}
+}
+
+// Ctrl-\ at the prompt ends python3 -i by SIGQUIT (GNU readline leaves the
+// terminal's signal keys on); so it ends pyaichat, which puts the
+// terminal's modes back first (python3 leaves them to the shell).
+func TestPTYCtrlBackslashAsPython(t *testing.T) {
+	t.Parallel()
+	quit := func(program string, args []string, prompt string) (syscall.Signal, string) {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		s.Send("x = 4")
+		s.ExpectCursorLine(prompt + "x = 4")
+		s.Send("\x1c")
+		return s.ExpectSignaled(), s.TermiosChanges()
+	}
+	want, _ := quit(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got, termios := quit(binary, []string{"-q"}, "py> ")
+	if got != want {
+		t.Errorf("Ctrl-\\ at the prompt: python3 -i ended by signal %d, pyaichat by %d", want, got)
+	}
+	if termios != "" {
+		t.Errorf("Ctrl-\\ left the terminal changed: %s", termios)
+	}
+}
+
+// Ctrl-C while a child program runs goes to the child, as under python3 -i,
+// which carries on with what the child's end gives; the next prompt works.
+func TestPTYCtrlCInChildAsPython(t *testing.T) {
+	t.Parallel()
+	run := func(program string, args []string, prompt string) string {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		s.SendLine(`import os; os.system("echo started; exec sleep 5")`)
+		s.ExpectString("started\r\n")
+		s.Send(ptytest.CtrlC)
+		// What the child's end printed, before the prompt's own drawing.
+		got, _, _ := strings.Cut(s.ExpectString(prompt), "\r\n")
+		s.SendLine("'after' + 'wards'")
+		s.ExpectString("'afterwards'\r\n")
+		s.ExpectString(prompt)
+		return got
+	}
+	want := run(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := run(binary, []string{"-q"}, "py> ")
+	if got != want {
+		t.Errorf("Ctrl-C in os.system: python3 -i showed %q, pyaichat %q", want, got)
+	}
+}
+
+// With SIGQUIT ignored by user code, Ctrl-\ at the prompt does nothing,
+// in python3 -i and in pyaichat: the line being typed is kept.
+func TestPTYCtrlBackslashIgnoredAsPython(t *testing.T) {
+	t.Parallel()
+	run := func(program string, args []string, prompt string) string {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		ignore := "import signal; h = signal.signal(signal.SIGQUIT, signal.SIG_IGN)"
+		s.SendLine(ignore)
+		s.ExpectString(ignore + "\r\n")
+		s.ExpectString(prompt)
+		s.Send("x = 4")
+		s.ExpectCursorLine(prompt + "x = 4")
+		s.Send("\x1c")
+		s.Send("2\r")
+		s.SendLine("print('x is', x)")
+		return s.ExpectRegexp(regexp.MustCompile(`x is (\d+)\r\n`))[1]
+	}
+	want := run(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := run(binary, []string{"-q"}, "py> ")
+	if got != want {
+		t.Errorf("Ctrl-\\ with SIGQUIT ignored: python3 -i then showed x = %q, pyaichat %q", want, got)
+	}
+}
+
+// Under a shell with job control, Ctrl-Z at the prompt stops python3 -i
+// and pyaichat alike, and after fg the line being typed is still there.
+func TestPTYCtrlZSuspendsAsPython(t *testing.T) {
+	t.Parallel()
+	run := func(command, prompt string) string {
+		home := t.TempDir()
+		env := append(testEnv(home, "xterm"), "PS1=$ ")
+		s := ptytest.Start(t, "/bin/bash", ptytest.Options{Args: []string{"--norc", "--noprofile", "-i"}, Env: env, Dir: home})
+		s.ExpectString("$ ")
+		s.SendLine(command)
+		s.ExpectString(prompt)
+		s.Send("x = 4")
+		s.ExpectCursorLine(prompt + "x = 4")
+		s.Send("\x1a")
+		s.ExpectString("Stopped")
+		s.ExpectString("$ ")
+		s.SendLine("fg")
+		s.ExpectString("fg\r\n")
+		s.ExpectString(command)
+		s.Send("2\r")
+		s.SendLine("print('x is', x)")
+		return s.ExpectRegexp(regexp.MustCompile(`x is (\d+)\r\n`))[1]
+	}
+	want := run(pythonOracle+" -q -i", ">>> ")
+	got := run(binary+" -q", "py> ")
+	if got != want {
+		t.Errorf("after Ctrl-Z and fg: python3 -i showed x = %s, pyaichat %s", want, got)
+	}
+}

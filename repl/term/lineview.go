@@ -1,0 +1,228 @@
+package term
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/chzyer/readline"
+	"github.com/mattn/go-runewidth"
+)
+
+// widths counts columns as terminals do today (wcwidth(3) of a current
+// glibc, xterm, VTE): East Asian wide and fullwidth characters, emoji among
+// them, take two, combining marks and format characters none, and the
+// ambiguous ones one, as GNU readline counts them in python3 -i.
+var widths = &runewidth.Condition{StrictEmojiNeutral: true}
+
+// StringWidth is how many columns s takes on a terminal.
+func StringWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += RuneWidth(r)
+	}
+	return n
+}
+
+// RuneWidth is how many columns r takes on a terminal (a TAB: the spaces
+// the line editor draws for it).
+func RuneWidth(r rune) int {
+	if r == '\t' {
+		return readline.TabWidth
+	}
+	return widths.RuneWidth(r)
+}
+
+// lineView draws the line editor's line. chzyer/readline counts an emoji
+// as one column, so its line wrapped in the wrong place, and it moves the
+// cursor back with one backspace per character, so the cursor drifted by
+// a column for each wide character after it (CJK too). It also takes the
+// number of rows to move up, when it redraws, from the terminal's width at
+// that moment, so after the window changed size it went up too many or too
+// few rows and left pieces of the line behind. readline still decides
+// when to redraw and what the line and the cursor are: its Painter tells
+// the view the line and the cursor just before readline writes them, and
+// the view writes instead the line laid out in the columns the terminal
+// uses, with the cursor moved there by rows and columns, and it clears by
+// going up as many rows as it put the cursor below the line's start, the
+// rows the terminal still has after a resize (terminals that reflow
+// wrapped lines when they shrink are not followed).
+type lineView struct {
+	out   io.Writer // the terminal, a frame at a time
+	width func() int
+
+	mu      sync.Mutex
+	prompt  []rune
+	line    []rune // what readline is about to draw (after Paint)
+	pos     int
+	painted bool
+	row     int // the cursor's row below the line's first one, as drawn
+}
+
+func newLineView(out io.Writer, width func() int) *lineView {
+	return &lineView{out: out, width: width}
+}
+
+// setPrompt records the prompt readline draws before the line.
+func (v *lineView) setPrompt(prompt string) {
+	v.mu.Lock()
+	v.prompt = []rune(prompt)
+	v.mu.Unlock()
+}
+
+// reset says the cursor starts a new row of its own (a new prompt, or
+// after something else was written).
+func (v *lineView) reset() {
+	v.mu.Lock()
+	v.row = 0
+	v.mu.Unlock()
+}
+
+// Paint implements readline.Painter: readline calls it, under its buffer's
+// lock, right before it writes the line it returns.
+func (v *lineView) Paint(line []rune, pos int) []rune {
+	v.mu.Lock()
+	v.line = append(v.line[:0], line...)
+	v.pos = pos
+	v.painted = true
+	v.mu.Unlock()
+	return line
+}
+
+// Write is readline's output: its line drawing and its clearing are
+// swapped for the view's; anything else goes through.
+func (v *lineView) Write(p []byte) (int, error) {
+	v.mu.Lock()
+	out := p
+	switch {
+	case v.painted:
+		v.painted = false
+		if b, ok := v.draw(); ok {
+			out = b
+		} else {
+			v.row = 0 // the line ended (Enter, Ctrl-C): readline's own text
+		}
+	case isClear(p):
+		out = v.clear()
+	}
+	v.mu.Unlock()
+	if _, err := v.out.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// isClear reports whether p is readline's clearing of its line: erase
+// below, then each row erased going up.
+func isClear(p []byte) bool {
+	rest, ok := bytes.CutPrefix(p, []byte("\x1b[J"))
+	if !ok {
+		return false
+	}
+	for {
+		if next, ok := bytes.CutPrefix(rest, []byte("\x1b[2K\r\x1b[A")); ok {
+			rest = next
+			continue
+		}
+		return string(rest) == "\x1b[2K\r"
+	}
+}
+
+// clear moves to the start of the line's first row and erases from there
+// down.
+func (v *lineView) clear() []byte {
+	b := []byte{'\r'}
+	if v.row > 0 {
+		b = append(b, "\x1b["+strconv.Itoa(v.row)+"A"...)
+	}
+	v.row = 0
+	return append(b, "\x1b[J"...)
+}
+
+// draw writes the prompt and the line from the start of a row, and puts
+// the cursor at pos. A line with a line feed in it is one readline is
+// ending (Enter, Ctrl-C, Ctrl-D): not drawn here (ok false).
+func (v *lineView) draw() ([]byte, bool) {
+	width := v.width()
+	if width <= 0 {
+		return nil, false
+	}
+	for _, r := range v.line {
+		if r == '\n' || r == '\r' {
+			return nil, false
+		}
+	}
+	var b bytes.Buffer
+	var at cell
+	for _, r := range v.prompt {
+		at = at.put(r, width)
+		b.WriteRune(r)
+	}
+	cursor := cell{-1, 0}
+	for i, r := range v.line {
+		if r == '\t' {
+			// As readline draws it.
+			if i == v.pos {
+				cursor = at.next(' ', width)
+			}
+			for range readline.TabWidth {
+				at = at.put(' ', width)
+			}
+			b.WriteString(strings.Repeat(" ", readline.TabWidth))
+			continue
+		}
+		if i == v.pos {
+			cursor = at.next(r, width)
+		}
+		at = at.put(r, width)
+		b.WriteRune(r)
+	}
+	if at.col == width {
+		// The terminal waits at the last column to wrap with the next
+		// character: make it wrap, so the cursor is where it shows.
+		b.WriteString(" \b")
+		at = cell{at.row + 1, 0}
+	}
+	if cursor.row < 0 {
+		cursor = at
+	}
+	if up := at.row - cursor.row; up > 0 {
+		b.WriteString("\x1b[" + strconv.Itoa(up) + "A")
+	}
+	if cursor != at {
+		b.WriteByte('\r')
+		if cursor.col > 0 {
+			b.WriteString("\x1b[" + strconv.Itoa(cursor.col) + "C")
+		}
+	}
+	v.row = cursor.row
+	return b.Bytes(), true
+}
+
+// cell is a position on the terminal, from the start of the line's first
+// row. col may equal the width: the terminal's cursor then stays on the
+// last column until the next character wraps it.
+type cell struct{ row, col int }
+
+// next is where r is drawn from at: on the next row if it does not fit
+// (the terminal moves a wide character that does not fit to the next
+// row).
+func (at cell) next(r rune, width int) cell {
+	if at.col+max(RuneWidth(r), 1) > width {
+		return cell{at.row + 1, 0}
+	}
+	return at
+}
+
+// put is where the cursor is after r is drawn at at.
+func (at cell) put(r rune, width int) cell {
+	w := RuneWidth(r)
+	if w == 0 {
+		return at
+	}
+	at = at.next(r, width)
+	at.col += w
+	return at
+}
