@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 // Outgoing is one tool result about to be sent under ShareAsk: what
@@ -35,7 +37,7 @@ const (
 
 // declinedResult is what the model gets instead of a result the user
 // chose not to send: an error it can answer around.
-var declinedResult = errorResult("Declined", "the user chose not to share this result")
+var declinedResult = spec.ErrorResult(spec.Declined, "the user chose not to share this result")
 
 // preview builds Outgoing.Preview.
 func preview(name, args, result, key string) string {
@@ -75,7 +77,7 @@ func preview(name, args, result, key string) string {
 // while asking sends nothing either; the loop then ends the question.
 func (t *turn) confirm(ctx context.Context, name, args, res string) string {
 	s := t.s
-	cancelled := errorResult("Cancelled", "not sent: the question was stopped before the user answered")
+	cancelled := spec.ErrorResult(spec.Canceled, "not sent: the question was stopped before the user answered")
 	if ctx.Err() != nil {
 		return cancelled
 	}

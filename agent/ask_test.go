@@ -111,7 +111,7 @@ func TestAskDeclined(t *testing.T) {
 	if asked != 1 {
 		t.Errorf("the hook was asked %d times, want once", asked)
 	}
-	if got := sentTool(t, f); got != `{"error":{"message":"the user chose not to share this result","type":"Declined"}}` {
+	if got := sentTool(t, f); got != `{"error":{"type":"Declined","message":"the user chose not to share this result"}}` {
 		t.Errorf("sent %q, want the Declined error", got)
 	}
 	for i, r := range f.requests() {

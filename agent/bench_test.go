@@ -129,9 +129,8 @@ func BenchmarkFirstRequestSize(b *testing.B) {
 	b.ReportMetric(float64(estimateTokens(len(body))), "est-tokens")
 }
 
-// benchTools is the real registry when this binary has one (see
-// registry_test.go), else the realistic stand-in.
-var benchTools = func() Toolset { return &fakeTools{} }
+// benchTools offer the real capabilities' descriptions and schemas.
+func benchTools() Toolset { return &fakeTools{} }
 
 func TestFirstRequestWithinTokenBudget(t *testing.T) {
 	body := firstRequest(t, benchTools())

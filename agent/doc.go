@@ -1,6 +1,8 @@
 // Package agent is the ai> assistant: a bounded agent loop over any
 // OpenAI-compatible chat-completions server, seeing the Python session only
-// through a Toolset (the capabilities registry, via FromRegistry).
+// through a Toolset (the capabilities registry, adapted in cmd/pyaichat).
+// It speaks the capabilities' error vocabulary (capabilities/spec) and
+// needs no Python: its tests start no interpreter.
 //
 // Data flow of one question (Session.Handle or Session.Ask):
 //

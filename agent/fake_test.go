@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 // fakeServer is a scripted OpenAI-compatible server: each request gets the
@@ -222,17 +224,16 @@ type fakeTools struct {
 var exprSchema = json.RawMessage(`{"type":"object","properties":{"expr":{"type":"string","description":"A Python expression, evaluated in the session's namespace."}},"required":["expr"],"additionalProperties":false}`)
 var noArgs = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 
-// realisticTools mirrors the seven capabilities; used until (and to
-// compare with) the real registry.
-var realisticTools = []Tool{
-	{"list_globals", "List the user's global names with type and a short preview, sorted; runs no user code.", noArgs},
-	{"get_type", "Type of an expression's value: qualified name, module, MRO; for callables also the signature.", exprSchema},
-	{"get_repr", "Bounded repr of an expression's value (cut structurally; arrays and frames summarised).", exprSchema},
-	{"get_dir", "Attribute names of a value with their kind (method, attribute, property, class), without running properties.", exprSchema},
-	{"get_doc", "Docstring and signature of a value, via inspect; bounded.", exprSchema},
-	{"eval_expr", "Evaluate one read-only Python expression (not a statement) in an isolated copy of the session and return its bounded repr and type.", exprSchema},
-	{"get_last_exception", "The last exception raised at py>: type, message, traceback, and the user's frames with their locals previewed.", noArgs},
-}
+// realisticTools are the seven capabilities as the model is told of them:
+// their real names, descriptions and schemas (capabilities/spec, which
+// needs no interpreter).
+var realisticTools = func() []Tool {
+	var out []Tool
+	for _, s := range spec.List() {
+		out = append(out, Tool{s.Name, s.Description, s.Schema})
+	}
+	return out
+}()
 
 func (f *fakeTools) Tools() []Tool { return realisticTools }
 

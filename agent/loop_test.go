@@ -276,7 +276,7 @@ func TestCancelDuringToolCall(t *testing.T) {
 	}
 	req := f.requests()[1]
 	checkValid(t, req)
-	if res := toolResults(req); !strings.Contains(res["call_x"], "Cancelled") || !strings.Contains(res["call_y"], "Cancelled") {
+	if res := toolResults(req); !strings.Contains(res["call_x"], "Canceled") || !strings.Contains(res["call_y"], "Canceled") {
 		t.Errorf("cancelled calls not answered as such: %v", res)
 	}
 }
@@ -334,7 +334,7 @@ func TestToolsRunWhateverFinishReasonSays(t *testing.T) {
 	}
 }
 
-func TestUnknownToolAndBadArgumentsBecomeErrorResults(t *testing.T) {
+func TestUnknownToolAndInvalidArgumentsBecomeErrorResults(t *testing.T) {
 	f := newFake(t,
 		toolReply("", fcall{"c1", "rm_rf", `{}`}, fcall{"c2", "get_type", `{"expr": x`}),
 		textReply("sorry"),
@@ -350,7 +350,7 @@ func TestUnknownToolAndBadArgumentsBecomeErrorResults(t *testing.T) {
 			t.Errorf("%s: error result does not list the tools: %q", id, res[id])
 		}
 	}
-	if !strings.Contains(res["c1"], "UnknownTool") || !strings.Contains(res["c2"], "BadArguments") {
+	if !strings.Contains(res["c1"], "UnknownTool") || !strings.Contains(res["c2"], "InvalidArguments") {
 		t.Errorf("results %v", res)
 	}
 	if len(tools.called()) != 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 // What may leave the machine (Config.Share, "share" in the config file).
@@ -67,7 +68,7 @@ func (s *Session) outgoing(res string) (string, redact.Report) {
 }
 
 // notSent replaces a result that typesOnly cannot read.
-const notSent = `{"error":{"type":"Hidden","message":"share = off: this result is not sent"}}`
+var notSent = spec.ErrorResult(spec.Hidden, "share = off: this result is not sent")
 
 // typesOnly drops valueFields from a JSON result, at any depth.
 func typesOnly(res string) string {

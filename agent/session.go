@@ -14,6 +14,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 // NotConfigured is the one line shown when a question is asked with no key
@@ -297,9 +298,9 @@ func (t *turn) runCalls(ctx context.Context, calls []ToolCall) {
 		var result string
 		switch {
 		case ctx.Err() != nil:
-			result = errorResult("Cancelled", "not run: the user cancelled the question")
+			result = spec.ErrorResult(spec.Canceled, "not run: the user cancelled the question")
 		case i >= s.cfg.MaxCallsPerStep:
-			result = errorResult("TooManyCalls", fmt.Sprintf("not run: at most %d calls per step", s.cfg.MaxCallsPerStep))
+			result = spec.ErrorResult(spec.TooManyCalls, fmt.Sprintf("not run: at most %d calls per step", s.cfg.MaxCallsPerStep))
 		default:
 			result = t.runCall(ctx, c)
 		}
@@ -489,7 +490,7 @@ func (s *Session) repair(start int, err error) {
 		var missing []Message
 		for _, c := range m.ToolCalls {
 			if !answered[c.ID] {
-				missing = append(missing, Message{Role: "tool", ToolCallID: c.ID, Content: errorResult("NotRun", "not run")})
+				missing = append(missing, Message{Role: "tool", ToolCallID: c.ID, Content: spec.ErrorResult(spec.NotRun, "not run")})
 			}
 		}
 		if len(missing) > 0 {
@@ -517,22 +518,22 @@ func (t *turn) runCall(ctx context.Context, c ToolCall) string {
 	}
 	t.calls = append(t.calls, callLabel(c.Name, args))
 	if !s.names[c.Name] {
-		return errorResult("UnknownTool", fmt.Sprintf("there is no tool named %q; the tools are: %s", c.Name, s.toolNames()))
+		return spec.ErrorResult(spec.UnknownTool, fmt.Sprintf("there is no tool named %q; the tools are: %s", c.Name, s.toolNames()))
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal([]byte(args), &obj) != nil {
-		return errorResult("BadArguments", fmt.Sprintf("arguments must be a JSON object, got %s; the tools are: %s", truncateRunes(args, 200), s.toolNames()))
+		return spec.ErrorResult(spec.InvalidArguments, fmt.Sprintf("arguments must be a JSON object, got %s; the tools are: %s", truncateRunes(args, 200), s.toolNames()))
 	}
 	key := c.Name + "\x00" + canonical(obj)
 	t.seen[key]++
 	if t.seen[key] > 1 {
 		t.repeats++
-		return errorResult("Repeated", "you already made this exact call for this question; its result is above. Do not repeat it: answer, or make a different call.")
+		return spec.ErrorResult(spec.Repeated, "you already made this exact call for this question; its result is above. Do not repeat it: answer, or make a different call.")
 	}
 	t.busy(ctx, t.calls[len(t.calls)-1])
 	res, isErr := t.callTool(ctx, c.Name, json.RawMessage(args))
 	if isErr && !strings.HasPrefix(strings.TrimSpace(res), "{") {
-		res = errorResult("Error", res)
+		res = spec.ErrorResult(spec.Internal, res)
 	}
 	res, rep := s.outgoing(res)
 	t.redacted.Add(rep)
@@ -555,7 +556,7 @@ func (t *turn) callTool(ctx context.Context, name string, args json.RawMessage) 
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				done <- outcome{errorResult("Panic", fmt.Sprintf("the tool failed: %v", p)), true}
+				done <- outcome{spec.ErrorResult(spec.Internal, fmt.Sprintf("the tool failed: %v", p)), true}
 			}
 		}()
 		r, e := t.s.tools.Call(ctx, name, args)
@@ -565,13 +566,8 @@ func (t *turn) callTool(ctx context.Context, name string, args json.RawMessage) 
 	case o := <-done:
 		return o.res, o.isErr
 	case <-ctx.Done():
-		return errorResult("Cancelled", "the question was cancelled while this call ran"), true
+		return spec.ErrorResult(spec.Canceled, "the question was cancelled while this call ran"), true
 	}
-}
-
-func errorResult(typ, msg string) string {
-	b, _ := json.Marshal(map[string]map[string]string{"error": {"type": typ, "message": msg}})
-	return string(b)
 }
 
 // capResult bounds what one tool sends to the model.

@@ -14,7 +14,7 @@ type Tool struct {
 
 // Toolset is what the loop needs from the capabilities: their descriptions
 // and a way to call one. It is defined here, not in capabilities, so that the
-// loop and its tests do not depend on the Python side (FromRegistry adapts
+// loop and its tests do not depend on the Python side (cmd/pyaichat adapts
 // the real registry).
 type Toolset interface {
 	Tools() []Tool

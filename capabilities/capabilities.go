@@ -16,7 +16,6 @@ package capabilities
 import (
 	"bytes"
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,97 +25,32 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sashabaranov/go-openai/jsonschema"
 
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/python"
 )
 
-// Error types that are not Python exception names.
+// The errors a capability reports, named in spec's vocabulary: Python
+// exception names (NameError) and these.
 const (
-	TypeInvalidArguments = "InvalidArguments" // malformed call; no Python ran
-	TypeRefused          = "Refused"          // the read-only policy stopped it
-	TypeTimeout          = pybridge.ErrTypeTimeout
-	TypeCanceled         = pybridge.ErrTypeCanceled
-	TypeCrashed          = pybridge.ErrTypeCrashed
-	TypeInternal         = "InternalError" // pyaichat itself failed
+	TypeInvalidArguments = spec.InvalidArguments
+	TypeRefused          = spec.Refused
+	TypeTimeout          = spec.Timeout
+	TypeCanceled         = spec.Canceled
+	TypeCrashed          = spec.Crashed
+	TypeInternal         = spec.Internal
 )
 
 // MaxExprBytes bounds an expression: no question about a session needs more,
 // and a model that sends megabytes is malfunctioning.
 const MaxExprBytes = 16 << 10
 
-// Error is a capability failure, reported to the model as a result rather
-// than as a Go error: {"type", "message"}. Type is one of the Type*
-// constants or a Python exception type such as "NameError".
-type Error struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
-
-func (e *Error) Error() string { return e.Type + ": " + e.Message }
-
-// NoParams is the parameter struct of capabilities that take no arguments.
-type NoParams struct{}
-
-// ExprParams is the parameter struct of capabilities that look at the value
-// of one expression.
-type ExprParams struct {
-	Expr string `json:"expr" description:"A Python expression evaluated in the session's namespace, e.g. df.shape, items[0] or type(x).__mro__. An expression, not a statement."`
-}
+// Error is a capability failure, reported to the model as a result.
+type Error = spec.Error
 
 // Spec describes a capability to a model.
-type Spec struct {
-	Name        string
-	Description string
-	Schema      json.RawMessage // JSON schema of the arguments object
-}
-
-type capability struct {
-	name   string
-	params any // NoParams or ExprParams
-}
-
-func (c capability) takesExpr() bool {
-	_, ok := c.params.(ExprParams)
-	return ok
-}
-
-// table is in the order a model should consider the capabilities.
-var table = []capability{
-	{"list_globals", NoParams{}},
-	{"get_type", ExprParams{}},
-	{"get_repr", ExprParams{}},
-	{"get_dir", ExprParams{}},
-	{"get_doc", ExprParams{}},
-	{"eval_expr", ExprParams{}},
-	{"get_last_exception", NoParams{}},
-}
-
-//go:embed desc/*.md
-var descriptions embed.FS
-
-// specs are computed once: they depend only on the table.
-var specs = sync.OnceValue(func() []Spec {
-	out := make([]Spec, 0, len(table))
-	for _, c := range table {
-		desc, err := descriptions.ReadFile("desc/" + c.name + ".md")
-		if err != nil {
-			panic(fmt.Sprintf("capabilities: no description for %s: %v", c.name, err))
-		}
-		def, err := jsonschema.GenerateSchemaForType(c.params)
-		if err != nil {
-			panic(fmt.Sprintf("capabilities: schema for %s: %v", c.name, err))
-		}
-		def.AdditionalProperties = false
-		schema, err := json.Marshal(def)
-		if err != nil {
-			panic(fmt.Sprintf("capabilities: schema for %s: %v", c.name, err))
-		}
-		out = append(out, Spec{Name: c.name, Description: strings.TrimSpace(string(desc)), Schema: schema})
-	}
-	return out
-})
+type Spec = spec.Spec
 
 // Options bound what a call may cost.
 type Options struct {
@@ -166,30 +100,15 @@ func New(in *pybridge.Interp, opts Options) *Registry {
 }
 
 // List describes every capability, in a stable order.
-func (r *Registry) List() []Spec { return specs() }
+func (r *Registry) List() []Spec { return spec.List() }
 
 // Names lists the capabilities' names.
-func Names() []string {
-	names := make([]string, len(table))
-	for i, c := range table {
-		names[i] = c.name
-	}
-	return names
-}
-
-func find(name string) (capability, bool) {
-	for _, c := range table {
-		if c.name == name {
-			return c, true
-		}
-	}
-	return capability{}, false
-}
+func Names() []string { return spec.Names() }
 
 // TakesExpr reports whether the named capability takes an expression.
 func TakesExpr(name string) (takes, exists bool) {
-	c, ok := find(name)
-	return ok && c.takesExpr(), ok
+	c, ok := spec.Find(name)
+	return ok && c.TakesExpr(), ok
 }
 
 const helperModule = "_pyaichat_caps"
@@ -229,7 +148,7 @@ func (r *Registry) inSession(ctx context.Context, name string, body []byte) (str
 	defer cancel()
 	var out string
 	var err error
-	if name == "get_last_exception" {
+	if c, _ := spec.Find(name); c.ReadsSource {
 		out, err = r.in.CallContext(callCtx, helperModule, "inproc", string(body), false)
 	} else {
 		out, err = r.in.CallReadOnlyContext(callCtx, helperModule, "inproc", string(body))
@@ -258,7 +177,7 @@ func contextError(err error) *Error {
 // Call runs the named capability with args (a JSON object; empty or null
 // means no arguments) and returns its JSON result, or a structured error.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *Error) {
-	c, ok := find(name)
+	c, ok := spec.Find(name)
 	if !ok {
 		return nil, invalid("unknown capability %q; the capabilities are %s", name, strings.Join(Names(), ", "))
 	}
@@ -360,17 +279,17 @@ func clip(s string, n int) string {
 // CallText runs a capability from a command line (/cap NAME [EXPR],
 // --capability NAME [EXPR]): expr is the expression, or "" for none.
 func (r *Registry) CallText(ctx context.Context, name, expr string) (json.RawMessage, *Error) {
-	c, ok := find(name)
+	c, ok := spec.Find(name)
 	if !ok {
 		return r.Call(ctx, name, nil) // the unknown-capability error
 	}
-	if !c.takesExpr() {
+	if !c.TakesExpr() {
 		if strings.TrimSpace(expr) != "" {
 			return nil, invalid("%s takes no expression", name)
 		}
 		return r.Call(ctx, name, nil)
 	}
-	args, err := json.Marshal(ExprParams{Expr: expr})
+	args, err := json.Marshal(spec.ExprParams{Expr: expr})
 	if err != nil {
 		return nil, invalid("%s: %v", name, err)
 	}
@@ -409,18 +328,18 @@ func invalid(format string, a ...any) *Error {
 
 // parseArgs checks a call before any Python runs: exactly the parameters of
 // the capability, an expression that is text of a sane size.
-func parseArgs(c capability, args json.RawMessage) (request, *Error) {
-	req := request{Cap: c.name}
+func parseArgs(c spec.Capability, args json.RawMessage) (request, *Error) {
+	req := request{Cap: c.Name}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = []byte("{}")
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(args, &fields); err != nil {
-		return req, invalid("%s: arguments must be a JSON object: %v", c.name, err)
+		return req, invalid("%s: arguments must be a JSON object: %v", c.Name, err)
 	}
 	want := map[string]bool{}
-	if c.takesExpr() {
+	if c.TakesExpr() {
 		want["expr"] = true
 	}
 	var extra []string
@@ -431,29 +350,29 @@ func parseArgs(c capability, args json.RawMessage) (request, *Error) {
 	}
 	if len(extra) > 0 {
 		sort.Strings(extra)
-		if c.takesExpr() {
-			return req, invalid("%s: unexpected argument(s) %s; it takes only \"expr\"", c.name, strings.Join(extra, ", "))
+		if c.TakesExpr() {
+			return req, invalid("%s: unexpected argument(s) %s; it takes only \"expr\"", c.Name, strings.Join(extra, ", "))
 		}
-		return req, invalid("%s: unexpected argument(s) %s; it takes none", c.name, strings.Join(extra, ", "))
+		return req, invalid("%s: unexpected argument(s) %s; it takes none", c.Name, strings.Join(extra, ", "))
 	}
-	if !c.takesExpr() {
+	if !c.TakesExpr() {
 		return req, nil
 	}
 	raw, ok := fields["expr"]
 	if !ok {
-		return req, invalid("%s: missing argument \"expr\" (a Python expression)", c.name)
+		return req, invalid("%s: missing argument \"expr\" (a Python expression)", c.Name)
 	}
-	var p ExprParams
+	var p spec.ExprParams
 	if err := json.Unmarshal(raw, &p.Expr); err != nil {
-		return req, invalid("%s: \"expr\" must be a string", c.name)
+		return req, invalid("%s: \"expr\" must be a string", c.Name)
 	}
 	switch {
 	case strings.TrimSpace(p.Expr) == "":
-		return req, invalid("%s: \"expr\" is empty", c.name)
+		return req, invalid("%s: \"expr\" is empty", c.Name)
 	case len(p.Expr) > MaxExprBytes:
-		return req, invalid("%s: \"expr\" is %d bytes; the limit is %d", c.name, len(p.Expr), MaxExprBytes)
+		return req, invalid("%s: \"expr\" is %d bytes; the limit is %d", c.Name, len(p.Expr), MaxExprBytes)
 	case strings.ContainsRune(p.Expr, 0):
-		return req, invalid("%s: \"expr\" contains a NUL character", c.name)
+		return req, invalid("%s: \"expr\" contains a NUL character", c.Name)
 	}
 	req.Expr = p.Expr
 	return req, nil

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/capabilities/spec"
+	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 func TestListDescribesSevenCapabilities(t *testing.T) {
@@ -345,5 +348,19 @@ func TestPrepareReadiesTheFirstCall(t *testing.T) {
 	if after.Used != before.Used+1 || after.Forked != before.Forked {
 		t.Errorf("the first call after Prepare: used %d ready copies and forked %d times, want 1 and 0",
 			after.Used-before.Used, after.Forked-before.Forked)
+	}
+}
+
+// pybridge names the fate of an isolated call in the words the model
+// reads: capabilities passes its error types through.
+func TestBridgeErrorTypesAreTheVocabulary(t *testing.T) {
+	for bridge, kind := range map[string]spec.Kind{
+		pybridge.ErrTypeTimeout:  spec.Timeout,
+		pybridge.ErrTypeCanceled: spec.Canceled,
+		pybridge.ErrTypeCrashed:  spec.Crashed,
+	} {
+		if bridge != kind {
+			t.Errorf("pybridge reports %q where the vocabulary says %q", bridge, kind)
+		}
 	}
 }

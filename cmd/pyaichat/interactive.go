@@ -89,7 +89,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		}
 		recent := func() string { s, _ := in.RecentContext(); return s }
 		reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
-		assistant = agent.NewSession(cfg, agent.FromRegistry(reg), recent)
+		assistant = agent.NewSession(cfg, capabilityTools(reg), recent)
 		session.SetAssistant(aiAssistant{assistant, in})
 	}
 	if question != "" {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/capabilities"
+)
+
+// capabilityTools adapts the capabilities registry to the agent's Toolset:
+// the seven capabilities keep their names, descriptions and schemas, and a
+// capability error goes back to the model as an error result
+// {"error":{"type","message"}} rather than a Go error (tool failures are
+// the model's to see; Go errors are for infrastructure). It lives here, in
+// the composition root, so that the agent needs no Python.
+func capabilityTools(r *capabilities.Registry) agent.Toolset { return registryTools{r} }
+
+type registryTools struct{ r *capabilities.Registry }
+
+func (t registryTools) Tools() []agent.Tool {
+	specs := t.r.List()
+	out := make([]agent.Tool, len(specs))
+	for i, s := range specs {
+		out[i] = agent.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema}
+	}
+	return out
+}
+
+// Prepare readies the capabilities for the calls of a question to come; a
+// load error is reported by the call itself.
+func (t registryTools) Prepare() { _ = t.r.Prepare() }
+
+func (t registryTools) Call(ctx context.Context, name string, args json.RawMessage) (string, bool) {
+	res, cerr := t.r.Call(ctx, name, args)
+	if cerr != nil {
+		return cerr.Result(), true
+	}
+	return string(res), false
+}
