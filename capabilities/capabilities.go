@@ -25,7 +25,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/python"
