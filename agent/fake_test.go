@@ -221,8 +221,6 @@ type fakeTools struct {
 	fn    func(ctx context.Context, name string, args json.RawMessage) (string, bool)
 }
 
-var exprSchema = json.RawMessage(`{"type":"object","properties":{"expr":{"type":"string","description":"A Python expression, evaluated in the session's namespace."}},"required":["expr"],"additionalProperties":false}`)
-var noArgs = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 
 // realisticTools are the seven capabilities as the model is told of them:
 // their real names, descriptions and schemas (capabilities/spec, which
