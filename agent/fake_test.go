@@ -221,7 +221,6 @@ type fakeTools struct {
 	fn    func(ctx context.Context, name string, args json.RawMessage) (string, bool)
 }
 
-
 // realisticTools are the seven capabilities as the model is told of them:
 // their real names, descriptions and schemas (capabilities/spec, which
 // needs no interpreter).
