@@ -49,20 +49,58 @@ func RuneWidth(r rune) int {
 // going up as many rows as it put the cursor below the line's start, the
 // rows the terminal still has after a resize (terminals that reflow
 // wrapped lines when they shrink are not followed).
+//
+// A line may hold line feeds (a block recalled from history or put in the
+// editor whole): each row after one starts with the continuation prompt,
+// as the rows of a pasted block are shown, and the cursor is placed on its
+// row. readline keeps the buffer and the cursor; it only draws wrongly
+// across line feeds, which the view draws instead.
+//
+// After the cursor at the end of the line the view may draw a suggestion
+// (suggest, see EditorConfig.Suggest), dim, which the editor inserts when
+// Right or End is pressed there.
 type lineView struct {
-	out   io.Writer // the terminal, a frame at a time
-	width func() int
+	out     io.Writer // the terminal, a frame at a time
+	width   func() int
+	suggest func(line string) string
 
 	mu      sync.Mutex
 	prompt  []rune
+	cont    []rune // the prompt of each row after a line feed
 	line    []rune // what readline is about to draw (after Paint)
 	pos     int
 	painted bool
 	row     int // the cursor's row below the line's first one, as drawn
+
+	hint     []rune // the suggestion drawn after the line, if any
+	hintFor  string // the line hint was asked for
+	hintDone bool   // hintFor was asked
 }
 
 func newLineView(out io.Writer, width func() int) *lineView {
-	return &lineView{out: out, width: width}
+	return &lineView{out: out, width: width, cont: []rune(defaultContinuation)}
+}
+
+// defaultContinuation starts each row of a line after a line feed, as
+// python3 shows the rows of a block.
+const defaultContinuation = "... "
+
+// current is the line and cursor readline last drew.
+func (v *lineView) current() ([]rune, int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]rune(nil), v.line...), v.pos
+}
+
+// shownHint is the suggestion drawn after the cursor, if the cursor is at
+// the end of the line.
+func (v *lineView) shownHint() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.pos != len(v.line) {
+		return ""
+	}
+	return string(v.hint)
 }
 
 // setPrompt records the prompt readline draws before the line.
@@ -83,12 +121,43 @@ func (v *lineView) reset() {
 // Paint implements readline.Painter: readline calls it, under its buffer's
 // lock, right before it writes the line it returns.
 func (v *lineView) Paint(line []rune, pos int) []rune {
+	hint := v.hintOf(line, pos)
 	v.mu.Lock()
 	v.line = append(v.line[:0], line...)
 	v.pos = pos
 	v.painted = true
+	v.hint = hint
 	v.mu.Unlock()
 	return line
+}
+
+// hintOf is the suggestion to draw after line, asked of suggest once per
+// line: only with the cursor at the end of a line being edited (not one
+// readline is ending, which ends with a line feed).
+func (v *lineView) hintOf(line []rune, pos int) []rune {
+	if v.suggest == nil || pos != len(line) || len(line) == 0 || line[len(line)-1] == '\n' {
+		return nil
+	}
+	text := string(line)
+	v.mu.Lock()
+	if v.hintDone && v.hintFor == text {
+		hint := v.hint
+		v.mu.Unlock()
+		return hint
+	}
+	v.mu.Unlock()
+	// Outside the lock: suggest may take a while (it asks the
+	// interpreter), and nothing here needs the view meanwhile.
+	hint := []rune(v.suggest(text))
+	for _, r := range hint {
+		if r < ' ' || r == 0x7f {
+			return nil // drawn as is, it would move the cursor
+		}
+	}
+	v.mu.Lock()
+	v.hintFor, v.hintDone = text, true
+	v.mu.Unlock()
+	return hint
 }
 
 // Write is readline's output: its line drawing and its clearing are
@@ -144,16 +213,41 @@ func (v *lineView) clear() []byte {
 // draw writes the prompt and the line from the start of a row, and puts
 // the cursor at pos. A line with a line feed in it is one readline is
 // ending (Enter, Ctrl-C, Ctrl-D): not drawn here (ok false).
+//
+// A line readline is ending that has line feeds inside is drawn here too,
+// with the cursor at its end and readline's final line feeds after it, so
+// that its rows stay as they were shown.
 func (v *lineView) draw() ([]byte, bool) {
 	width := v.width()
 	if width <= 0 {
 		return nil, false
 	}
-	for _, r := range v.line {
-		if r == '\n' || r == '\r' {
-			return nil, false
-		}
+	body := v.line
+	for len(body) > 0 && body[len(body)-1] == '\n' {
+		body = body[:len(body)-1]
 	}
+	ending := len(body) < len(v.line)
+	if ending && !bytes.ContainsAny([]byte(string(body)), "\r\n") {
+		return nil, false
+	}
+	pos, hint := v.pos, v.hint
+	if ending {
+		pos, hint = len(body), nil
+	}
+	b, cursor := v.layout(body, pos, hint, width)
+	if ending {
+		b = append(b, bytes.Repeat([]byte("\n"), len(v.line)-len(body))...)
+		v.row = 0
+		return b, true
+	}
+	v.row = cursor
+	return b, true
+}
+
+// layout draws the prompt and line from the start of a row, then hint
+// dim, and puts the cursor at pos; it returns the drawing and the
+// cursor's row.
+func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte, int) {
 	var b bytes.Buffer
 	var at cell
 	for _, r := range v.prompt {
@@ -161,7 +255,22 @@ func (v *lineView) draw() ([]byte, bool) {
 		b.WriteRune(r)
 	}
 	cursor := cell{-1, 0}
-	for i, r := range v.line {
+	for i, r := range line {
+		if r == '\n' || r == '\r' {
+			if i == pos {
+				cursor = at
+			}
+			// The next row, from its start, after the continuation
+			// prompt. (A row that filled the width leaves the terminal's
+			// cursor waiting to wrap; the carriage return ends that.)
+			b.WriteString("\r\n")
+			at = cell{at.row + 1, 0}
+			for _, c := range v.cont {
+				at = at.put(c, width)
+				b.WriteRune(c)
+			}
+			continue
+		}
 		if r == '\t' {
 			// As readline draws it.
 			if i == v.pos {
@@ -173,11 +282,24 @@ func (v *lineView) draw() ([]byte, bool) {
 			b.WriteString(strings.Repeat(" ", readline.TabWidth))
 			continue
 		}
-		if i == v.pos {
+		if i == pos {
 			cursor = at.next(r, width)
 		}
 		at = at.put(r, width)
 		b.WriteRune(r)
+	}
+	if cursor.row < 0 && len(hint) > 0 {
+		// The cursor stays before the suggestion.
+		cursor = at
+		if at.col == width {
+			cursor = cell{at.row + 1, 0}
+		}
+		b.WriteString(dimOn)
+		for _, r := range hint {
+			at = at.put(r, width)
+			b.WriteRune(r)
+		}
+		b.WriteString(dimOff)
 	}
 	if at.col == width {
 		// The terminal waits at the last column to wrap with the next
@@ -197,9 +319,14 @@ func (v *lineView) draw() ([]byte, bool) {
 			b.WriteString("\x1b[" + strconv.Itoa(cursor.col) + "C")
 		}
 	}
-	v.row = cursor.row
-	return b.Bytes(), true
+	return b.Bytes(), cursor.row
 }
+
+// The suggestion's look: dim, then normal intensity again.
+const (
+	dimOn  = "\x1b[2m"
+	dimOff = "\x1b[22m"
+)
 
 // cell is a position on the terminal, from the start of the line's first
 // row. col may equal the width: the terminal's cursor then stays on the
