@@ -10,9 +10,10 @@ through ``type``'s own descriptors.  Never getattr, dir(), hasattr: those
 run properties, __getattr__, __getattribute__ and __dir__.
 
 ``name.attr`` is completed when ``name`` is a module (its __dict__), a
-class whose metaclass is ``type`` (its __mro__'s dicts), or an instance of
-such a class (its class's names and its own __dict__, when that is the
-plain one Python makes for a class defined in Python).
+class (its __mro__'s dicts, read through ``type``'s descriptors, so that no
+metaclass code runs), or any other object (its class's names, and its own
+__dict__ when that is the plain one Python makes for instances of a class
+defined in Python).  Dotted paths go through modules only.
 """
 
 import bisect
@@ -130,19 +131,26 @@ def _instance_dict(obj, cls):
     return None
 
 
+def _is_class(obj):
+    # Not isinstance(obj, type), which may read a user __class__; and
+    # "type in mro" would compare with ==, which a metaclass may define.
+    for c in _T_MRO(type(obj)):
+        if c is type:
+            return True
+    return False
+
+
 def _attr_names(obj):
     t = type(obj)
     if t is _MODULE:
         return _M_DICT(obj)
-    if t is type:
+    if _is_class(obj):
         return _class_names(obj)
-    if type(t) is type:
-        names = _class_names(t)
-        d = _instance_dict(obj, t)
-        if d is not None:
-            names.extend(d)
-        return names
-    return ()
+    names = _class_names(t)
+    d = _instance_dict(obj, t)
+    if d is not None:
+        names.extend(d)
+    return names
 
 
 def suggest(arg):

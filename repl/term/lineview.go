@@ -256,6 +256,14 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 	}
 	cursor := cell{-1, 0}
 	for i, r := range line {
+		if r >= pasteRune && r <= moveRune {
+			// The editor's marker for a key, in the line for the moment
+			// between readline inserting it and the editor's swap.
+			if i == pos {
+				cursor = at
+			}
+			continue
+		}
 		if r == '\n' || r == '\r' {
 			if i == pos {
 				cursor = at
