@@ -60,12 +60,12 @@ func TestSuggesterCompletes(t *testing.T) {
 		prefix string
 		want   string
 	}{
-		{nil, "collec", "tions"},              // a module in the namespace
-		{nil, "suggest_v", "alue"},            // a global
-		{nil, "isinst", "ance"},               // a builtin
-		{nil, "whil", "e"},                    // a keyword
-		{nil, "_suggest_h", "idden"},          // private names when asked for
-		{nil, "suggest", "_value"},            // but not otherwise
+		{nil, "collec", "tions"},     // a module in the namespace
+		{nil, "suggest_v", "alue"},   // a global
+		{nil, "isinst", "ance"},      // a builtin
+		{nil, "whil", "e"},           // a keyword
+		{nil, "_suggest_h", "idden"}, // private names when asked for
+		{nil, "suggest", "_value"},   // but not otherwise
 		{[]string{"collections"}, "Ord", "eredDict"},
 		{[]string{"os", "path"}, "joi", "n"}, // through modules
 		{nil, "no_such_name", ""},
