@@ -17,7 +17,10 @@ const suggestModule = "_pyaichat_suggest"
 // suggestWait bounds how long a key waits for a suggestion: the
 // interpreter's thread answers in microseconds when idle, but a thread of
 // the user's may hold the GIL; the key is not held up for it.
-const suggestWait = 20 * time.Millisecond
+const suggestWait = 50 * time.Millisecond
+
+// suggestPause is how long keys get no suggestion after one was given up.
+const suggestPause = 250 * time.Millisecond
 
 // suggester completes names at py> for repl.Options.Complete, on the
 // interpreter's thread, through a read-only call that runs no user code
@@ -25,6 +28,10 @@ const suggestWait = 20 * time.Millisecond
 type suggester struct {
 	in  *pybridge.Interp
 	gen *atomic.Uint64 // counts what ran at py>: the helper's sorted names are kept while it stays
+	// stalled is when suggestions may be asked again (unix nanos) after a
+	// call outlived suggestWait: its job still waits for the GIL, and keys
+	// meanwhile get none rather than queue more calls behind it.
+	stalled atomic.Int64
 }
 
 // newSuggester loads the helper, before the first prompt (loading runs a
@@ -41,11 +48,17 @@ func (s *suggester) Complete(path []string, prefix string) string {
 	if s.in.Busy() {
 		return ""
 	}
+	if time.Now().UnixNano() < s.stalled.Load() {
+		return ""
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), suggestWait)
 	defer cancel()
 	arg := strconv.FormatUint(s.gen.Load(), 10) + "\n" + strings.Join(path, ".") + "\n" + prefix
 	rest, err := s.in.CallReadOnlyContext(ctx, suggestModule, "suggest", arg)
 	if err != nil {
+		if ctx.Err() != nil {
+			s.stalled.Store(time.Now().Add(suggestPause).UnixNano())
+		}
 		return ""
 	}
 	return rest

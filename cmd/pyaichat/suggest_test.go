@@ -77,9 +77,9 @@ func TestSuggesterCompletes(t *testing.T) {
 	}
 	// A name defined after the sorted names were kept: the next run
 	// changes the generation, and the name is found.
-	run("suggest_later = 3")
-	if got := s.Complete(nil, "suggest_l"); got != "ater" {
-		t.Errorf("a name defined later: %q, want %q", got, "ater")
+	run("suggest_defined_later = 3")
+	if got := s.Complete(nil, "suggest_d"); got != "efined_later" {
+		t.Errorf("a name defined later: %q, want %q", got, "efined_later")
 	}
 }
 
