@@ -236,44 +236,47 @@ func (r *Session) loop() int {
 				continue
 			}
 			r.echoPaste(mode, cont, ev)
-			if mode == ModePy && !cont {
-				// One history entry, recalled whole by Up.
-				r.addHistory(mode, strings.TrimSuffix(text, "\n"))
-			}
 			if !strings.HasSuffix(text, "\n") {
-				// Its last line is unfinished: let the user finish it.
+				// Its last line is unfinished: let the user finish it
+				// (the whole goes into history then).
 				i := strings.LastIndexByte(text, '\n')
 				pendingPaste, initial = text[:i+1], text[i+1:]
 				r.state.setContinuation(true)
 				continue
 			}
+			if mode == ModePy && !cont {
+				// One history entry, recalled whole by Up.
+				r.addHistory(mode, strings.TrimSuffix(text, "\n"))
+			}
 			if status, exit := r.submit(mode, cont, text, true); exit {
 				return status
 			}
 		case term.EventLine:
-			if pendingPaste != "" {
-				text := pendingPaste + ev.Text + "\n"
-				pendingPaste = ""
-				r.state.setContinuation(false)
-				r.addHistory(mode, strings.TrimSuffix(text, "\n"))
-				if status, exit := r.submit(mode, false, text, true); exit {
-					return status
-				}
-				continue
-			}
-			r.addHistory(mode, ev.Text)
-			// A line of several rows (from history, or the assistant's
-			// code) runs as a pasted block runs; the editor showed it.
-			block := mode == ModePy && strings.Contains(ev.Text, "\n")
-			text := ev.Text
-			if block {
-				text += "\n"
-			}
-			if status, exit := r.submit(mode, cont, text, block); exit {
+			if status, exit := r.line(mode, cont, ev.Text, &pendingPaste); exit {
 				return status
 			}
 		}
 	}
+}
+
+// line runs a line entered at the prompt, after the pasted lines it
+// finishes if there are any.
+func (r *Session) line(mode Mode, cont bool, text string, pendingPaste *string) (status int, exit bool) {
+	if *pendingPaste != "" {
+		text = *pendingPaste + text + "\n"
+		*pendingPaste = ""
+		r.state.setContinuation(false)
+		r.addHistory(mode, strings.TrimSuffix(text, "\n"))
+		return r.submit(mode, false, text, true)
+	}
+	r.addHistory(mode, text)
+	// A line of several rows (from history, or the assistant's code) runs
+	// as a pasted block runs; the editor showed it.
+	block := mode == ModePy && strings.Contains(text, "\n")
+	if block {
+		text += "\n"
+	}
+	return r.submit(mode, cont, text, block)
 }
 
 // endOfInput is Ctrl-D at an empty prompt, or the end of a pipe: the end,

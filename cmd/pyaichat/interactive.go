@@ -101,11 +101,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		return finish(askOnce(session, assistant, question, std))
 	}
 	if opts.Term != nil && !cfg.NoSuggest {
-		if sg, err := newSuggester(in, ran); err != nil {
-			std.warn(fmt.Sprintf("inline suggestions are off: %v", err))
-		} else {
-			session.SetComplete(sg.Complete)
-		}
+		startSuggestions(session, in, ran, std)
 	}
 	status, abandoned := session.Run()
 	if abandoned {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/python"
+	"github.com/pyaichat/pyaichat/repl"
 )
 
 // suggestModule is the helper behind py>'s inline suggestions.
@@ -41,6 +43,16 @@ func newSuggester(in *pybridge.Interp, gen *atomic.Uint64) (*suggester, error) {
 		return nil, err
 	}
 	return &suggester{in: in, gen: gen}, nil
+}
+
+// startSuggestions gives py> its inline suggestions, or says why not.
+func startSuggestions(session *repl.Session, in *pybridge.Interp, ran *atomic.Uint64, std stdio) {
+	sg, err := newSuggester(in, ran)
+	if err != nil {
+		std.warn(fmt.Sprintf("inline suggestions are off: %v", err))
+		return
+	}
+	session.SetComplete(sg.Complete)
 }
 
 // Complete returns the rest of the name to suggest after prefix, or "".

@@ -248,86 +248,97 @@ func (v *lineView) draw() ([]byte, bool) {
 // dim, and puts the cursor at pos; it returns the drawing and the
 // cursor's row.
 func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte, int) {
-	var b bytes.Buffer
-	var at cell
-	for _, r := range v.prompt {
-		at = at.put(r, width)
-		b.WriteRune(r)
-	}
+	d := &drawing{width: width}
+	d.text(v.prompt)
 	cursor := cell{-1, 0}
 	for i, r := range line {
-		if r >= pasteRune && r <= moveRune {
+		switch {
+		case r >= pasteRune && r <= moveRune:
 			// The editor's marker for a key, in the line for the moment
 			// between readline inserting it and the editor's swap.
 			if i == pos {
-				cursor = at
+				cursor = d.at
 			}
-			continue
-		}
-		if r == '\n' || r == '\r' {
+		case r == '\n' || r == '\r':
 			if i == pos {
-				cursor = at
+				cursor = d.at
 			}
 			// The next row, from its start, after the continuation
 			// prompt. (A row that filled the width leaves the terminal's
 			// cursor waiting to wrap; the carriage return ends that.)
-			b.WriteString("\r\n")
-			at = cell{at.row + 1, 0}
-			for _, c := range v.cont {
-				at = at.put(c, width)
-				b.WriteRune(c)
-			}
-			continue
-		}
-		if r == '\t' {
+			d.b.WriteString("\r\n")
+			d.at = cell{d.at.row + 1, 0}
+			d.text(v.cont)
+		case r == '\t':
 			// As readline draws it.
-			if i == v.pos {
-				cursor = at.next(' ', width)
+			if i == pos {
+				cursor = d.at.next(' ', width)
 			}
-			for range readline.TabWidth {
-				at = at.put(' ', width)
+			d.text([]rune(strings.Repeat(" ", readline.TabWidth)))
+		default:
+			if i == pos {
+				cursor = d.at.next(r, width)
 			}
-			b.WriteString(strings.Repeat(" ", readline.TabWidth))
-			continue
+			d.put(r)
 		}
-		if i == pos {
-			cursor = at.next(r, width)
-		}
-		at = at.put(r, width)
-		b.WriteRune(r)
 	}
 	if cursor.row < 0 && len(hint) > 0 {
 		// The cursor stays before the suggestion.
-		cursor = at
-		if at.col == width {
-			cursor = cell{at.row + 1, 0}
+		cursor = d.at
+		if d.at.col == width {
+			cursor = cell{d.at.row + 1, 0}
 		}
-		b.WriteString(dimOn)
-		for _, r := range hint {
-			at = at.put(r, width)
-			b.WriteRune(r)
-		}
-		b.WriteString(dimOff)
+		d.b.WriteString(dimOn)
+		d.text(hint)
+		d.b.WriteString(dimOff)
 	}
-	if at.col == width {
+	b := d.end(cursor)
+	return b, d.cursorRow
+}
+
+// drawing is a line being drawn from the start of a row.
+type drawing struct {
+	b         bytes.Buffer
+	at        cell
+	width     int
+	cursorRow int
+}
+
+func (d *drawing) put(r rune) {
+	d.at = d.at.put(r, d.width)
+	d.b.WriteRune(r)
+}
+
+func (d *drawing) text(rs []rune) {
+	for _, r := range rs {
+		d.put(r)
+	}
+}
+
+// end finishes the drawing with the cursor at cursor (at the end if its
+// row is negative).
+func (d *drawing) end(cursor cell) []byte {
+	at := d.at
+	if at.col == d.width {
 		// The terminal waits at the last column to wrap with the next
 		// character: make it wrap, so the cursor is where it shows.
-		b.WriteString(" \b")
+		d.b.WriteString(" \b")
 		at = cell{at.row + 1, 0}
 	}
 	if cursor.row < 0 {
 		cursor = at
 	}
 	if up := at.row - cursor.row; up > 0 {
-		b.WriteString("\x1b[" + strconv.Itoa(up) + "A")
+		d.b.WriteString("\x1b[" + strconv.Itoa(up) + "A")
 	}
 	if cursor != at {
-		b.WriteByte('\r')
+		d.b.WriteByte('\r')
 		if cursor.col > 0 {
-			b.WriteString("\x1b[" + strconv.Itoa(cursor.col) + "C")
+			d.b.WriteString("\x1b[" + strconv.Itoa(cursor.col) + "C")
 		}
 	}
-	return b.Bytes(), cursor.row
+	d.cursorRow = cursor.row
+	return d.b.Bytes()
 }
 
 // The suggestion's look: dim, then normal intensity again.
