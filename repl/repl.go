@@ -333,7 +333,9 @@ func (r *Session) addHistory(m Mode, line string) {
 		return
 	}
 	r.hist.add(m, line)
-	r.editor.AddHistory(line)
+	if r.editor != nil {
+		r.editor.AddHistory(line)
+	}
 }
 
 // echoPaste shows a multi-line paste the way it will run: the first line
