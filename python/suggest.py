@@ -39,6 +39,10 @@ _KEYWORDS = sorted(keyword.kwlist)
 # first names in order, without scanning a namespace of a million names.
 _SCAN = 64
 
+# New names put in place one by one in a kept sorted list, at most; more
+# are sorted with it.
+_INSERT_MAX = 64
+
 # The sorted names of the namespace and of builtins, kept while nothing
 # ran at py> (the generation Go passes changes after each run), so that a
 # key costs a binary search, not a scan of every global.
@@ -61,11 +65,27 @@ def _namespace():
 
 
 def _sorted_names(key, d, gen):
+    """The str keys of d, sorted. Kept between keys while nothing ran at
+    py>; after a run, the keys in their dict order are compared with the
+    last ones: the same keys (a run that defined no name) keep the sorted
+    list, a few new ones at the end (a run that defined a name) are put in
+    their places, and anything else sorts them again."""
     kept = _sorted.get(key)
-    if kept is not None and kept[0] is d and kept[1] == gen and kept[2] == len(d):
+    if kept is not None and kept[0] is d and kept[1] == gen:
         return kept[3]
-    names = sorted([k for k in d if type(k) is str])
-    _sorted[key] = (d, gen, len(d), names)
+    now = [k for k in d if type(k) is str]
+    if kept is not None and kept[0] is d:
+        old, names = kept[2], kept[3]
+        n = len(old)
+        # Lists of exact str compare as str (identity first): no user code.
+        if len(now) - n <= _INSERT_MAX and now[:n] == old:
+            for k in now[n:]:
+                bisect.insort(names, k)
+        else:
+            names = sorted(now)
+    else:
+        names = sorted(now)
+    _sorted[key] = (d, gen, now, names)
     return names
 
 

@@ -19,10 +19,10 @@ const suggestModule = "_pyaichat_suggest"
 // suggestWait bounds how long a key waits for a suggestion: the
 // interpreter's thread answers in microseconds when idle, but a thread of
 // the user's may hold the GIL; the key is not held up for it.
-const suggestWait = 50 * time.Millisecond
+const suggestWait = 100 * time.Millisecond
 
 // suggestPause is how long keys get no suggestion after one was given up.
-const suggestPause = 250 * time.Millisecond
+const suggestPause = time.Second
 
 // suggester completes names at py> for repl.Options.Complete, on the
 // interpreter's thread, through a read-only call that runs no user code

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,6 +26,11 @@ import __main__
 
 def run(code):
     exec(compile(code, "<test>", "exec"), __main__.__dict__)
+    return "ok"
+
+def forget_sorted(_):
+    import _pyaichat
+    _pyaichat.helper("_pyaichat_suggest")._sorted.clear()
     return "ok"
 `)
 })
@@ -158,14 +164,23 @@ hostile = object.__new__(Hostile)
 
 func pyStr(s string) string { return "r'" + s + "'" }
 
-// The cost of a key at py> in a session of 10,000 globals: a suggestion
-// for a global's name while nothing ran since the last key (the sorted
-// names kept).
+// tenThousandGlobals defines 10,000 globals, in no order (as a session
+// defines them), one of them bench_name_09999.
+const tenThousandGlobals = `
+import random as _random
+_names = ['bench_name_%05d' % _i for _i in range(10000)]
+_random.Random(1).shuffle(_names)
+for _n in _names:
+    globals()[_n] = 0
+del _n, _names, _random
+`
+
+// The cost of a key at py> in a session of 10,000 globals, while nothing
+// ran since the last key (the sorted names kept).
 func BenchmarkSuggest10kGlobals(b *testing.B) {
 	s, run := testSuggester(b)
-	run("for _i in range(10000): globals()['bench_name_%05d' % _i] = _i")
+	run(tenThousandGlobals)
 	s.Complete(nil, "bench_name_0999")
-	b.ResetTimer()
 	for b.Loop() {
 		if got := s.Complete(nil, "bench_name_0999"); got != "0" {
 			b.Fatalf("got %q", got)
@@ -173,13 +188,48 @@ func BenchmarkSuggest10kGlobals(b *testing.B) {
 	}
 }
 
-// The first key after a line ran: the namespace's names sorted again.
+// The first key after a line that defined no name: the names compared
+// with those kept.
 func BenchmarkSuggest10kGlobalsAfterRun(b *testing.B) {
 	s, run := testSuggester(b)
-	run("for _i in range(10000): globals()['bench_name_%05d' % _i] = _i")
-	b.ResetTimer()
+	run(tenThousandGlobals)
 	for b.Loop() {
 		s.gen.Add(1)
+		if got := s.Complete(nil, "bench_name_0999"); got != "0" {
+			b.Fatalf("got %q", got)
+		}
+	}
+}
+
+// The first key after a line that defined a name: it is put in place in
+// the kept sorted names.
+func BenchmarkSuggest10kGlobalsAfterNewName(b *testing.B) {
+	s, run := testSuggester(b)
+	run(tenThousandGlobals)
+	in, _ := suggestPython()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := in.Call("_suggest_test", "run", fmt.Sprintf("bench_new_%d = 1", i), true); err != nil {
+			b.Fatal(err)
+		}
+		s.gen.Add(1)
+		if got := s.Complete(nil, "bench_name_0999"); got != "0" {
+			b.Fatalf("got %q", got)
+		}
+	}
+}
+
+// The first key after a line when the names are sorted anew (the first
+// suggestion of a session, or after many names were defined at once).
+func BenchmarkSuggest10kGlobalsSorted(b *testing.B) {
+	s, run := testSuggester(b)
+	run(tenThousandGlobals)
+	in, _ := suggestPython()
+	for b.Loop() {
+		if _, err := in.Call("_suggest_test", "forget_sorted", "", false); err != nil {
+			b.Fatal(err)
+		}
 		if got := s.Complete(nil, "bench_name_0999"); got != "0" {
 			b.Fatalf("got %q", got)
 		}

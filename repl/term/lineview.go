@@ -104,9 +104,12 @@ func (v *lineView) shownHint() string {
 }
 
 // setPrompt records the prompt readline draws before the line.
+// A new prompt (a new line, or the mode switched) asks for suggestions
+// again: what they are drawn from may have changed.
 func (v *lineView) setPrompt(prompt string) {
 	v.mu.Lock()
 	v.prompt = []rune(prompt)
+	v.hintDone = false
 	v.mu.Unlock()
 }
 
