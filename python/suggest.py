@@ -39,6 +39,10 @@ _KEYWORDS = sorted(keyword.kwlist)
 # first names in order, without scanning a namespace of a million names.
 _SCAN = 64
 
+# A namespace with more names than this is left out of suggestions: even
+# comparing its names after each line would delay the first key.
+_MAX_NAMES = 100_000
+
 # New names put in place one by one in a kept sorted list, at most; more
 # are sorted with it.
 _INSERT_MAX = 64
@@ -185,7 +189,9 @@ def suggest(arg):
         best = _from_any(_attr_names(obj), prefix, None)
     else:
         ns = _namespace()
-        best = _from_sorted(_sorted_names("ns", ns, gen), prefix, None)
+        best = None
+        if len(ns) <= _MAX_NAMES:
+            best = _from_sorted(_sorted_names("ns", ns, gen), prefix, best)
         best = _from_sorted(_sorted_names("builtins", builtins.__dict__, gen), prefix, best)
         best = _from_sorted(_KEYWORDS, prefix, best)
     return "" if best is None else best[len(prefix) :]
