@@ -89,6 +89,20 @@ func TestSuggesterCompletes(t *testing.T) {
 	}
 }
 
+// A namespace too large to compare after each line is left out; builtins
+// are still suggested.
+func TestSuggesterLeavesOutHugeNamespace(t *testing.T) {
+	s, run := testSuggester(t)
+	run("for _i in range(100001): globals()['huge_%d' % _i] = 0")
+	t.Cleanup(func() { run("for _i in range(100001): del globals()['huge_%d' % _i]") })
+	if got := s.Complete(nil, "huge_1000"); got != "" {
+		t.Errorf("a name of a namespace of 100,001 names: %q", got)
+	}
+	if got := s.Complete(nil, "isinst"); got != "ance" {
+		t.Errorf("a builtin: %q", got)
+	}
+}
+
 // Attributes of classes and instances come from the dicts of the class's
 // __mro__ and the instance's own __dict__: no property, __getattr__,
 // __getattribute__, __dir__ or metaclass code runs.
