@@ -188,3 +188,32 @@ func TestLineViewDrawsSuggestion(t *testing.T) {
 		t.Errorf("ending: wrote %q", got)
 	}
 }
+
+// Up and Down in a line of rows go to the same column of the row above or
+// below (its end if shorter); on the first row Up, and on the last Down,
+// are the history's.
+func TestRowMove(t *testing.T) {
+	e := &Editor{view: newLineView(&bytes.Buffer{}, func() int { return 80 })}
+	line := "abcdef\nxy\nlonger row"
+	for _, c := range []struct {
+		pos  int
+		up   bool
+		to   int
+		rows bool
+	}{
+		{pos: 9, up: true, to: 2, rows: true},   // "xy|" -> "ab|cdef"
+		{pos: 5, up: false, to: 9, rows: true},  // "abcde|f" -> "xy|" (shorter)
+		{pos: 8, up: false, to: 11, rows: true}, // "x|y" -> "l|onger row"
+		{pos: 20, up: true, to: 9, rows: true},  // end of the last row -> end of "xy"
+		{pos: 3, up: true, rows: false},         // first row: history
+		{pos: 12, up: false, rows: false},       // last row: history
+		{pos: 6, up: false, to: 9, rows: true},  // at the first row's end
+		{pos: 10, up: true, to: 7, rows: true},  // start of the last row -> start of "xy"
+	} {
+		e.view.Paint([]rune(line), c.pos)
+		to, ok := e.rowMove(c.up)
+		if ok != c.rows || ok && to != c.to {
+			t.Errorf("at %d, up %v: %d, %v; want %d, %v", c.pos, c.up, to, ok, c.to, c.rows)
+		}
+	}
+}
