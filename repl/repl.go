@@ -66,11 +66,13 @@ type Assistant interface {
 	Release()
 }
 
-// Handoff is an Assistant that may answer a line at ai> with Python for
-// py> (the /code command): when toPy is true, the REPL switches to py>
-// with code in the line editor, ready to edit, and runs nothing until the
-// user presses Enter. A line it does not hand back is Handle's, and is
-// given to HandleToPy in its place.
+// Handoff is optionally implemented by an Assistant that may answer a
+// line at ai> with Python for py> (the /code command). The REPL then calls
+// HandleToPy in place of Handle for every line: when it returns toPy true,
+// the REPL switches to py> with code in the line editor, ready to edit,
+// and runs nothing until the user presses Enter (without a line editor,
+// the code is printed); otherwise the line was answered as Handle answers
+// it.
 type Handoff interface {
 	HandleToPy(ctx context.Context, line string, out io.Writer) (code string, toPy bool, err error)
 }

@@ -233,6 +233,7 @@ func (e *Editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
 // ok is false on the first (last) row, where the key walks the history.
 func (e *Editor) rowMove(up bool) (to int, ok bool) {
 	line, pos := e.view.current()
+	pos = min(pos, len(line))
 	start := lastIndexRune(line[:pos], '\n') + 1 // of the cursor's row
 	col := pos - start
 	if up {
