@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -16,7 +18,9 @@ const helpText = `Ask a question about your session, or:
   /models           list the models the server offers
   /tools [NAME]     list the capabilities the assistant can call (NAME: one, in full)
   /cap NAME [EXPR]  run one capability yourself (no LLM involved)
-  /privacy          what is sent to the model, and what was redacted`
+  /privacy          what is sent to the model, and what was redacted
+  /code [N]         put code block [N] of the last answer (default: its last
+                    Python block) in the py> line, to edit; Enter runs it`
 
 // command runs a slash command. Its output is for the user; only a failure
 // to write is returned.
@@ -57,6 +61,14 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 		err = s.capCommand(ctx, rest, out)
 	case "/privacy":
 		err = s.privacyCommand(out)
+	case "/code":
+		// Where the REPL takes the block to py> (HandleToPy), this is
+		// not reached; elsewhere the block is shown.
+		text, cerr := s.CodeBlock(rest)
+		if cerr != nil {
+			text = cerr.Error()
+		}
+		_, err = fmt.Fprintln(out, text)
 	default:
 		_, err = fmt.Fprintf(out, "unknown command %s; try /help\n", name)
 	}
@@ -128,4 +140,50 @@ func asText(res string) string {
 		fmt.Fprintf(&b, "%v: %s\n", key, text)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// IsCodeCommand reports whether line is /code [N], which the REPL answers
+// by putting the block at py> (CodeBlock).
+func IsCodeCommand(line string) bool {
+	name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+	return name == "/code"
+}
+
+// CodeBlock is /code [N]: the text of the last answer's code block
+// numbered N as the answer showed it ([N] python), or with arg "" its last
+// Python block. The error is a line for the user.
+func (s *Session) CodeBlock(arg string) (string, error) {
+	blocks := s.CodeBlocks()
+	if len(blocks) == 0 {
+		return "", errors.New("/code: the last answer has no code block")
+	}
+	if arg == "" {
+		for i := len(blocks) - 1; i >= 0; i-- {
+			if pythonLang[strings.ToLower(blocks[i].Lang)] {
+				return editableCode(blocks[i].Text), nil
+			}
+		}
+		return "", fmt.Errorf("/code: the last answer has no Python block; /code N takes block [N] (1-%d)", len(blocks))
+	}
+	n, err := strconv.Atoi(arg)
+	if err != nil || n < 1 || n > len(blocks) {
+		return "", fmt.Errorf("/code: no block [%s]; the last answer has %s", arg, plural(len(blocks), "block"))
+	}
+	return editableCode(blocks[n-1].Text), nil
+}
+
+// pythonLang are the fence languages taken as Python.
+var pythonLang = map[string]bool{"python": true, "py": true, "python3": true, "py3": true}
+
+// editableCode is a block as it goes in the line editor: without the final
+// line feed (Enter ends it) or blank rows at its end.
+func editableCode(text string) string {
+	return strings.TrimRight(text, " \t\n")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }

@@ -65,6 +65,11 @@ type Config struct {
 	Environ           []string
 	HideEnv, AllowEnv []string
 
+	// NoSuggest turns off the inline suggestions at py> (suggest = false
+	// in config.toml). It is the REPL's setting, kept here because the
+	// file is read here.
+	NoSuggest bool
+
 	MaxSteps        int           // tool-call rounds per question (8)
 	MaxCallsPerStep int           // tool calls run from one response (8)
 	QuestionTimeout time.Duration // wall clock for one question, all steps (3 min)
@@ -161,6 +166,7 @@ type fileConfig struct {
 	Share      string   `toml:"share"`
 	HideEnv    []string `toml:"hide_env"`
 	AllowEnv   []string `toml:"allow_env"`
+	Suggest    *bool    `toml:"suggest"`
 }
 
 // ConfigPath is $XDG_CONFIG_HOME/pyaichat/config.toml, or
@@ -195,7 +201,7 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest)", path, und[0].String())
 			}
 		}
 	}
@@ -224,6 +230,7 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 		c.APIKey, _ = pick("", "OPENAI_API_KEY", fc.APIKey, fc.EnvAPIKey)
 	}
 	c.Share, c.HideEnv, c.AllowEnv = fc.Share, fc.HideEnv, fc.AllowEnv
+	c.NoSuggest = fc.Suggest != nil && !*fc.Suggest
 	c = c.withDefaults()
 	if err := checkShare(c.Share); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)

@@ -66,6 +66,17 @@ type Assistant interface {
 	Release()
 }
 
+// Handoff is optionally implemented by an Assistant that may answer a
+// line at ai> with Python for py> (the /code command). The REPL then calls
+// HandleToPy in place of Handle for every line: when it returns toPy true,
+// the REPL switches to py> with code in the line editor, ready to edit,
+// and runs nothing until the user presses Enter (without a line editor,
+// the code is printed); otherwise the line was answered as Handle answers
+// it.
+type Handoff interface {
+	HandleToPy(ctx context.Context, line string, out io.Writer) (code string, toPy bool, err error)
+}
+
 // Options configure the REPL.
 type Options struct {
 	// Term is the terminal when standard input and output are one; nil
@@ -86,6 +97,12 @@ type Options struct {
 	HistoryDir string
 	// OnIdle runs after a pause at the prompt (see term.EditorConfig).
 	OnIdle func()
+	// Complete, if set, suggests at py> the rest of the name being typed
+	// (see suggest.go): path is the dotted names before it ("os.pa":
+	// ["os"]), prefix its start ("pa"); it returns the rest ("th"), or ""
+	// for none. It must run no user code and return quickly, with "" when
+	// the interpreter is busy.
+	Complete func(path []string, prefix string) string
 }
 
 // Session is one run of the REPL.
@@ -96,6 +113,9 @@ type Session struct {
 	editor *term.Editor                             // nil without a line editor
 	plain  *plainReader                             // nil with one
 	hist   *histories
+	// toPy is code the assistant handed to py> (Handoff), for the next
+	// prompt's line editor.
+	toPy string
 
 	// Ctrl-C bookkeeping.
 	aiCancel   atomic.Pointer[context.CancelFunc]
@@ -131,10 +151,20 @@ func (r *Session) SetAssistant(a Assistant) {
 	r.state.onToggle = r.modeChanged
 }
 
+// SetComplete gives py> its inline suggestions (Options.Complete), before
+// Run.
+func (r *Session) SetComplete(complete func(path []string, prefix string) string) {
+	r.opts.Complete = complete
+}
+
 // startEditor starts the line editor, with the history of py>.
 func (r *Session) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn)
-	ed, err := r.opts.Term.NewEditor(term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle})
+	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle}
+	if r.opts.Complete != nil {
+		cfg.Suggest = r.suggest
+	}
+	ed, err := r.opts.Term.NewEditor(cfg)
 	if err != nil {
 		return err
 	}
@@ -174,6 +204,9 @@ func (r *Session) loop() int {
 	var initial string
 	var pendingPaste string // pasted lines awaiting their unfinished last line
 	for {
+		if r.toPy != "" {
+			initial, r.toPy = r.toPy, ""
+		}
 		ev, err := r.read(initial)
 		initial = ""
 		if err != nil {
@@ -206,32 +239,46 @@ func (r *Session) loop() int {
 			}
 			r.echoPaste(mode, cont, ev)
 			if !strings.HasSuffix(text, "\n") {
-				// Its last line is unfinished: let the user finish it.
+				// Its last line is unfinished: let the user finish it
+				// (the whole goes into history then).
 				i := strings.LastIndexByte(text, '\n')
 				pendingPaste, initial = text[:i+1], text[i+1:]
 				r.state.setContinuation(true)
 				continue
 			}
+			if mode == ModePy && !cont {
+				// One history entry, recalled whole by Up.
+				r.addHistory(mode, strings.TrimSuffix(text, "\n"))
+			}
 			if status, exit := r.submit(mode, cont, text, true); exit {
 				return status
 			}
 		case term.EventLine:
-			if pendingPaste != "" {
-				text := pendingPaste + ev.Text + "\n"
-				pendingPaste = ""
-				r.state.setContinuation(false)
-				r.addHistory(mode, strings.TrimSuffix(text, "\n"))
-				if status, exit := r.submit(mode, false, text, true); exit {
-					return status
-				}
-				continue
-			}
-			r.addHistory(mode, ev.Text)
-			if status, exit := r.submit(mode, cont, ev.Text, false); exit {
+			if status, exit := r.line(mode, cont, ev.Text, &pendingPaste); exit {
 				return status
 			}
 		}
 	}
+}
+
+// line runs a line entered at the prompt, after the pasted lines it
+// finishes if there are any.
+func (r *Session) line(mode Mode, cont bool, text string, pendingPaste *string) (status int, exit bool) {
+	if *pendingPaste != "" {
+		text = *pendingPaste + text + "\n"
+		*pendingPaste = ""
+		r.state.setContinuation(false)
+		r.addHistory(mode, strings.TrimSuffix(text, "\n"))
+		return r.submit(mode, false, text, true)
+	}
+	r.addHistory(mode, text)
+	// A line of several rows (from history, or the assistant's code) runs
+	// as a pasted block runs; the editor showed it.
+	block := mode == ModePy && strings.Contains(text, "\n")
+	if block {
+		text += "\n"
+	}
+	return r.submit(mode, cont, text, block)
 }
 
 // endOfInput is Ctrl-D at an empty prompt, or the end of a pipe: the end,
@@ -271,12 +318,26 @@ func (r *Session) onTab(rune) term.KeyAction {
 	return term.KeyAction{Handled: true}
 }
 
+// switchTo changes the mode as TAB does, from the loop.
+func (r *Session) switchTo(m Mode) {
+	if cur, _ := r.state.get(); cur == m {
+		return
+	}
+	r.state.set(m)
+	if r.editor != nil {
+		r.editor.SetPrompt(r.state.prompt())
+		r.editor.SetHistory(r.hist.of(m).entries)
+	}
+}
+
 func (r *Session) addHistory(m Mode, line string) {
 	if r.hist == nil {
 		return
 	}
 	r.hist.add(m, line)
-	r.editor.AddHistory(line)
+	if r.editor != nil {
+		r.editor.AddHistory(line)
+	}
 }
 
 // echoPaste shows a multi-line paste the way it will run: the first line
@@ -435,7 +496,25 @@ func (r *Session) ask(line string) {
 		fmt.Fprintln(r.opts.Stdout, "pyaichat: the assistant is unavailable (see the warning at start); TAB returns to py>")
 		return
 	}
-	cancelled, err := r.Ask(func(ctx context.Context) error { return r.opts.Assistant.Handle(ctx, line, r.opts.Stdout) })
+	var code string
+	var toPy bool
+	cancelled, err := r.Ask(func(ctx context.Context) error {
+		if h, ok := r.opts.Assistant.(Handoff); ok {
+			var err error
+			code, toPy, err = h.HandleToPy(ctx, line, r.opts.Stdout)
+			return err
+		}
+		return r.opts.Assistant.Handle(ctx, line, r.opts.Stdout)
+	})
+	if toPy && !cancelled && err == nil {
+		r.switchTo(ModePy)
+		if r.editor != nil {
+			r.toPy = code
+		} else {
+			// No line editor to put it in: shown, to copy.
+			fmt.Fprintln(r.opts.Stdout, code)
+		}
+	}
 	switch {
 	case cancelled || errors.Is(err, context.Canceled):
 		// The assistant ends its output on a line of its own, after the

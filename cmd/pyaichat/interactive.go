@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
@@ -44,7 +45,8 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(err.Error())
 		return 1
 	}
-	opts.Interp = interpreter{in}
+	ran := new(atomic.Uint64)
+	opts.Interp = interpreter{in, ran}
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())
@@ -97,6 +99,9 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 			return finish(exitUsage)
 		}
 		return finish(askOnce(session, assistant, question, std))
+	}
+	if opts.Term != nil && !cfg.NoSuggest {
+		startSuggestions(session, in, ran, std)
 	}
 	status, abandoned := session.Run()
 	if abandoned {
@@ -226,16 +231,29 @@ func withStdin(question string, std stdio) string {
 	return question + "\n\nStandard input:\n" + strings.ToValidUTF8(string(data), "\uFFFD") + note
 }
 
-// interpreter is the REPL's view of the embedded Python.
-type interpreter struct{ *pybridge.Interp }
+// interpreter is the REPL's view of the embedded Python. ran counts the
+// inputs run at py>, after which names may have changed (suggester).
+type interpreter struct {
+	*pybridge.Interp
+	ran *atomic.Uint64
+}
 
 func outcome(o pybridge.Outcome, err error) (repl.Outcome, error) {
 	return repl.Outcome{More: o.More, Exit: o.Exit, Status: o.Status, Partial: o.Partial}, err
 }
 
-func (i interpreter) Push(line string) (repl.Outcome, error) { return outcome(i.Interp.Push(line)) }
-func (i interpreter) PushEOF() (repl.Outcome, error)         { return outcome(i.Interp.PushEOF()) }
+func (i interpreter) Push(line string) (repl.Outcome, error) {
+	defer i.ran.Add(1)
+	return outcome(i.Interp.Push(line))
+}
+
+func (i interpreter) PushEOF() (repl.Outcome, error) {
+	defer i.ran.Add(1)
+	return outcome(i.Interp.PushEOF())
+}
+
 func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
+	defer i.ran.Add(1)
 	return outcome(i.Interp.RunBlock(source))
 }
 
@@ -248,6 +266,22 @@ type aiAssistant struct {
 }
 
 func (a aiAssistant) Release() { a.in.DiscardIsolated() }
+
+// HandleToPy implements repl.Handoff: /code [N] hands the answer's code
+// block to py>, where the REPL puts it in the line editor; an error (no
+// such block) is a line at ai>, and the REPL stays there.
+func (a aiAssistant) HandleToPy(ctx context.Context, line string, out io.Writer) (string, bool, error) {
+	if !agent.IsCodeCommand(line) {
+		return "", false, a.Handle(ctx, line, out)
+	}
+	_, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+	code, err := a.CodeBlock(strings.TrimSpace(arg))
+	if err != nil {
+		_, werr := fmt.Fprintln(out, err.Error())
+		return "", false, werr
+	}
+	return code, true, nil
+}
 
 // startPython starts the interpreter as every mode of pyaichat needs it:
 // the virtualenv, sys.argv and sys.path[0] as python3 would have them, and

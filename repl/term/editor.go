@@ -47,6 +47,12 @@ type EditorConfig struct {
 	// OnIdle runs, besides returning the Go heap's garbage, after a pause
 	// at the prompt (see idleTrim).
 	OnIdle func()
+	// Suggest, if set, is asked for the rest to suggest after line, the
+	// text being edited with the cursor at its end, once per change of the
+	// line, on the editor's goroutine; it must return quickly, "" for no
+	// suggestion. The suggestion is drawn dim after the cursor, and Right
+	// or End there inserts it; any other key leaves it.
+	Suggest func(line string) string
 }
 
 // Editor is the line editor, chzyer/readline over the pump.
@@ -63,15 +69,19 @@ type Editor struct {
 	mu      sync.Mutex
 	pasting bool   // the pending Enter came from a paste
 	insert  string // what the hook put in place of the last key
+	moveTo  int    // where Up or Down inside a multi-row line puts the cursor
 }
 
 // Private-use characters that stand for events inside readline's input
 // (no terminal sends them): a paste (the editor returns the line typed so
 // far, and ReadLine adds the paste), and text the key hook inserts in a
 // key's place (swapped for it once readline inserted the marker).
+// Up and Down inside a line of several rows move the cursor a row
+// (moveRune, swapped for the move once readline inserted it).
 const (
 	pasteRune  = '\ue000'
 	insertRune = '\ue001'
+	moveRune   = '\ue002'
 )
 
 var pasteMarker = []byte(string(pasteRune))
@@ -80,6 +90,7 @@ var pasteMarker = []byte(string(pasteRune))
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e := &Editor{term: t, pump: t.pump, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook}
 	e.view = newLineView(e.out, readline.GetScreenWidth)
+	e.view.suggest = cfg.Suggest
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
 	e.pump.mu.Lock()
 	e.pump.editorWaits = func(waiting bool) {
@@ -160,6 +171,20 @@ func (e *Editor) translate(r rune) (rune, bool) {
 		e.pasting = true
 		e.mu.Unlock()
 		return readline.CharEnter, true
+	case readline.CharPrev, readline.CharNext:
+		if to, ok := e.rowMove(r == readline.CharPrev); ok {
+			e.mu.Lock()
+			e.moveTo = to
+			e.mu.Unlock()
+			return moveRune, true
+		}
+	case readline.CharForward, readline.CharLineEnd:
+		if hint := e.view.shownHint(); hint != "" {
+			e.mu.Lock()
+			e.insert = hint
+			e.mu.Unlock()
+			return insertRune, true
+		}
 	case readline.CharTab:
 		if e.hook == nil {
 			return r, true
@@ -186,17 +211,66 @@ func (e *Editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
 	if key != 0 {
 		e.out.keyDone()
 	}
-	if key != insertRune || pos == 0 || pos > len(line) || line[pos-1] != insertRune {
+	if (key != insertRune && key != moveRune) || pos == 0 || pos > len(line) || line[pos-1] != key {
 		return nil, 0, false
 	}
 	e.mu.Lock()
-	text := []rune(e.insert)
+	text, to := []rune(e.insert), e.moveTo
 	e.mu.Unlock()
+	if key == moveRune {
+		out := append(append([]rune(nil), line[:pos-1]...), line[pos:]...)
+		return out, min(to, len(out)), true
+	}
 	out := make([]rune, 0, len(line)+len(text))
 	out = append(out, line[:pos-1]...)
 	out = append(out, text...)
 	out = append(out, line[pos:]...)
 	return out, pos - 1 + len(text), true
+}
+
+// rowMove is where Up (or Down) puts the cursor in a line of several
+// rows: the same place on the row above (below), or its end if shorter.
+// ok is false on the first (last) row, where the key walks the history.
+func (e *Editor) rowMove(up bool) (to int, ok bool) {
+	line, pos := e.view.current()
+	pos = min(pos, len(line))
+	start := lastIndexRune(line[:pos], '\n') + 1 // of the cursor's row
+	col := pos - start
+	if up {
+		if start == 0 {
+			return 0, false
+		}
+		prev := lastIndexRune(line[:start-1], '\n') + 1
+		return prev + min(col, start-1-prev), true
+	}
+	end := indexRune(line[pos:], '\n')
+	if end < 0 {
+		return 0, false
+	}
+	next := pos + end + 1
+	nextEnd := indexRune(line[next:], '\n')
+	if nextEnd < 0 {
+		nextEnd = len(line) - next
+	}
+	return next + min(col, nextEnd), true
+}
+
+func indexRune(s []rune, r rune) int {
+	for i, c := range s {
+		if c == r {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIndexRune(s []rune, r rune) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == r {
+			return i
+		}
+	}
+	return -1
 }
 
 // SetPrompt changes the prompt of the line being read (from the key hook).
@@ -288,6 +362,14 @@ func rows(text string, width int) int {
 	}
 	var at cell
 	for _, r := range text {
+		if r == '\n' {
+			// The next row starts with the continuation prompt.
+			at = cell{at.row + 1, 0}
+			for _, c := range defaultContinuation {
+				at = at.put(c, width)
+			}
+			continue
+		}
 		if r == '\t' {
 			// Drawn as spaces, which wrap one by one.
 			for range readline.TabWidth {

@@ -58,6 +58,11 @@ type pump struct {
 	reading  bool  // a read of the terminal is under way
 	pastes   []string
 	held     bool // a paste marker went to the editor; wait for takePaste
+	// interrupted says the editor was handed a Ctrl-C, which ends its
+	// line: the keys read along after it (see readKeys) are the next
+	// prompt's. Handed at once, readline took them into the line it was
+	// ending, before the REPL saw the Ctrl-C.
+	interrupted bool
 	// editorWaits, if set, is told (under mu) when the editor's reader
 	// blocks for input and when input comes: the editor's output is sent
 	// once it has handled all the keys it was given.
@@ -254,6 +259,7 @@ func (p *pump) setEditor(on bool) {
 	p.mu.Lock()
 	p.editorOn = on
 	p.granted = on
+	p.interrupted = false
 	reading := p.reading
 	p.cond.Broadcast()
 	p.mu.Unlock()
@@ -312,7 +318,7 @@ func (w *editorWait) done() {
 // editor, reading the terminal for them while the prompt may.
 func (p *pump) waitForKeys(w *editorWait) error {
 	for {
-		if p.editorOn && !p.held && len(p.queue) > 0 {
+		if p.editorOn && !p.held && !p.interrupted && len(p.queue) > 0 {
 			return nil
 		}
 		if p.err != nil {
@@ -355,6 +361,9 @@ func (p *pump) takeKeys(b []byte) int {
 		end = i
 	}
 	n := copy(b, c.data[:end])
+	if n > 0 && b[n-1] == ctrlC {
+		p.interrupted = true
+	}
 	c.data = c.data[n:]
 	if len(c.data) == 0 {
 		p.queue = p.queue[1:]

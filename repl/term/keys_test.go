@@ -3,6 +3,7 @@ package term
 import (
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,5 +256,43 @@ func TestPumpMergesCtrlCsReadTogether(t *testing.T) {
 				t.Errorf("editor read %q, want %q", got, tc.typed)
 			}
 		})
+	}
+}
+
+// The keys read along after a Ctrl-C are the next prompt's: the editor,
+// whose line the Ctrl-C ended, does not get them until a prompt is up
+// again (readline, which reads on, took them into the line it was ending).
+func TestPumpKeepsKeysAfterCtrlCForTheNextPrompt(t *testing.T) {
+	p := feed(t, "half\x03next")
+	p.setEditor(true)
+	buf := make([]byte, 64)
+	n, err := editorReader{p}.Read(buf)
+	if err != nil || string(buf[:n]) != "half\x03" {
+		t.Fatalf("first read %q, %v", buf[:n], err)
+	}
+	blocked := make(chan struct{})
+	var once sync.Once
+	p.mu.Lock()
+	p.editorWaits = func(waiting bool) {
+		if waiting {
+			once.Do(func() { close(blocked) })
+		}
+	}
+	p.mu.Unlock()
+	got := make(chan string, 1)
+	go func() {
+		n, _ := editorReader{p}.Read(buf)
+		got <- string(buf[:n])
+	}()
+	select {
+	case s := <-got:
+		t.Fatalf("the ended line's editor read %q", s)
+	case <-blocked: // it waits, the keys kept
+	}
+	// The REPL ends the prompt and puts up the next.
+	p.setEditor(false)
+	p.setEditor(true)
+	if s := <-got; s != "next" {
+		t.Errorf("the next prompt read %q, want %q", s, "next")
 	}
 }

@@ -49,26 +49,67 @@ func RuneWidth(r rune) int {
 // going up as many rows as it put the cursor below the line's start, the
 // rows the terminal still has after a resize (terminals that reflow
 // wrapped lines when they shrink are not followed).
+//
+// A line may hold line feeds (a block recalled from history or put in the
+// editor whole): each row after one starts with the continuation prompt,
+// as the rows of a pasted block are shown, and the cursor is placed on its
+// row. readline keeps the buffer and the cursor; it only draws wrongly
+// across line feeds, which the view draws instead.
+//
+// After the cursor at the end of the line the view may draw a suggestion
+// (suggest, see EditorConfig.Suggest), dim, which the editor inserts when
+// Right or End is pressed there.
 type lineView struct {
-	out   io.Writer // the terminal, a frame at a time
-	width func() int
+	out     io.Writer // the terminal, a frame at a time
+	width   func() int
+	suggest func(line string) string
 
 	mu      sync.Mutex
 	prompt  []rune
+	cont    []rune // the prompt of each row after a line feed
 	line    []rune // what readline is about to draw (after Paint)
 	pos     int
 	painted bool
 	row     int // the cursor's row below the line's first one, as drawn
+
+	hint     []rune // the suggestion drawn after the line, if any
+	hintFor  string // the line hint was asked for
+	hintDone bool   // hintFor was asked
 }
 
 func newLineView(out io.Writer, width func() int) *lineView {
-	return &lineView{out: out, width: width}
+	return &lineView{out: out, width: width, cont: []rune(defaultContinuation)}
+}
+
+// defaultContinuation starts each row of a line after a line feed, as
+// python3 shows the rows of a block.
+const defaultContinuation = "... "
+
+// current is the line and cursor readline last drew.
+func (v *lineView) current() ([]rune, int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]rune(nil), v.line...), v.pos
+}
+
+// shownHint is the suggestion drawn after the cursor, if the cursor is at
+// the end of the line.
+func (v *lineView) shownHint() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.pos != len(v.line) {
+		return ""
+	}
+	return string(v.hint)
 }
 
 // setPrompt records the prompt readline draws before the line.
+// A new prompt (a new line, or the mode switched) asks for suggestions
+// again: what they are drawn from may have changed.
 func (v *lineView) setPrompt(prompt string) {
 	v.mu.Lock()
 	v.prompt = []rune(prompt)
+	v.hintDone = false
 	v.mu.Unlock()
 }
 
@@ -83,12 +124,43 @@ func (v *lineView) reset() {
 // Paint implements readline.Painter: readline calls it, under its buffer's
 // lock, right before it writes the line it returns.
 func (v *lineView) Paint(line []rune, pos int) []rune {
+	hint := v.hintOf(line, pos)
 	v.mu.Lock()
 	v.line = append(v.line[:0], line...)
 	v.pos = pos
 	v.painted = true
+	v.hint = hint
 	v.mu.Unlock()
 	return line
+}
+
+// hintOf is the suggestion to draw after line, asked of suggest once per
+// line: only with the cursor at the end of a line being edited (not one
+// readline is ending, which ends with a line feed).
+func (v *lineView) hintOf(line []rune, pos int) []rune {
+	if v.suggest == nil || pos != len(line) || len(line) == 0 || line[len(line)-1] == '\n' {
+		return nil
+	}
+	text := string(line)
+	v.mu.Lock()
+	if v.hintDone && v.hintFor == text {
+		hint := v.hint
+		v.mu.Unlock()
+		return hint
+	}
+	v.mu.Unlock()
+	// Outside the lock: suggest may take a while (it asks the
+	// interpreter), and nothing here needs the view meanwhile.
+	hint := []rune(v.suggest(text))
+	for _, r := range hint {
+		if r < ' ' || r == 0x7f {
+			return nil // drawn as is, it would move the cursor
+		}
+	}
+	v.mu.Lock()
+	v.hintFor, v.hintDone = text, true
+	v.mu.Unlock()
+	return hint
 }
 
 // Write is readline's output: its line drawing and its clearing are
@@ -144,62 +216,139 @@ func (v *lineView) clear() []byte {
 // draw writes the prompt and the line from the start of a row, and puts
 // the cursor at pos. A line with a line feed in it is one readline is
 // ending (Enter, Ctrl-C, Ctrl-D): not drawn here (ok false).
+//
+// A line readline is ending that has line feeds inside is drawn here too,
+// with the cursor at its end and readline's final line feeds after it, so
+// that its rows stay as they were shown.
 func (v *lineView) draw() ([]byte, bool) {
 	width := v.width()
 	if width <= 0 {
 		return nil, false
 	}
-	for _, r := range v.line {
-		if r == '\n' || r == '\r' {
-			return nil, false
-		}
+	body := v.line
+	for len(body) > 0 && body[len(body)-1] == '\n' {
+		body = body[:len(body)-1]
 	}
-	var b bytes.Buffer
-	var at cell
-	for _, r := range v.prompt {
-		at = at.put(r, width)
-		b.WriteRune(r)
+	ending := len(body) < len(v.line)
+	if ending && !bytes.ContainsAny([]byte(string(body)), "\r\n") {
+		return nil, false
 	}
+	pos, hint := v.pos, v.hint
+	if ending {
+		pos, hint = len(body), nil
+	}
+	b, cursor := v.layout(body, pos, hint, width)
+	if ending {
+		b = append(b, bytes.Repeat([]byte("\n"), len(v.line)-len(body))...)
+		v.row = 0
+		return b, true
+	}
+	v.row = cursor
+	return b, true
+}
+
+// layout draws the prompt and line from the start of a row, then hint
+// dim, and puts the cursor at pos; it returns the drawing and the
+// cursor's row.
+func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte, int) {
+	d := &drawing{width: width}
+	d.text(v.prompt)
 	cursor := cell{-1, 0}
-	for i, r := range v.line {
-		if r == '\t' {
+	for i, r := range line {
+		switch {
+		case r >= pasteRune && r <= moveRune:
+			// The editor's marker for a key, in the line for the moment
+			// between readline inserting it and the editor's swap.
+			if i == pos {
+				cursor = d.at
+			}
+		case r == '\n' || r == '\r':
+			if i == pos {
+				cursor = d.at
+			}
+			// The next row, from its start, after the continuation
+			// prompt. (A row that filled the width leaves the terminal's
+			// cursor waiting to wrap; the carriage return ends that.)
+			d.b.WriteString("\r\n")
+			d.at = cell{d.at.row + 1, 0}
+			d.text(v.cont)
+		case r == '\t':
 			// As readline draws it.
-			if i == v.pos {
-				cursor = at.next(' ', width)
+			if i == pos {
+				cursor = d.at.next(' ', width)
 			}
-			for range readline.TabWidth {
-				at = at.put(' ', width)
+			d.text([]rune(strings.Repeat(" ", readline.TabWidth)))
+		default:
+			if i == pos {
+				cursor = d.at.next(r, width)
 			}
-			b.WriteString(strings.Repeat(" ", readline.TabWidth))
-			continue
+			d.put(r)
 		}
-		if i == v.pos {
-			cursor = at.next(r, width)
-		}
-		at = at.put(r, width)
-		b.WriteRune(r)
 	}
-	if at.col == width {
+	if cursor.row < 0 && len(hint) > 0 {
+		// The cursor stays before the suggestion.
+		cursor = d.at
+		if d.at.col == width {
+			cursor = cell{d.at.row + 1, 0}
+		}
+		d.b.WriteString(dimOn)
+		d.text(hint)
+		d.b.WriteString(dimOff)
+	}
+	b := d.end(cursor)
+	return b, d.cursorRow
+}
+
+// drawing is a line being drawn from the start of a row.
+type drawing struct {
+	b         bytes.Buffer
+	at        cell
+	width     int
+	cursorRow int
+}
+
+func (d *drawing) put(r rune) {
+	d.at = d.at.put(r, d.width)
+	d.b.WriteRune(r)
+}
+
+func (d *drawing) text(rs []rune) {
+	for _, r := range rs {
+		d.put(r)
+	}
+}
+
+// end finishes the drawing with the cursor at cursor (at the end if its
+// row is negative).
+func (d *drawing) end(cursor cell) []byte {
+	at := d.at
+	if at.col == d.width {
 		// The terminal waits at the last column to wrap with the next
 		// character: make it wrap, so the cursor is where it shows.
-		b.WriteString(" \b")
+		d.b.WriteString(" \b")
 		at = cell{at.row + 1, 0}
 	}
 	if cursor.row < 0 {
 		cursor = at
 	}
 	if up := at.row - cursor.row; up > 0 {
-		b.WriteString("\x1b[" + strconv.Itoa(up) + "A")
+		d.b.WriteString("\x1b[" + strconv.Itoa(up) + "A")
 	}
 	if cursor != at {
-		b.WriteByte('\r')
+		d.b.WriteByte('\r')
 		if cursor.col > 0 {
-			b.WriteString("\x1b[" + strconv.Itoa(cursor.col) + "C")
+			d.b.WriteString("\x1b[" + strconv.Itoa(cursor.col) + "C")
 		}
 	}
-	v.row = cursor.row
-	return b.Bytes(), true
+	d.cursorRow = cursor.row
+	return d.b.Bytes()
 }
+
+// The suggestion's look: dim, then normal intensity again.
+const (
+	dimOn  = "\x1b[2m"
+	dimOff = "\x1b[22m"
+)
 
 // cell is a position on the terminal, from the start of the line's first
 // row. col may equal the width: the terminal's cursor then stays on the

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/python"
+	"github.com/pyaichat/pyaichat/repl"
+)
+
+// suggestModule is the helper behind py>'s inline suggestions.
+const suggestModule = "_pyaichat_suggest"
+
+// suggestWait bounds how long a key waits for a suggestion: the
+// interpreter's thread answers in microseconds when idle, but a thread of
+// the user's may hold the GIL; the key is not held up for it.
+const suggestWait = 100 * time.Millisecond
+
+// suggestPause is how long keys get no suggestion after one was given up.
+const suggestPause = time.Second
+
+// suggester completes names at py> for repl.Options.Complete, on the
+// interpreter's thread, through a read-only call that runs no user code
+// (python/suggest.py).
+type suggester struct {
+	in  *pybridge.Interp
+	gen *atomic.Uint64 // counts what ran at py>: the helper's sorted names are kept while it stays
+	// stalled is when suggestions may be asked again (unix nanos) after a
+	// call outlived suggestWait: its job still waits for the GIL, and keys
+	// meanwhile get none rather than queue more calls behind it.
+	stalled atomic.Int64
+}
+
+// newSuggester loads the helper, before the first prompt (loading runs a
+// job that may not wait for a key).
+func newSuggester(in *pybridge.Interp, gen *atomic.Uint64) (*suggester, error) {
+	if err := in.LoadModule(suggestModule, python.Suggest); err != nil {
+		return nil, err
+	}
+	return &suggester{in: in, gen: gen}, nil
+}
+
+// startSuggestions gives py> its inline suggestions, or says why not.
+func startSuggestions(session *repl.Session, in *pybridge.Interp, ran *atomic.Uint64, std stdio) {
+	sg, err := newSuggester(in, ran)
+	if err != nil {
+		std.warn(fmt.Sprintf("inline suggestions are off: %v", err))
+		return
+	}
+	session.SetComplete(sg.Complete)
+}
+
+// Complete returns the rest of the name to suggest after prefix, or "".
+func (s *suggester) Complete(path []string, prefix string) string {
+	if s.in.Busy() {
+		return ""
+	}
+	if time.Now().UnixNano() < s.stalled.Load() {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), suggestWait)
+	defer cancel()
+	arg := strconv.FormatUint(s.gen.Load(), 10) + "\n" + strings.Join(path, ".") + "\n" + prefix
+	rest, err := s.in.CallReadOnlyContext(ctx, suggestModule, "suggest", arg)
+	if err != nil {
+		if ctx.Err() != nil {
+			s.stalled.Store(time.Now().Add(suggestPause).UnixNano())
+		}
+		return ""
+	}
+	return rest
+}
