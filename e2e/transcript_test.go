@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Transcript tests: every block of testdata/transcripts/*.txt is fed as
@@ -122,27 +124,34 @@ type runResult struct {
 	err            error // could not run or timed out
 }
 
-// slowReader returns its lines one Read at a time, waiting between them.
-type slowReader struct {
-	lines []string
-	delay time.Duration
-	first bool
-}
-
-func (r *slowReader) Read(p []byte) (int, error) {
-	if len(r.lines) == 0 {
-		return 0, io.EOF
+// feedSlowly writes lines to a pipe the way a person types them: each
+// line only once the one before has been read from the pipe, and a moment
+// later. python3 -i reads its lines through C stdio, which swallows
+// whatever the pipe holds: a line written while the one before is still
+// unread would go into that buffer, out of input()'s reach, which under load
+// made the oracle's answer depend on timing.
+// It gives up when done is closed (the program ended without reading).
+func feedSlowly(w *os.File, lines []string, delay time.Duration, done <-chan struct{}) {
+	defer w.Close()
+	for i, line := range lines {
+		if i > 0 {
+			for {
+				n, err := unix.IoctlGetInt(int(w.Fd()), unix.TIOCINQ) // FIONREAD: bytes in the pipe
+				if err != nil || n == 0 {
+					break
+				}
+				select {
+				case <-done:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+			time.Sleep(delay)
+		}
+		if _, err := io.WriteString(w, line); err != nil {
+			return // the program is gone
+		}
 	}
-	if r.first {
-		time.Sleep(r.delay)
-	}
-	r.first = true
-	n := copy(p, r.lines[0])
-	r.lines[0] = r.lines[0][n:]
-	if r.lines[0] == "" {
-		r.lines = r.lines[1:]
-	}
-	return n, nil
 }
 
 func runPiped(dir string, b transcript, argv ...string) runResult {
@@ -153,7 +162,15 @@ func runPiped(dir string, b transcript, argv ...string) runResult {
 	cmd.Dir = dir
 	cmd.Env = append(testEnv(dir, ""), b.env...)
 	if b.slow {
-		cmd.Stdin = &slowReader{lines: strings.SplitAfter(stdin, "\n"), delay: 150 * time.Millisecond}
+		r, w, err := os.Pipe()
+		if err != nil {
+			return runResult{err: err}
+		}
+		defer r.Close()
+		done := make(chan struct{})
+		defer close(done)
+		cmd.Stdin = r
+		go feedSlowly(w, strings.SplitAfter(stdin, "\n"), 150*time.Millisecond, done)
 	} else {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
