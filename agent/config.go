@@ -80,6 +80,11 @@ type Config struct {
 	RetryMaxDelay    time.Duration // backoff cap (8 s)
 	RetryAfterCap    time.Duration // longest Retry-After honoured (20 s)
 
+	// Events, when set, is told of everything a question does as it
+	// happens (events.go), for the session log and --json; it is called
+	// on the question's goroutine and should return quickly.
+	Events func(Event)
+
 	// HTTPClient replaces the default client (tests); nil builds one with
 	// ConnectTimeout.
 	HTTPClient *http.Client
