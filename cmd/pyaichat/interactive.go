@@ -230,7 +230,7 @@ func withStdin(question string, std stdio) string {
 type interpreter struct{ *pybridge.Interp }
 
 func outcome(o pybridge.Outcome, err error) (repl.Outcome, error) {
-	return repl.Outcome{More: o.More, Exit: o.Exit, Status: o.Status, Partial: o.Partial}, err
+	return repl.Outcome{More: o.More, Exit: o.Exit, Status: o.Status, Partial: o.Partial, Error: o.Error}, err
 }
 
 func (i interpreter) Push(line string) (repl.Outcome, error) { return outcome(i.Interp.Push(line)) }
