@@ -85,6 +85,13 @@ type Config struct {
 	// on the question's goroutine and should return quickly.
 	Events func(Event)
 
+	// The session log, which the agent does not write (cmd/pyaichat does):
+	// NoLog turns it off (log = false), LogKeep is how many session files
+	// are kept and LogMaxBytes how large one may grow (0: the defaults).
+	NoLog       bool
+	LogKeep     int
+	LogMaxBytes int64
+
 	// HTTPClient replaces the default client (tests); nil builds one with
 	// ConnectTimeout.
 	HTTPClient *http.Client
@@ -166,6 +173,11 @@ type fileConfig struct {
 	Share      string   `toml:"share"`
 	HideEnv    []string `toml:"hide_env"`
 	AllowEnv   []string `toml:"allow_env"`
+	// The session log's (cmd/pyaichat), read here with the rest of the
+	// file so that one place knows its keys.
+	Log         *bool `toml:"log"`
+	LogKeep     int   `toml:"log_keep"`
+	LogMaxBytes int64 `toml:"log_max_bytes"`
 }
 
 // ConfigPath is $XDG_CONFIG_HOME/pyaichat/config.toml, or
@@ -200,7 +212,7 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, log, log_keep, log_max_bytes)", path, und[0].String())
 			}
 		}
 	}
@@ -229,6 +241,8 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 		c.APIKey, _ = pick("", "OPENAI_API_KEY", fc.APIKey, fc.EnvAPIKey)
 	}
 	c.Share, c.HideEnv, c.AllowEnv = fc.Share, fc.HideEnv, fc.AllowEnv
+	c.NoLog = fc.Log != nil && !*fc.Log
+	c.LogKeep, c.LogMaxBytes = fc.LogKeep, fc.LogMaxBytes
 	c = c.withDefaults()
 	if err := checkShare(c.Share); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)

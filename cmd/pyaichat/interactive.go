@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/term"
@@ -45,12 +46,17 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		return 1
 	}
 	opts.Interp = interpreter{in}
+	lg := openLog(c, cfg, opts.Term != nil, std.warn)
+	if lg != nil {
+		opts.OnInput = func(src string, o repl.Outcome) { lg.Write(pyRecord(src, o)) }
+	}
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())
 		return 1
 	}
 	finish := func(status int) int {
+		endLog(lg, status)
 		if opts.Term != nil {
 			opts.Term.Restore()
 		}
@@ -70,10 +76,17 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if question != "" && opts.Pipe != nil {
 		question = withStdin(question, std)
 	}
+	var report *jsonResult
+	if question != "" && (c.json || c.jsonStream) {
+		report = newJSONReport(cfg.Model, question, c.jsonStream, std.out)
+	}
 	stop := session.WatchInterrupts()
 	s, exit := setupFor(in, c, std)
 	stop()
 	if exit {
+		if report != nil {
+			report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
+		}
 		return finish(s)
 	}
 
@@ -87,21 +100,31 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		if cfg.Share == agent.ShareAsk {
 			cfg.Confirm = confirmer(opts.Term, question != "", std)
 		}
+		if report != nil {
+			cfg.Events = report.event
+		}
+		if lg != nil {
+			cfg.Events = bothEvents(cfg.Events, logEvents(lg))
+		}
 		recent := func() string { s, _ := in.RecentContext(); return s }
 		reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
 		assistant = agent.NewSession(cfg, agent.FromRegistry(reg), recent)
-		session.SetAssistant(aiAssistant{assistant, in})
+		session.SetAssistant(aiAssistant{assistant, in, lg})
 	}
 	if question != "" {
 		if assistant == nil {
 			return finish(exitUsage)
 		}
-		return finish(askOnce(session, assistant, question, std))
+		return finish(askOnce(session, assistant, question, std, report))
+	}
+	if c.resume != "" {
+		resume(c.resume, resumeFrom{session: session, assistant: assistant, in: in, tm: opts.Term, log: lg, std: std})
 	}
 	status, abandoned := session.Run()
 	if abandoned {
 		// Python is still inside the code that ignored Ctrl-C: it cannot
 		// be finalized, only left.
+		endLog(lg, status)
 		if opts.Term != nil {
 			opts.Term.Restore()
 		}
@@ -159,24 +182,34 @@ const (
 	exitCancelled = 130 // Ctrl-C
 )
 
-// askOnce is pyaichat -p: the answer alone goes to stdout.
-func askOnce(session *repl.Session, assistant *agent.Session, question string, std stdio) int {
+// askOnce is pyaichat -p: the answer alone goes to stdout, or with
+// --json and --json-stream, the report (the answer is in it).
+func askOnce(session *repl.Session, assistant *agent.Session, question string, std stdio, report *jsonResult) int {
 	assistant.Notices = std.err
 	stop := session.WatchInterrupts()
 	defer stop()
-	cancelled, err := session.Ask(func(ctx context.Context) error { return assistant.Ask(ctx, question, std.out) })
+	var answer io.Writer = std.out
+	if report != nil {
+		answer = io.Discard
+	}
+	cancelled, err := session.Ask(func(ctx context.Context) error { return assistant.Ask(ctx, question, answer) })
+	kind, msg, status := "", "", exitAnswered
 	switch {
 	case cancelled:
-		std.warn("cancelled")
-		return exitCancelled
-	case err != nil && err.Error() == agent.NotConfigured:
-		std.warn(err.Error())
-		return exitUsage
+		kind, msg, status = "cancelled", "cancelled", exitCancelled
 	case err != nil:
-		std.warn(err.Error())
-		return exitFailed
+		kind, msg, status = agent.ErrorKindOf(err), err.Error(), exitFailed
+		if kind == agent.ErrorNotConfigured {
+			status = exitUsage
+		}
 	}
-	return exitAnswered
+	if msg != "" {
+		std.warn(msg)
+	}
+	if report != nil {
+		report.finish(kind, msg, status)
+	}
+	return status
 }
 
 // confirmer asks, under share = "ask", whether a tool result may be sent:
@@ -244,10 +277,21 @@ func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
 // back at py> it goes.
 type aiAssistant struct {
 	*agent.Session
-	in *pybridge.Interp
+	in  *pybridge.Interp
+	log *sessions.Writer
 }
 
 func (a aiAssistant) Release() { a.in.DiscardIsolated() }
+
+// Handle adds /save FILE to the agent's commands: the session is the
+// log's, which the agent does not know of.
+func (a aiAssistant) Handle(ctx context.Context, line string, out io.Writer) error {
+	if t := strings.TrimSpace(line); t == "/save" || strings.HasPrefix(t, "/save ") {
+		saveCommand(a.log, t, out)
+		return nil
+	}
+	return a.Session.Handle(ctx, line, out)
+}
 
 // startPython starts the interpreter as every mode of pyaichat needs it:
 // the virtualenv, sys.argv and sys.path[0] as python3 would have them, and

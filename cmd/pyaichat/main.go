@@ -54,6 +54,9 @@ func run(std stdio, args []string) int {
 	if len(args) > 0 && args[0] == "--capability" {
 		return runCapability(std, args[1:])
 	}
+	if len(args) > 0 && args[0] == "sessions" {
+		return runSessions(std, args[1:])
+	}
 	c, err := parseArgs(args)
 	var uerr usageError
 	switch {
@@ -71,6 +74,12 @@ func run(std stdio, args []string) int {
 		return 0
 	case c.script == "-":
 		std.warn("reading a program from stdin is not supported; pipe lines instead")
+		return 2
+	case (c.json || c.jsonStream) && c.question == "":
+		std.warn("--json and --json-stream go with -p QUESTION")
+		return 2
+	case c.resume != "" && c.question != "":
+		std.warn("--continue and --resume start a REPL; they do not go with -p")
 		return 2
 	}
 	if c.venv != "" {
@@ -90,6 +99,9 @@ func run(std stdio, args []string) int {
 	cfg, cfgErr := agent.LoadConfig(c.model, c.baseURL, c.provider)
 	if cfgErr != nil && c.question != "" {
 		std.warn(cfgErr.Error())
+		if c.json || c.jsonStream {
+			return newJSONReport(c.model, c.question, c.jsonStream, std.out).finish("config", cfgErr.Error(), exitUsage)
+		}
 		return 2
 	}
 	return runInteractive(std, c, cfg, cfgErr)
