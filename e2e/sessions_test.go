@@ -72,7 +72,9 @@ func (f *chatFake) env() []string {
 
 const sessionKey = "sk-e2e-session-key-0123456789"
 
-func sessionsDirOf(home string) string { return filepath.Join(home, ".local", "state", "pyaichat", "sessions") }
+func sessionsDirOf(home string) string {
+	return filepath.Join(home, ".local", "state", "pyaichat", "sessions")
+}
 
 // logsOf reads every session log under home, oldest first.
 func logsOf(t *testing.T, home string) [][]map[string]any {

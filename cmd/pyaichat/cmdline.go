@@ -76,8 +76,8 @@ type cmdline struct {
 	jsonStream bool
 	resume     string // an id, or resumeLatest
 
-	version  int      // -V, given this many times
-	help     bool
+	version int // -V, given this many times
+	help    bool
 
 	// What pyaichat itself must know of python3's options.
 	quiet     bool // -q: no banner

@@ -37,14 +37,14 @@ type jsonError struct {
 }
 
 type jsonResult struct {
-	Event     string      `json:"event,omitempty"` // "result" in a stream
-	Model     string      `json:"model"`
-	Question  string      `json:"question"`
-	Answer    string      `json:"answer"`
-	ToolCalls []jsonCall  `json:"tool_calls"`
-	Usage     *jsonUsage  `json:"usage"` // null when the server did not say
-	Error     *jsonError  `json:"error,omitempty"`
-	Status    int         `json:"status"`
+	Event     string     `json:"event,omitempty"` // "result" in a stream
+	Model     string     `json:"model"`
+	Question  string     `json:"question"`
+	Answer    string     `json:"answer"`
+	ToolCalls []jsonCall `json:"tool_calls"`
+	Usage     *jsonUsage `json:"usage"` // null when the server did not say
+	Error     *jsonError `json:"error,omitempty"`
+	Status    int        `json:"status"`
 	calls     map[string]int
 	text      strings.Builder
 	answered  bool
