@@ -47,9 +47,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	}
 	opts.Interp = interpreter{in}
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
-	if lg != nil {
-		opts.OnInput = func(src string, o repl.Outcome) { lg.Write(pyRecord(src, o)) }
-	}
+	opts.OnInput = logInputs(lg)
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())
@@ -57,9 +55,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	}
 	finish := func(status int) int {
 		endLog(lg, status)
-		if opts.Term != nil {
-			opts.Term.Restore()
-		}
+		restoreTerm(opts.Term)
 		if !in.Close(finalizeTimeout) {
 			std.warn("Python threads are still running; exiting without waiting for them")
 		}
@@ -76,17 +72,12 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if question != "" && opts.Pipe != nil {
 		question = withStdin(question, std)
 	}
-	var report *jsonResult
-	if question != "" && (c.json || c.jsonStream) {
-		report = newJSONReport(cfg.Model, question, c.jsonStream, std.out)
-	}
+	report := jsonReportFor(c, cfg.Model, question, std.out)
 	stop := session.WatchInterrupts()
 	s, exit := setupFor(in, c, std)
 	stop()
 	if exit {
-		if report != nil {
-			report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
-		}
+		report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
 		return finish(s)
 	}
 
@@ -95,20 +86,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
 		cfg.Color = color
-		lookOf(&cfg, std.out)
-		cfg.Environ = os.Environ()
-		if cfg.Share == agent.ShareAsk {
-			cfg.Confirm = confirmer(opts.Term, question != "", std)
-		}
-		if report != nil {
-			cfg.Events = report.event
-		}
-		if lg != nil {
-			cfg.Events = bothEvents(cfg.Events, logEvents(lg))
-		}
-		recent := func() string { s, _ := in.RecentContext(); return s }
-		reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
-		assistant = agent.NewSession(cfg, agent.FromRegistry(reg), recent)
+		assistant = newAssistant(cfg, in, opts.Term, question != "", std, bothEvents(report.events(), logEvents(lg)))
 		session.SetAssistant(aiAssistant{assistant, in, lg})
 	}
 	if question != "" {
@@ -125,12 +103,30 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		// Python is still inside the code that ignored Ctrl-C: it cannot
 		// be finalized, only left.
 		endLog(lg, status)
-		if opts.Term != nil {
-			opts.Term.Restore()
-		}
+		restoreTerm(opts.Term)
 		return status
 	}
 	return finish(status)
+}
+
+func restoreTerm(tm *term.Terminal) {
+	if tm != nil {
+		tm.Restore()
+	}
+}
+
+// newAssistant is the assistant over the capabilities of in, telling
+// events (nil: nobody) of what each question does.
+func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, events func(agent.Event)) *agent.Session {
+	lookOf(&cfg, std.out)
+	cfg.Environ = os.Environ()
+	if cfg.Share == agent.ShareAsk {
+		cfg.Confirm = confirmer(tm, oneShot, std)
+	}
+	cfg.Events = events
+	recent := func() string { s, _ := in.RecentContext(); return s }
+	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
+	return agent.NewSession(cfg, agent.FromRegistry(reg), recent)
 }
 
 // greet is what a terminal shows before the first prompt: python3's
@@ -206,9 +202,7 @@ func askOnce(session *repl.Session, assistant *agent.Session, question string, s
 	if msg != "" {
 		std.warn(msg)
 	}
-	if report != nil {
-		report.finish(kind, msg, status)
-	}
+	report.finish(kind, msg, status)
 	return status
 }
 

@@ -59,6 +59,22 @@ func newJSONReport(model, question string, stream bool, out io.Writer) *jsonResu
 	return &jsonResult{Model: model, Question: question, ToolCalls: []jsonCall{}, calls: map[string]int{}, out: out, stream: stream}
 }
 
+// jsonReportFor is the report of -p --json or --json-stream, or nil.
+func jsonReportFor(c cmdline, model, question string, out io.Writer) *jsonResult {
+	if question == "" || !(c.json || c.jsonStream) {
+		return nil
+	}
+	return newJSONReport(model, question, c.jsonStream, out)
+}
+
+// events is agent.Config.Events for the report (nil: no report).
+func (r *jsonResult) events() func(agent.Event) {
+	if r == nil {
+		return nil
+	}
+	return r.event
+}
+
 // event is agent.Config.Events.
 func (r *jsonResult) event(ev agent.Event) {
 	r.mu.Lock()
@@ -87,8 +103,12 @@ func (r *jsonResult) event(ev agent.Event) {
 	}
 }
 
-// finish prints the result with its error and exit status.
+// finish prints the result with its error and exit status (nothing
+// without a report).
 func (r *jsonResult) finish(kind, msg string, status int) int {
+	if r == nil {
+		return status
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.answered {

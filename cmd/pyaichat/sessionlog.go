@@ -33,7 +33,7 @@ func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *ses
 		return nil
 	}
 	key := cfg.APIKey
-	w, err := sessions.Create(dir, sessions.NewID(time.Now()), sessions.Options{
+	w, err := sessions.CreateNew(dir, time.Now(), sessions.Options{
 		Keep: cfg.LogKeep, MaxBytes: cfg.LogMaxBytes,
 		Redact: func(s string) string { return redact.ReplaceToken(s, key, "[key]") },
 	})
@@ -97,8 +97,19 @@ func eventRecord(ev agent.Event) (sessions.Record, bool) {
 	return r, true
 }
 
-// logEvents is Config.Events for the log.
+// logInputs is repl.Options.OnInput for the log (nil: no log).
+func logInputs(w *sessions.Writer) func(string, repl.Outcome) {
+	if w == nil {
+		return nil
+	}
+	return func(src string, o repl.Outcome) { w.Write(pyRecord(src, o)) }
+}
+
+// logEvents is Config.Events for the log (nil: no log).
 func logEvents(w *sessions.Writer) func(agent.Event) {
+	if w == nil {
+		return nil
+	}
 	return func(ev agent.Event) {
 		if r, ok := eventRecord(ev); ok {
 			w.Write(r)

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -77,13 +78,24 @@ const (
 // Ext is the file name extension of a session log.
 const Ext = ".jsonl"
 
-// NewID is a session id: the local start time to the second, readable
-// and sorting as the sessions do, and 4 random hex digits that keep two
-// sessions started in the same second apart.
+// NewID is a session id: the local start time to the millisecond,
+// readable and sorting as the sessions started (the newest is the last
+// name), and a random hex digit; CreateNew tries another if two sessions
+// ever start in the same millisecond with the same digit.
 func NewID(now time.Time) string {
-	var b [2]byte
+	var b [1]byte
 	rand.Read(b[:])
-	return now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+	return now.Format("20060102-150405") + fmt.Sprintf("-%03d", now.Nanosecond()/1e6) + hex.EncodeToString(b[:])[1:]
+}
+
+// CreateNew starts the log of a new session started now, under a new id.
+func CreateNew(dir string, now time.Time, o Options) (*Writer, error) {
+	for tries := 0; ; tries++ {
+		w, err := Create(dir, NewID(now), o)
+		if !errors.Is(err, fs.ErrExist) || tries == 20 {
+			return w, err
+		}
+	}
 }
 
 // Writer appends Records to one session's file. Every record is one
