@@ -88,19 +88,11 @@ func NewID(now time.Time) string {
 	return now.Format("20060102-150405") + fmt.Sprintf("-%03d", now.Nanosecond()/1e6) + hex.EncodeToString(b[:])[1:]
 }
 
-// CreateNew starts the log of a new session started now, under a new id.
-func CreateNew(dir string, now time.Time, o Options) (*Writer, error) {
-	for tries := 0; ; tries++ {
-		w, err := Create(dir, NewID(now), o)
-		if !errors.Is(err, fs.ErrExist) || tries == 20 {
-			return w, err
-		}
-	}
-}
-
 // Writer appends Records to one session's file. Every record is one
-// write(2) of one whole line, so a crash or kill -9 loses at most the line
-// being written, and nothing is buffered in the process.
+// write(2) of one whole line, made before Write returns, so a crash or
+// kill -9 loses at most the line being written (readers skip a torn one);
+// nothing is buffered in the process. That write is on the py> line's
+// path: BenchmarkLogCost measures what it adds to a round trip.
 type Writer struct {
 	mu       sync.Mutex
 	f        *os.File
@@ -138,6 +130,16 @@ func Create(dir, id string, o Options) (*Writer, error) {
 	}
 	prune(dir, o.Keep)
 	return &Writer{f: f, maxBytes: o.MaxBytes, redact: o.Redact, Path: path}, nil
+}
+
+// CreateNew starts the log of a new session started now, under a new id.
+func CreateNew(dir string, now time.Time, o Options) (*Writer, error) {
+	for tries := 0; ; tries++ {
+		w, err := Create(dir, NewID(now), o)
+		if !errors.Is(err, fs.ErrExist) || tries == 20 {
+			return w, err
+		}
+	}
 }
 
 // prune deletes the oldest logs (by name: ids sort by time) beyond keep.
