@@ -80,6 +80,10 @@ type Config struct {
 	RetryMaxDelay    time.Duration // backoff cap (8 s)
 	RetryAfterCap    time.Duration // longest Retry-After honoured (20 s)
 
+	// MoreHelp is added to /help: the lines of commands that whoever
+	// wraps the Session handles itself (cmd/pyaichat's /save).
+	MoreHelp string
+
 	// Events, when set, is told of everything a question does as it
 	// happens (events.go), for the session log and --json; it is called
 	// on the question's goroutine and should return quickly.

@@ -124,6 +124,7 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 		cfg.Confirm = confirmer(tm, oneShot, std)
 	}
 	cfg.Events = events
+	cfg.MoreHelp = "\n  /save FILE        write this session as FILE.ipynb, FILE.py or FILE.md"
 	recent := func() string { s, _ := in.RecentContext(); return s }
 	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
 	return agent.NewSession(cfg, agent.FromRegistry(reg), recent)
