@@ -495,8 +495,8 @@ func TestPTYContinue(t *testing.T) {
 	assertExit(t, s, 0)
 
 	// y: run in order; the next question carries the earlier one. The
-	// latest session now is the one above, which resumed the first: its
-	// log does not hold the conversation, so resume the first by id.
+	// first session by id (a prefix of it): the latest, the one above,
+	// has no inputs that ran.
 	first := logsOf(t, home)[0][0]["id"].(string)
 	s = startREPLNoWait(t, home, fake.env(), "--resume", first[:len(first)-1])
 	s.ExpectString("run them again now? [y/N] ")
@@ -524,5 +524,26 @@ func TestPTYContinue(t *testing.T) {
 	}
 	if strings.Join(roles, ",") != "system,user,assistant,user" || texts[1] != "remember the plum orchard a?" || texts[2] != "Answer 1" {
 		t.Errorf("the request after resuming: roles %v, texts %q", roles, texts)
+	}
+
+	// --continue now resumes the session that resumed the first: both
+	// conversations come back, and its own inputs are offered.
+	s = startREPLNoWait(t, home, fake.env(), "--continue")
+	s.ExpectString("2 questions and their answers restored")
+	s.ExpectString("(3):")
+	s.ExpectString("run them again now? [y/N] ")
+	s.Send("n")
+	s.ExpectString("py> ")
+	before = len(fake.requests())
+	s.Send("\t")
+	s.ExpectString("ai> ")
+	enter(s, "and a?")
+	s.ExpectString("Answer 3")
+	s.ExpectString("ai> ")
+	s.Send("\x04")
+	assertExit(t, s, 0)
+	sent, _ := json.Marshal(fake.requests()[before]["messages"])
+	if !strings.Contains(string(sent), "remember the plum orchard a?") || !strings.Contains(string(sent), "what is b?") {
+		t.Errorf("the request after --continue lacks the earlier questions: %s", sent)
 	}
 }

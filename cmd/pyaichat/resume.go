@@ -40,15 +40,14 @@ func resume(id string, r resumeFrom) {
 	} else {
 		path, err = sessions.Find(dir, id)
 	}
-	var recs []sessions.Record
+	var old sessions.Restored
 	if err == nil {
-		recs, err = sessions.Read(path)
+		old, err = sessions.Load(path)
 	}
 	if err != nil {
 		r.std.warn("cannot resume: " + err.Error())
 		return
 	}
-	old := sessions.Restore(sessions.IDOf(path), recs)
 	if r.log != nil {
 		r.log.Write(sessions.Record{Ev: "resumed", Text: old.ID})
 	}

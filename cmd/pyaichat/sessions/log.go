@@ -36,6 +36,7 @@ import (
 //	usage        In, Out (tokens, when the server told), Calls
 //	error        Text, Kind
 //	cancelled    (Ctrl-C during a question)
+//	resumed      Text: the id of the session this one resumed
 //	truncated    Text: the log reached its size bound; nothing follows
 //	end          Code (the exit status)
 type Record struct {

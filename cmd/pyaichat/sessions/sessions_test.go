@@ -158,6 +158,25 @@ func TestRestore(t *testing.T) {
 	}
 }
 
+// A session that resumed another carries its conversation first, back
+// through every resumed session whose log is kept.
+func TestLoadFollowsResumed(t *testing.T) {
+	dir := t.TempDir()
+	writeAll(t, dir, "1", sample(), Options{})
+	writeAll(t, dir, "2", []Record{{Ev: "start"}, {Ev: "resumed", Text: "1"}, {Ev: "question", Text: "second"}, {Ev: "answer", Text: "two"}}, Options{})
+	writeAll(t, dir, "3", []Record{{Ev: "start"}, {Ev: "resumed", Text: "2"}, {Ev: "py", Src: "y = 1", Status: "ok"}}, Options{})
+	r, err := Load(filepath.Join(dir, "3"+Ext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Conversation) != 2 || r.Conversation[0].Question != "what is x?" || r.Conversation[1].Answer != "two" {
+		t.Errorf("conversation %+v", r.Conversation)
+	}
+	if len(r.Inputs) != 1 || r.Inputs[0] != "y = 1" {
+		t.Errorf("inputs %q: want the session's own", r.Inputs)
+	}
+}
+
 // The notebook validates with nbformat (CI installs python3-nbformat; a
 // missing module fails the test), the script compiles, the Markdown
 // holds the inputs and the exchange.

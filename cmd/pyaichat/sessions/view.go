@@ -169,6 +169,44 @@ type Restored struct {
 	Inputs       []string
 }
 
+// maxChain bounds how many resumed sessions Load follows back.
+const maxChain = 20
+
+// Load is what the session logged at path leaves to one that resumes it.
+// A session that itself resumed another (a "resumed" record) carries
+// that one's conversation before its own, and so on back, as long as the
+// earlier logs are kept; its inputs are its own, which is the state it
+// had.
+func Load(path string) (Restored, error) {
+	recs, err := Read(path)
+	if err != nil {
+		return Restored{}, err
+	}
+	out := Restore(IDOf(path), recs)
+	dir := filepath.Dir(path)
+	for depth := 0; depth < maxChain; depth++ {
+		from := resumedFrom(recs)
+		if from == "" {
+			break
+		}
+		if recs, err = Read(filepath.Join(dir, from+Ext)); err != nil {
+			break // pruned: what is left is still a conversation
+		}
+		earlier := Restore(from, recs)
+		out.Conversation = append(earlier.Conversation, out.Conversation...)
+	}
+	return out, nil
+}
+
+func resumedFrom(recs []Record) string {
+	for _, r := range recs {
+		if r.Ev == "resumed" {
+			return r.Text
+		}
+	}
+	return ""
+}
+
 // Restore reads what Restored needs from a session's records. A question
 // that got no answer is restored with the reason, as the conversation
 // held it.
