@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
@@ -69,7 +70,7 @@ func resume(id string, r resumeFrom) {
 			fmt.Fprintf(out, "  ... and %d more\n", len(old.Inputs)-i)
 			break
 		}
-		fmt.Fprintln(out, indentBlock(src))
+		fmt.Fprintln(out, termsafe.Visible(indentBlock(src)))
 	}
 	if r.tm == nil {
 		fmt.Fprintln(out, "not run again: there is no terminal to ask on")
@@ -95,7 +96,7 @@ func resume(id string, r resumeFrom) {
 func replay(inputs []string, r resumeFrom) {
 	out := r.std.out
 	for i, src := range inputs {
-		fmt.Fprintln(out, indentBlockWith(src, "py> "))
+		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, "py> ")))
 		o, err := r.in.RunBlock(src + "\n")
 		res := repl.Outcome{Exit: o.Exit, Status: o.Status, Error: o.Error}
 		if r.log != nil && err == nil {

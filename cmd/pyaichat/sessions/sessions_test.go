@@ -137,6 +137,12 @@ func TestListAndTranscript(t *testing.T) {
 		t.Errorf("list:\n%s", b.String())
 	}
 	b.Reset()
+	recs := append(sample(), Record{Ev: "question", Text: "evil\x1b]0;title\x07?"})
+	Transcript(&b, recs)
+	if strings.Contains(b.String(), "\x1b") || !strings.Contains(b.String(), `evil\x1b]0;title\x07?`) {
+		t.Errorf("an escape sequence reached the transcript: %q", b.String())
+	}
+	b.Reset()
 	Transcript(&b, sample())
 	for _, want := range []string{"py> x = [1, 2]\n... for i in x:\n...     print(i)\n", "py> 1/0\n    [raised ZeroDivisionError]\n",
 		"ai> what is x?\n    [call get_repr {\"expr\":\"x\"}]\n", "x is `[1, 2]`.\n", "[tokens: 100 in, 7 out]"} {

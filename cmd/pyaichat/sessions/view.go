@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
 
 // Summary is one line of `pyaichat sessions`.
@@ -62,8 +64,15 @@ func List(dir string) []Summary {
 	return out
 }
 
-// WriteList prints summaries as a table, one session a line.
+// WriteList prints summaries as a table, one session a line (what could
+// drive a terminal spelled out).
 func WriteList(w io.Writer, list []Summary) {
+	var b strings.Builder
+	writeList(&b, list)
+	io.WriteString(w, termsafe.Visible(b.String()))
+}
+
+func writeList(w io.Writer, list []Summary) {
 	if len(list) == 0 {
 		fmt.Fprintln(w, "no sessions logged yet")
 		return
@@ -91,7 +100,15 @@ func clip(s string, n int) string {
 
 // Transcript writes a session as a person reads it: py> inputs with how
 // they ended, questions, the tool calls made for them and the answers.
+// What the model and the session wrote is shown with anything that could
+// drive a terminal spelled out, as the REPL shows it.
 func Transcript(w io.Writer, recs []Record) {
+	var b strings.Builder
+	transcript(&b, recs)
+	io.WriteString(w, termsafe.Visible(b.String()))
+}
+
+func transcript(w io.Writer, recs []Record) {
 	var start time.Time
 	for _, r := range recs {
 		switch r.Ev {
