@@ -391,7 +391,8 @@ func TestOneShotJSONStream(t *testing.T) {
 }
 
 // Each failure of -p --json has its kind and exit status: no key (2), a
-// server error (1), the loop's bound (1), Ctrl-C (130).
+// server error (1), the loop's bound (1), a bad config file (2), Ctrl-C
+// (130).
 func TestOneShotJSONFailures(t *testing.T) {
 	t.Parallel()
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -418,6 +419,7 @@ func TestOneShotJSONFailures(t *testing.T) {
 	}))
 	defer hanging.Close()
 
+	home := t.TempDir()
 	check := func(name, out string, status, wantStatus int, wantKind string) {
 		t.Helper()
 		var r struct {
@@ -438,6 +440,9 @@ func TestOneShotJSONFailures(t *testing.T) {
 	check("500", out, status, 1, "failed")
 	out, _, status = pyaichatCmd(t, t.TempDir(), []string{"OPENAI_BASE_URL=" + looping.URL + "/v1", "OPENAI_API_KEY=k"}, "-p", "q", "--json")
 	check("loop bound", out, status, 1, "bound")
+	writeConfig(t, home, "shar = 1\n")
+	out, _, status = pyaichatCmd(t, home, nil, "-p", "q", "--json")
+	check("a bad config file", out, status, 2, "config")
 
 	cmd := exec.Command(binary, "-p", "q", "--json")
 	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENAI_BASE_URL="+hanging.URL+"/v1", "OPENAI_API_KEY=k")

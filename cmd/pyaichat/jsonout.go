@@ -14,8 +14,10 @@ import (
 // then the same result object as its last line, with "event":"result".
 //
 // The result's error.kind says what failed, and the exit status follows
-// it: not_configured and config 2, failed and bound 1, cancelled 130,
-// setup_exit the status of the SystemExit.
+// it: not_configured and config 2, failed and bound 1, cancelled 130;
+// setup_exit, with the status, where the setup code ended pyaichat (a
+// SystemExit from -c, -m or FILE is shown and the question still asked,
+// as python3 -i goes on to its prompt).
 
 type jsonCall struct {
 	ID          string `json:"id"`
