@@ -94,14 +94,47 @@ func (t *turn) ended(err error) {
 	}
 }
 
-// shown is answer text as it goes to the terminal: the Text event first.
+// shown is answer text, made safe to show (the key filtered out across
+// deltas), as it goes to the terminal and to Config.Events.
 func (t *turn) shown(text string) {
 	if text == "" {
 		return
 	}
 	t.answered.WriteString(text)
-	t.s.emit(Event{Kind: EventText, Text: text})
-	t.out.answer(text)
+	t.event(Event{Kind: EventText, Text: text})
+}
+
+// event hands one of a question's events to Config.Events and to the
+// terminal's view of it.
+func (t *turn) event(ev Event) {
+	t.s.emit(ev)
+	t.view(ev)
+}
+
+// view is what the streamed events show: answer text (laid out from its
+// Markdown on a terminal), thinking dimmed on a terminal only (elsewhere
+// it is not the answer, only noise), and notices on a dim line of their
+// own. The status line, the question under share = "ask" and the summary
+// line are drawn by the loop itself.
+func (t *turn) view(ev Event) {
+	switch ev.Kind {
+	case EventText:
+		t.out.answer(ev.Text)
+	case EventThinking:
+		if !t.s.cfg.Color {
+			return
+		}
+		if !t.thinking && t.notices == t.out {
+			t.out.endLine()
+		}
+		t.thinking = true
+		t.notices.put(ev.Text, true)
+	case EventNotice:
+		if t.notices == t.out {
+			t.out.endLine()
+		}
+		t.notices.put(ev.Text+"\n", true)
+	}
 }
 
 // unconfigured emits a question that cannot be sent.

@@ -264,12 +264,7 @@ func (errCancelled) Is(target error) bool { return target == context.Canceled }
 // notify shows one dim line. msg often quotes a server (a retry notice
 // carries its error message), so it is made one line like an error.
 func (t *turn) notify(msg string) {
-	if t.notices == t.out {
-		t.out.endLine()
-	}
-	msg = oneLine(msg, maxErrorLine)
-	t.s.emit(Event{Kind: EventNotice, Text: redactKey(msg, t.s.cfg.APIKey)})
-	t.notices.put(msg+"\n", true)
+	t.event(Event{Kind: EventNotice, Text: redactKey(oneLine(msg, maxErrorLine), t.s.cfg.APIKey)})
 }
 
 // think shows a reasoning model's thinking as it streams, dimmed, on a
@@ -278,18 +273,9 @@ func (t *turn) notify(msg string) {
 func (t *turn) think(text string) { t.showThinking(t.thinkKey.push(text)) }
 
 func (t *turn) showThinking(text string) {
-	if text == "" {
-		return
+	if text != "" {
+		t.event(Event{Kind: EventThinking, Text: text})
 	}
-	t.s.emit(Event{Kind: EventThinking, Text: text})
-	if !t.s.cfg.Color {
-		return
-	}
-	if !t.thinking && t.notices == t.out {
-		t.out.endLine()
-	}
-	t.thinking = true
-	t.notices.put(text, true)
 }
 
 // endThinking ends the thinking's last line before the answer or a notice.
