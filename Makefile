@@ -64,7 +64,7 @@ fresh-debian:
 
 bench: pyflags
 	$(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
-	$(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/...
+	$(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessions
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
 bench-repl: pyflags

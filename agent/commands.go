@@ -30,7 +30,7 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 	var err error
 	switch name {
 	case "/help", "/?":
-		_, err = fmt.Fprintln(out, helpText)
+		_, err = fmt.Fprintln(out, helpText+s.cfg.MoreHelp)
 	case "/clear":
 		s.history = nil
 		_, err = fmt.Fprintln(out, "conversation cleared")

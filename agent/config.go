@@ -85,6 +85,22 @@ type Config struct {
 	RetryMaxDelay    time.Duration // backoff cap (8 s)
 	RetryAfterCap    time.Duration // longest Retry-After honoured (20 s)
 
+	// MoreHelp is added to /help: the lines of commands that whoever
+	// wraps the Session handles itself (cmd/pyaichat's /save).
+	MoreHelp string
+
+	// Events, when set, is told of everything a question does as it
+	// happens (events.go), for the session log and --json; it is called
+	// on the question's goroutine and should return quickly.
+	Events func(Event)
+
+	// The session log, which the agent does not write (cmd/pyaichat does):
+	// NoLog turns it off (log = false), LogKeep is how many session files
+	// are kept and LogMaxBytes how large one may grow (0: the defaults).
+	NoLog       bool
+	LogKeep     int
+	LogMaxBytes int64
+
 	// HTTPClient replaces the default client (tests); nil builds one with
 	// ConnectTimeout.
 	HTTPClient *http.Client
@@ -167,6 +183,11 @@ type fileConfig struct {
 	HideEnv    []string `toml:"hide_env"`
 	AllowEnv   []string `toml:"allow_env"`
 	Suggest    *bool    `toml:"suggest"`
+	// The session log's (cmd/pyaichat), read here with the rest of the
+	// file so that one place knows its keys.
+	Log         *bool `toml:"log"`
+	LogKeep     int   `toml:"log_keep"`
+	LogMaxBytes int64 `toml:"log_max_bytes"`
 }
 
 // ConfigPath is $XDG_CONFIG_HOME/pyaichat/config.toml, or
@@ -201,7 +222,7 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, log, log_keep, log_max_bytes)", path, und[0].String())
 			}
 		}
 	}
@@ -231,6 +252,8 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 	}
 	c.Share, c.HideEnv, c.AllowEnv = fc.Share, fc.HideEnv, fc.AllowEnv
 	c.NoSuggest = fc.Suggest != nil && !*fc.Suggest
+	c.NoLog = fc.Log != nil && !*fc.Log
+	c.LogKeep, c.LogMaxBytes = fc.LogKeep, fc.LogMaxBytes
 	c = c.withDefaults()
 	if err := checkShare(c.Share); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)

@@ -98,3 +98,10 @@ func (s *Session) requestMessages() ([]Message, redact.Report) {
 	}
 	return msgs, rep
 }
+
+// Resume starts the conversation from an earlier one (a session resumed
+// from its log): the next request carries msgs, user and assistant
+// messages in turn, within HistoryTokens like any other history.
+func (s *Session) Resume(msgs []Message) {
+	s.history = append(s.history[:0:0], msgs...)
+}

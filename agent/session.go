@@ -111,6 +111,7 @@ func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error 
 	case strings.HasPrefix(line, "/"):
 		return s.command(ctx, line, out)
 	case !s.cfg.Configured():
+		s.unconfigured(line)
 		_, err := fmt.Fprintln(out, NotConfigured)
 		return err
 	}
@@ -129,6 +130,7 @@ func (s *Session) Prepare() {
 // non-nil error (one line) means the process should exit non-zero.
 func (s *Session) Ask(ctx context.Context, question string, out io.Writer) error {
 	if !s.cfg.Configured() {
+		s.unconfigured(question)
 		return errors.New(NotConfigured)
 	}
 	notices := s.Notices
@@ -196,6 +198,8 @@ type turn struct {
 	// <think> blocks out of the answer.
 	status *statusLine
 	split  thinkSplit
+	// answered is the answer text shown, for the Answer event.
+	answered strings.Builder
 }
 
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
@@ -210,6 +214,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	}
 	t.out, t.notices, t.status = s.writers(out, notices)
 	start := len(s.history)
+	s.emit(Event{Kind: EventQuestion, Model: s.cfg.Model, Text: s.keyless(q)})
 	s.history = append(s.history, Message{Role: "user", Content: q})
 	err := t.run(qctx)
 	t.status.clear()
@@ -217,6 +222,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 		err = t.ctxErr(qctx)
 	}
 	s.repair(start, err)
+	t.ended(err)
 	s.lastRedacted, s.asked = t.redactedTotal(), true
 	s.lastSent, s.lastDeclined = t.sent, t.declined
 	atLineStart := !t.out.midLine && !t.notices.midLine
@@ -259,10 +265,7 @@ func (errCancelled) Is(target error) bool { return target == context.Canceled }
 // notify shows one dim line. msg often quotes a server (a retry notice
 // carries its error message), so it is made one line like an error.
 func (t *turn) notify(msg string) {
-	if t.notices == t.out {
-		t.out.endLine()
-	}
-	t.notices.put(oneLine(msg, maxErrorLine)+"\n", true)
+	t.event(Event{Kind: EventNotice, Text: redactKey(oneLine(msg, maxErrorLine), t.s.cfg.APIKey)})
 }
 
 // think shows a reasoning model's thinking as it streams, dimmed, on a
@@ -271,14 +274,9 @@ func (t *turn) notify(msg string) {
 func (t *turn) think(text string) { t.showThinking(t.thinkKey.push(text)) }
 
 func (t *turn) showThinking(text string) {
-	if !t.s.cfg.Color || text == "" {
-		return
+	if text != "" {
+		t.event(Event{Kind: EventThinking, Text: text})
 	}
-	if !t.thinking && t.notices == t.out {
-		t.out.endLine()
-	}
-	t.thinking = true
-	t.notices.put(text, true)
 }
 
 // endThinking ends the thinking's last line before the answer or a notice.
@@ -295,6 +293,7 @@ func (t *turn) endThinking() {
 func (t *turn) runCalls(ctx context.Context, calls []ToolCall) {
 	s := t.s
 	for i, c := range calls {
+		s.emit(Event{Kind: EventToolCall, ID: c.ID, Tool: s.keyless(c.Name), Args: s.keyless(strings.TrimSpace(c.Arguments))})
 		var result string
 		switch {
 		case ctx.Err() != nil:
@@ -304,6 +303,7 @@ func (t *turn) runCalls(ctx context.Context, calls []ToolCall) {
 		default:
 			result = t.runCall(ctx, c)
 		}
+		s.emit(Event{Kind: EventToolResult, ID: c.ID, Tool: s.keyless(c.Name), Result: result, Size: len(result)})
 		s.history = append(s.history, Message{Role: "tool", ToolCallID: c.ID, Content: result})
 	}
 }
@@ -426,18 +426,18 @@ func (t *turn) answer(text string) {
 		text = t.held.String()
 		t.held.Reset()
 	}
-	t.out.answer(t.answerKey.push(text))
+	t.shown(t.answerKey.push(text))
 }
 
 // endAnswer ends a response's text: what was held back as a possible text
 // tool call is shown or dropped, and the key filter gives up its tail.
 func (t *turn) endAnswer(showHeld bool) {
 	if showHeld {
-		t.out.answer(t.answerKey.push(t.held.String()))
+		t.shown(t.answerKey.push(t.held.String()))
 	}
 	t.held.Reset()
 	t.holding = false
-	t.out.answer(t.answerKey.flush())
+	t.shown(t.answerKey.flush())
 }
 
 // final records an answer without tool calls and reports how it ended.

@@ -357,3 +357,37 @@ func measurePrint(p replProg, home string) (time.Duration, error) {
 	}
 	return time.Since(start), nil
 }
+
+// BenchmarkLogCost is what the session log adds to a py> line's round
+// trip: pyaichat as users run it (each input logged) beside --no-log,
+// alternating which goes first, medians of the runs' medians. Run it with
+//
+//	go test ./e2e -run '^$' -bench LogCost -benchtime 7x
+func BenchmarkLogCost(b *testing.B) {
+	home := b.TempDir()
+	progs := []replProg{
+		{name: "logged", argv: []string{binary}, prompt: "py> "},
+		{name: "no-log", argv: []string{binary, "--no-log"}, prompt: "py> "},
+	}
+	rtts := map[string][]float64{}
+	for i := 0; i < b.N; i++ {
+		order := progs
+		if i%2 == 1 {
+			order = []replProg{progs[1], progs[0]}
+		}
+		for _, p := range order {
+			r, err := measureREPL(p, home, 50)
+			if err != nil {
+				b.Fatalf("%s, run %d: %v", p.name, i+1, err)
+			}
+			rtts[p.name] = append(rtts[p.name], float64(r.rtt)/1e6)
+		}
+	}
+	logged, plain := median(rtts["logged"]), median(rtts["no-log"])
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(logged, "logged-1+1-ms")
+	b.ReportMetric(plain, "no-log-1+1-ms")
+	if b.N > 1 {
+		b.Logf("round trip of 1+1, medians of %d runs: logged %.3f ms, --no-log %.3f ms (load average %s)", b.N, logged, plain, loadavg())
+	}
+}

@@ -217,3 +217,25 @@ func TestTrimCHeapReturnsFreePages(t *testing.T) {
 		t.Errorf("TrimCHeap returned %d KiB, want at least 16 MiB of the 32 MB freed", freed>>10)
 	}
 }
+
+// Each input's outcome names the exception it raised, or its
+// SyntaxError, for the session log.
+func TestPushReportsExceptionType(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"pe_x = 1", ""},
+		{"1/0", "ZeroDivisionError"},
+		{"pe_x +", "SyntaxError"},
+		{"class PeErr(Exception): pass", ""},
+		{"", ""},
+		{"raise PeErr()", "PeErr"},
+		{"pe_x", ""},
+	} {
+		out, err := testInterp.Push(c.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Error != c.want {
+			t.Errorf("Push(%q).Error = %q, want %q", c.line, out.Error, c.want)
+		}
+	}
+}

@@ -19,6 +19,8 @@ func parseOutcome(res string, err error) (Outcome, error) {
 	switch {
 	case res == "ok":
 		return Outcome{}, nil
+	case strings.HasPrefix(res, "error:"):
+		return Outcome{Error: res[len("error:"):]}, nil
 	case res == "more":
 		return Outcome{More: true}, nil
 	case strings.HasPrefix(res, "exit:"):

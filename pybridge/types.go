@@ -72,6 +72,9 @@ type Outcome struct {
 	More   bool // the statement is incomplete: show the continuation prompt
 	Exit   bool // the code raised SystemExit
 	Status int  // the exit status CPython would use, when Exit
+	// Error is the type of the exception the input raised (shown as a
+	// traceback), or of its SyntaxError; "" when it ran without one.
+	Error string
 	// Partial is what the code's output left on the terminal's current
 	// line (print(x, end="")), to draw the next prompt after it.
 	Partial string

@@ -500,12 +500,26 @@ def _entry(fn):
 
     @functools.wraps(fn)
     def entry(arg=""):
+        before = getattr(sys, "last_value", None)
         answer = fn(arg)
         if answer == "run":
             return answer
+        if answer == "ok":
+            # A syntax error is shown without running anything.
+            answer = _error_answer(before)
         return answer + _tail_suffix()
 
     return entry
+
+
+def _error_answer(before):
+    """"error:TYPE" when the input just handled set a new sys.last_value
+    (it raised, or did not compile), else "ok": the session log records
+    each input's outcome."""
+    error = getattr(sys, "last_value", None)
+    if error is None or error is before:
+        return "ok"
+    return "error:" + _type_name(type(error)).removeprefix("__main__.")
 
 
 def _tail_suffix():
@@ -870,7 +884,7 @@ def show_exception(exc):
         _recent.record(_pending_source)
         _setup_done()
         _flush()
-        return "ok" + _tail_suffix()
+        return "error:" + _type_name(type(exc)).removeprefix("__main__.") + _tail_suffix()
     finally:
         _flush()
 

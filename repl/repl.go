@@ -50,6 +50,9 @@ type Outcome struct {
 	More   bool // the statement is incomplete: show the continuation prompt
 	Exit   bool // the code raised SystemExit
 	Status int  // its exit status
+	// Error is the type of the exception the input raised, or of its
+	// SyntaxError; "" when it ran without one.
+	Error string
 	// Partial is what the code's output left on the terminal's current
 	// line (print(x, end="")), to draw the next prompt after it.
 	Partial string
@@ -103,6 +106,10 @@ type Options struct {
 	// for none. It must run no user code and return quickly, with "" when
 	// the interpreter is busy.
 	Complete func(path []string, prefix string) string
+	// OnInput, when set, is told of each py> input once it has run: its
+	// whole source (a block typed line by line is one input) and how it
+	// ended. The session log records it.
+	OnInput func(source string, o Outcome)
 }
 
 // Session is one run of the REPL.
@@ -116,6 +123,8 @@ type Session struct {
 	// toPy is code the assistant handed to py> (Handoff), for the next
 	// prompt's line editor.
 	toPy string
+	// block is the py> block typed so far, for OnInput.
+	block []string
 
 	// Ctrl-C bookkeeping.
 	aiCancel   atomic.Pointer[context.CancelFunc]
@@ -226,6 +235,7 @@ func (r *Session) loop() int {
 				fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
 			}
 			pendingPaste = ""
+			r.block = r.block[:0]
 			if cont {
 				r.opts.Interp.ResetBlock()
 				r.state.setContinuation(false)
@@ -297,6 +307,7 @@ func (r *Session) endOfInput(pendingBlock bool) (status int, exit bool) {
 		r.warn(err.Error())
 		return 0, false
 	}
+	r.inputDone("", out)
 	return out.Status, out.Exit
 }
 
@@ -387,15 +398,36 @@ func (r *Session) submit(mode Mode, cont bool, text string, block bool) (status 
 	}
 	r.stuckSince.Store(0)
 	if err != nil {
+		r.block = r.block[:0]
 		r.warn(err.Error())
 		return 0, false
 	}
+	r.inputDone(strings.TrimSuffix(text, "\n"), out)
 	r.keepPartialLine(out.Partial)
 	if out.Exit {
 		return out.Status, true
 	}
 	r.state.setContinuation(out.More)
 	return 0, false
+}
+
+// inputDone collects the lines of a py> block and tells OnInput of the
+// whole input once it has run.
+func (r *Session) inputDone(text string, out Outcome) {
+	if r.opts.OnInput == nil {
+		return
+	}
+	if text != "" || len(r.block) > 0 {
+		r.block = append(r.block, text)
+	}
+	if out.More {
+		return
+	}
+	source := strings.TrimRight(strings.Join(r.block, "\n"), "\n")
+	r.block = r.block[:0]
+	if strings.TrimSpace(source) != "" {
+		r.opts.OnInput(source, out)
+	}
 }
 
 // leaves are the lines that leave pyaichat from ai>, never sent to the

@@ -56,6 +56,8 @@ func (f *fakeInterp) Push(line string) (Outcome, error) {
 		return Outcome{More: true}, nil
 	case strings.HasPrefix(line, "exit("):
 		return Outcome{Exit: true, Status: int(line[5] - '0')}, nil
+	case line == "raise":
+		return Outcome{Error: "RuntimeError"}, nil
 	case line == "block":
 		f.mu.Lock()
 		f.busy = true
@@ -147,6 +149,26 @@ func TestLoopFeedsLinesAndFinishesBlocksAtEOF(t *testing.T) {
 	// ">>> >>> ... ... \n>>> \n").
 	if want := "py> py> ... ... \npy> \n"; stderr.String() != want {
 		t.Errorf("prompts %q, want %q", stderr.String(), want)
+	}
+}
+
+// OnInput hears of each whole py> input once it ran: a block typed line
+// by line as one, a block ended by EOF too, with how each ended.
+func TestLoopReportsInputs(t *testing.T) {
+	in := newFakeInterp()
+	var got []string
+	var stdout, stderr bytes.Buffer
+	s, err := New(Options{
+		Pipe: NewPipe(strings.NewReader("x = 1\nif x:\n    y = 2\n\nraise\nif y:\n    z\n")), Stdout: &stdout, Stderr: &stderr, Interp: in,
+		OnInput: func(src string, o Outcome) { got = append(got, src+" => "+o.Error) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Run()
+	want := []string{"x = 1 => ", "if x:\n    y = 2 => ", "raise => RuntimeError", "if y:\n    z => "}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("inputs %q, want %q", got, want)
 	}
 }
 

@@ -3,7 +3,8 @@
 # Ubuntu machine, checking first and installing only what lacks (with
 # apt-get, as root or through sudo): make, a C compiler, pkg-config,
 # CPython's embedding headers (python3-dev), numpy and pandas (the
-# capabilities' summaries are tested against them), the CA certificates
+# capabilities' summaries are tested against them), nbformat (exported
+# notebooks are validated with it), the CA certificates
 # the Go module proxy needs, and a Go of 1.21 or newer. From 1.21 on, the
 # go command fetches the toolchain that go.mod names through the module
 # proxy (GOTOOLCHAIN=auto), so the distribution's own Go is enough:
@@ -77,6 +78,7 @@ pkg-config --exists python3-embed 2>/dev/null || pkgs+=(python3-dev)
 [ -x /usr/bin/python3 ] || pkgs+=(python3)
 /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null || pkgs+=(python3-numpy python3-pandas)
+/usr/bin/python3 -c 'import nbformat' 2>/dev/null || pkgs+=(python3-nbformat)
 [ ${#pkgs[@]} -eq 0 ] || apt_install "${pkgs[@]}"
 
 if ! which_go >/dev/null; then

@@ -40,6 +40,17 @@ pyaichat's own:
                    openrouter, github, groq, anthropic, ollama, llamacpp,
                    vllm, lmstudio (default: $PYAICHAT_PROVIDER)
   --capability ... call one read-only capability and print its JSON result
+  --json           with -p: print one JSON object (answer, tool calls, usage,
+                   model, error) instead of the answer
+  --json-stream    with -p: print each event as a JSON line as it happens
+  --no-log         do not write this session's log
+  --continue       resume the latest session: its conversation, and its py>
+                   inputs replayed if you say so
+  --resume ID      resume session ID (a unique prefix will do)
+
+  pyaichat sessions                       list recent sessions
+  pyaichat sessions show ID               print one as a transcript
+  pyaichat sessions export ID FILE        write it as FILE.ipynb, .py or .md
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, PYAICHAT_MODEL, VIRTUAL_ENV,
 NO_COLOR, FORCE_COLOR, PYTHON_COLORS, and python3's.
@@ -57,14 +68,25 @@ type cmdline struct {
 	baseURL  string
 	provider string
 	options  []string // python3's options, as given
-	version  int      // -V, given this many times
-	help     bool
+
+	// pyaichat's sessions: --no-log, --json, --json-stream, --continue,
+	// --resume ID.
+	noLog      bool
+	json       bool
+	jsonStream bool
+	resume     string // an id, or resumeLatest
+
+	version int // -V, given this many times
+	help    bool
 
 	// What pyaichat itself must know of python3's options.
 	quiet     bool // -q: no banner
 	safePath  bool // -P or -I: no script directory or cwd on sys.path
 	ignoreEnv bool // -E or -I: no PYTHONSTARTUP either
 }
+
+// resumeLatest is --continue: the newest session.
+const resumeLatest = "\x00latest"
 
 // pythonArgs is the command line Python reads as python3 would read it
 // (pybridge.Config.Args): the options, then what runs, then sys.argv's
@@ -217,6 +239,16 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		c.baseURL, err = arg()
 	case "--provider":
 		c.provider, err = arg()
+	case "--no-log":
+		c.noLog = true
+	case "--json":
+		c.json = true
+	case "--json-stream":
+		c.jsonStream = true
+	case "--continue":
+		c.resume = resumeLatest
+	case "--resume":
+		c.resume, err = arg()
 	default:
 		return usageError{"unknown option " + name}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/term"
@@ -47,15 +48,16 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	}
 	ran := new(atomic.Uint64)
 	opts.Interp = interpreter{in, ran}
+	lg := openLog(c, cfg, opts.Term != nil, std.warn)
+	opts.OnInput = logInputs(lg)
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())
 		return 1
 	}
 	finish := func(status int) int {
-		if opts.Term != nil {
-			opts.Term.Restore()
-		}
+		endLog(lg, status)
+		restoreTerm(opts.Term)
 		if !in.Close(finalizeTimeout) {
 			std.warn("Python threads are still running; exiting without waiting for them")
 		}
@@ -72,10 +74,12 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if question != "" && opts.Pipe != nil {
 		question = withStdin(question, std)
 	}
+	report := jsonReportFor(c, cfg.Model, question, std.out)
 	stop := session.WatchInterrupts()
 	s, exit := setupFor(in, c, std)
 	stop()
 	if exit {
+		report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
 		return finish(s)
 	}
 
@@ -84,21 +88,17 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
 		cfg.Color = color
-		lookOf(&cfg, std.out)
-		cfg.Environ = os.Environ()
-		if cfg.Share == agent.ShareAsk {
-			cfg.Confirm = confirmer(opts.Term, question != "", std)
-		}
-		recent := func() string { s, _ := in.RecentContext(); return s }
-		reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
-		assistant = agent.NewSession(cfg, capabilityTools(reg), recent)
-		session.SetAssistant(aiAssistant{assistant, in})
+		assistant = newAssistant(cfg, in, opts.Term, question != "", std, bothEvents(report.events(), logEvents(lg)))
+		session.SetAssistant(aiAssistant{assistant, in, lg})
 	}
 	if question != "" {
 		if assistant == nil {
 			return finish(exitUsage)
 		}
-		return finish(askOnce(session, assistant, question, std))
+		return finish(askOnce(session, assistant, question, std, report))
+	}
+	if c.resume != "" {
+		resume(c.resume, resumeFrom{session: session, assistant: assistant, in: in, tm: opts.Term, log: lg, std: std})
 	}
 	if opts.Term != nil && !cfg.NoSuggest {
 		startSuggestions(session, in, ran, std)
@@ -107,12 +107,32 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if abandoned {
 		// Python is still inside the code that ignored Ctrl-C: it cannot
 		// be finalized, only left.
-		if opts.Term != nil {
-			opts.Term.Restore()
-		}
+		endLog(lg, status)
+		restoreTerm(opts.Term)
 		return status
 	}
 	return finish(status)
+}
+
+func restoreTerm(tm *term.Terminal) {
+	if tm != nil {
+		tm.Restore()
+	}
+}
+
+// newAssistant is the assistant over the capabilities of in, telling
+// events (nil: nobody) of what each question does.
+func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, events func(agent.Event)) *agent.Session {
+	lookOf(&cfg, std.out)
+	cfg.Environ = os.Environ()
+	if cfg.Share == agent.ShareAsk {
+		cfg.Confirm = confirmer(tm, oneShot, std)
+	}
+	cfg.Events = events
+	cfg.MoreHelp = "\n  /save FILE        write this session as FILE.ipynb, FILE.py or FILE.md"
+	recent := func() string { s, _ := in.RecentContext(); return s }
+	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
+	return agent.NewSession(cfg, capabilityTools(reg), recent)
 }
 
 // greet is what a terminal shows before the first prompt: python3's
@@ -164,24 +184,32 @@ const (
 	exitCancelled = 130 // Ctrl-C
 )
 
-// askOnce is pyaichat -p: the answer alone goes to stdout.
-func askOnce(session *repl.Session, assistant *agent.Session, question string, std stdio) int {
+// askOnce is pyaichat -p: the answer alone goes to stdout, or with
+// --json and --json-stream, the report (the answer is in it).
+func askOnce(session *repl.Session, assistant *agent.Session, question string, std stdio, report *jsonResult) int {
 	assistant.Notices = std.err
 	stop := session.WatchInterrupts()
 	defer stop()
-	cancelled, err := session.Ask(func(ctx context.Context) error { return assistant.Ask(ctx, question, std.out) })
+	var answer io.Writer = std.out
+	if report != nil {
+		answer = io.Discard
+	}
+	cancelled, err := session.Ask(func(ctx context.Context) error { return assistant.Ask(ctx, question, answer) })
+	kind, msg, status := "", "", exitAnswered
 	switch {
 	case cancelled:
-		std.warn("cancelled")
-		return exitCancelled
-	case err != nil && err.Error() == agent.NotConfigured:
-		std.warn(err.Error())
-		return exitUsage
+		kind, msg, status = "cancelled", "cancelled", exitCancelled
 	case err != nil:
-		std.warn(err.Error())
-		return exitFailed
+		kind, msg, status = agent.ErrorKindOf(err), err.Error(), exitFailed
+		if kind == agent.ErrorNotConfigured {
+			status = exitUsage
+		}
 	}
-	return exitAnswered
+	if msg != "" {
+		std.warn(msg)
+	}
+	report.finish(kind, msg, status)
+	return status
 }
 
 // confirmer asks, under share = "ask", whether a tool result may be sent:
@@ -239,7 +267,7 @@ type interpreter struct {
 }
 
 func outcome(o pybridge.Outcome, err error) (repl.Outcome, error) {
-	return repl.Outcome{More: o.More, Exit: o.Exit, Status: o.Status, Partial: o.Partial}, err
+	return repl.Outcome{More: o.More, Exit: o.Exit, Status: o.Status, Partial: o.Partial, Error: o.Error}, err
 }
 
 func (i interpreter) Push(line string) (repl.Outcome, error) {
@@ -262,7 +290,8 @@ func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
 // back at py> it goes.
 type aiAssistant struct {
 	*agent.Session
-	in *pybridge.Interp
+	in  *pybridge.Interp
+	log *sessions.Writer
 }
 
 func (a aiAssistant) Release() { a.in.DiscardIsolated() }
@@ -281,6 +310,16 @@ func (a aiAssistant) HandleToPy(ctx context.Context, line string, out io.Writer)
 		return "", false, werr
 	}
 	return code, true, nil
+}
+
+// Handle adds /save FILE to the agent's commands: the session is the
+// log's, which the agent does not know of.
+func (a aiAssistant) Handle(ctx context.Context, line string, out io.Writer) error {
+	if t := strings.TrimSpace(line); t == "/save" || strings.HasPrefix(t, "/save ") {
+		saveCommand(a.log, t, out)
+		return nil
+	}
+	return a.Session.Handle(ctx, line, out)
 }
 
 // startPython starts the interpreter as every mode of pyaichat needs it:

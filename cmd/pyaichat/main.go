@@ -54,6 +54,9 @@ func run(std stdio, args []string) int {
 	if len(args) > 0 && args[0] == "--capability" {
 		return runCapability(std, args[1:])
 	}
+	if len(args) > 0 && args[0] == "sessions" {
+		return runSessions(std, args[1:])
+	}
 	c, err := parseArgs(args)
 	var uerr usageError
 	switch {
@@ -72,6 +75,9 @@ func run(std stdio, args []string) int {
 	case c.script == "-":
 		std.warn("reading a program from stdin is not supported; pipe lines instead")
 		return 2
+	case sessionFlagsWrong(c) != "":
+		std.warn(sessionFlagsWrong(c))
+		return 2
 	}
 	if c.venv != "" {
 		if _, err := pybridge.VenvExecutable(c.venv); err != nil {
@@ -89,10 +95,30 @@ func run(std stdio, args []string) int {
 	}
 	cfg, cfgErr := agent.LoadConfig(c.model, c.baseURL, c.provider)
 	if cfgErr != nil && c.question != "" {
-		std.warn(cfgErr.Error())
-		return 2
+		return configFailed(std, c, cfgErr)
 	}
 	return runInteractive(std, c, cfg, cfgErr)
+}
+
+// sessionFlagsWrong says what is wrong with the flags of -p's JSON and
+// of resuming, or "".
+func sessionFlagsWrong(c cmdline) string {
+	switch {
+	case (c.json || c.jsonStream) && c.question == "":
+		return "--json and --json-stream go with -p QUESTION"
+	case c.resume != "" && c.question != "":
+		return "--continue and --resume start a REPL; they do not go with -p"
+	}
+	return ""
+}
+
+// configFailed is -p with a configuration that cannot be used.
+func configFailed(std stdio, c cmdline, err error) int {
+	std.warn(err.Error())
+	if c.json || c.jsonStream {
+		return newJSONReport(c.model, c.question, c.jsonStream, std.out).finish("config", err.Error(), exitUsage)
+	}
+	return exitUsage
 }
 
 // cantOpen says that FILE cannot be opened as python3 says it (and as

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/pyaichat/pyaichat/agent"
+)
+
+// What -p --json and --json-stream print. --json prints one result
+// object; --json-stream prints each event as a JSON line as it happens,
+// then the same result object as its last line, with "event":"result".
+//
+// The result's error.kind says what failed, and the exit status follows
+// it: not_configured and config 2, failed and bound 1, cancelled 130;
+// setup_exit, with the status, where the setup code ended pyaichat (a
+// SystemExit from -c, -m or FILE is shown and the question still asked,
+// as python3 -i goes on to its prompt).
+
+type jsonCall struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Arguments   string `json:"arguments"`
+	Result      string `json:"result"`
+	ResultBytes int    `json:"result_bytes"`
+}
+
+type jsonUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+type jsonError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+type jsonResult struct {
+	Event     string     `json:"event,omitempty"` // "result" in a stream
+	Model     string     `json:"model"`
+	Question  string     `json:"question"`
+	Answer    string     `json:"answer"`
+	ToolCalls []jsonCall `json:"tool_calls"`
+	Usage     *jsonUsage `json:"usage"` // null when the server did not say
+	Error     *jsonError `json:"error,omitempty"`
+	Status    int        `json:"status"`
+	calls     map[string]int
+	text      strings.Builder
+	answered  bool
+	mu        sync.Mutex
+	out       io.Writer
+	stream    bool
+}
+
+// newJSONReport collects a -p question's events for out; stream writes
+// each one as it comes.
+func newJSONReport(model, question string, stream bool, out io.Writer) *jsonResult {
+	return &jsonResult{Model: model, Question: question, ToolCalls: []jsonCall{}, calls: map[string]int{}, out: out, stream: stream}
+}
+
+// jsonReportFor is the report of -p --json or --json-stream, or nil.
+func jsonReportFor(c cmdline, model, question string, out io.Writer) *jsonResult {
+	if question == "" || !(c.json || c.jsonStream) {
+		return nil
+	}
+	return newJSONReport(model, question, c.jsonStream, out)
+}
+
+// events is agent.Config.Events for the report (nil: no report).
+func (r *jsonResult) events() func(agent.Event) {
+	if r == nil {
+		return nil
+	}
+	return r.event
+}
+
+// event is agent.Config.Events.
+func (r *jsonResult) event(ev agent.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stream {
+		r.line(streamEvent(ev))
+	}
+	switch ev.Kind {
+	case agent.EventQuestion:
+		r.Model = ev.Model
+	case agent.EventText:
+		r.text.WriteString(ev.Text)
+	case agent.EventAnswer:
+		r.Answer, r.answered = ev.Text, true
+	case agent.EventToolCall:
+		r.calls[ev.ID] = len(r.ToolCalls)
+		r.ToolCalls = append(r.ToolCalls, jsonCall{ID: ev.ID, Name: ev.Tool, Arguments: ev.Args})
+	case agent.EventToolResult:
+		if i, ok := r.calls[ev.ID]; ok {
+			r.ToolCalls[i].Result, r.ToolCalls[i].ResultBytes = ev.Result, ev.Size
+		}
+	case agent.EventUsage:
+		if u := ev.Usage; u != nil {
+			r.Usage = &jsonUsage{u.PromptTokens, u.CompletionTokens, u.TotalTokens}
+		}
+	}
+}
+
+// finish prints the result with its error and exit status (nothing
+// without a report).
+func (r *jsonResult) finish(kind, msg string, status int) int {
+	if r == nil {
+		return status
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.answered {
+		r.Answer = r.text.String()
+	}
+	if kind != "" {
+		r.Error = &jsonError{Kind: kind, Message: msg}
+	}
+	r.Status = status
+	if r.stream {
+		r.Event = "result"
+	}
+	r.line(r)
+	return status
+}
+
+func (r *jsonResult) line(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	r.out.Write(append(b, '\n'))
+}
+
+// streamEvent is one line of --json-stream.
+func streamEvent(ev agent.Event) map[string]any {
+	m := map[string]any{"event": string(ev.Kind)}
+	set := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	set("text", ev.Text)
+	set("model", ev.Model)
+	set("id", ev.ID)
+	set("name", ev.Tool)
+	set("arguments", ev.Args)
+	set("kind", ev.ErrorKind)
+	switch ev.Kind {
+	case agent.EventToolResult:
+		m["result"], m["result_bytes"] = ev.Result, ev.Size
+	case agent.EventUsage:
+		m["calls"] = ev.Calls
+		if u := ev.Usage; u != nil {
+			m["usage"] = jsonUsage{u.PromptTokens, u.CompletionTokens, u.TotalTokens}
+		}
+	}
+	return m
+}

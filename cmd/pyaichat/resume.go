@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/termsafe"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
+	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/repl"
+	"github.com/pyaichat/pyaichat/repl/term"
+)
+
+// resumeFrom is what --continue and --resume need of the new session.
+type resumeFrom struct {
+	session   *repl.Session
+	assistant *agent.Session // nil when ai> is unavailable
+	in        *pybridge.Interp
+	tm        *term.Terminal // nil: no terminal to ask on
+	log       *sessions.Writer
+	std       stdio
+}
+
+// maxReplayShown bounds the inputs listed before asking; all of them run.
+const maxReplayShown = 30
+
+// resume restores an earlier session (id, or resumeLatest) into this one:
+// its conversation, so the next question carries it, and, if the user says
+// so, its py> inputs that ran without an error, run again in order up to
+// the first that fails. Nothing runs without a y.
+func resume(id string, r resumeFrom) {
+	dir := sessionsDir()
+	var path string
+	var err error
+	if id == resumeLatest {
+		path, err = sessions.Latest(dir, logPath(r.log))
+	} else {
+		path, err = sessions.Find(dir, id)
+	}
+	var old sessions.Restored
+	if err == nil {
+		old, err = sessions.Load(path)
+	}
+	if err != nil {
+		r.std.warn("cannot resume: " + err.Error())
+		return
+	}
+	if r.log != nil {
+		r.log.Write(sessions.Record{Ev: "resumed", Text: old.ID})
+	}
+	out := r.std.out
+	if r.assistant != nil && len(old.Conversation) > 0 {
+		var msgs []agent.Message
+		for _, e := range old.Conversation {
+			msgs = append(msgs, agent.Message{Role: "user", Content: e.Question}, agent.Message{Role: "assistant", Content: e.Answer})
+		}
+		r.assistant.Resume(msgs)
+	}
+	fmt.Fprintf(out, "resuming session %s: %s restored\n", old.ID, plural(len(old.Conversation), "question and its answer", "questions and their answers"))
+	if len(old.Inputs) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "its py> inputs that ran without an error (%d):\n", len(old.Inputs))
+	for i, src := range old.Inputs {
+		if i == maxReplayShown {
+			fmt.Fprintf(out, "  ... and %d more\n", len(old.Inputs)-i)
+			break
+		}
+		fmt.Fprintln(out, termsafe.Visible(indentBlock(src)))
+	}
+	if r.tm == nil {
+		fmt.Fprintln(out, "not run again: there is no terminal to ask on")
+		return
+	}
+	var yes bool
+	r.session.Ask(func(ctx context.Context) error {
+		yes, err = r.tm.AskYesNo(ctx, out, "run them again now? [y/N] ")
+		return err
+	})
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(out)
+	}
+	if !yes {
+		fmt.Fprintln(out, "not run")
+		return
+	}
+	replay(old.Inputs, r)
+}
+
+// replay runs inputs as pasted blocks, each shown first, and stops at the
+// first that raises or exits.
+func replay(inputs []string, r resumeFrom) {
+	out := r.std.out
+	for i, src := range inputs {
+		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, "py> ")))
+		o, err := r.in.RunBlock(src + "\n")
+		res := repl.Outcome{Exit: o.Exit, Status: o.Status, Error: o.Error}
+		if r.log != nil && err == nil {
+			r.log.Write(pyRecord(src, res))
+		}
+		switch {
+		case err != nil:
+			r.std.warn(err.Error())
+		case o.Exit:
+			fmt.Fprintf(out, "stopped: that input exited (status %d); %d not run\n", o.Status, len(inputs)-i-1)
+		case o.Error != "":
+			fmt.Fprintf(out, "stopped: that input raised %s; %d not run\n", o.Error, len(inputs)-i-1)
+		default:
+			continue
+		}
+		return
+	}
+	fmt.Fprintf(out, "ran %s again\n", plural(len(inputs), "input", "inputs"))
+}
+
+func logPath(w *sessions.Writer) string {
+	if w == nil {
+		return ""
+	}
+	return w.Path
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func indentBlock(src string) string { return indentBlockWith(src, "  ") }
+
+// indentBlockWith shows a block as the prompts show it: first before its
+// first line, continuation prompts before the rest.
+func indentBlockWith(src, first string) string {
+	lines := strings.Split(src, "\n")
+	then := first
+	if len(first) >= 4 {
+		then = strings.Repeat(" ", len(first)-4) + "... "
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if i == 0 {
+			io.WriteString(&b, first+l)
+		} else {
+			io.WriteString(&b, "\n"+then+l)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
+	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/repl"
+)
+
+// sessionsDir is where session logs live: $XDG_STATE_HOME/pyaichat/sessions
+// ("" when there is no state directory).
+func sessionsDir() string {
+	if st := xdgPaths().state; st != "" {
+		return filepath.Join(st, "sessions")
+	}
+	return ""
+}
+
+// openLog starts this session's log, unless --no-log, log = false or -p
+// (a one-shot question is not a session). A log that cannot be written
+// is a warning, never a reason not to start.
+func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *sessions.Writer {
+	dir := sessionsDir()
+	if c.noLog || cfg.NoLog || c.question != "" || !terminal || dir == "" {
+		return nil
+	}
+	key := cfg.APIKey
+	w, err := sessions.CreateNew(dir, time.Now(), sessions.Options{
+		Keep: cfg.LogKeep, MaxBytes: cfg.LogMaxBytes,
+		Redact: func(s string) string { return redact.ReplaceToken(s, key, "[key]") },
+	})
+	if err != nil {
+		warn(fmt.Sprintf("the session log cannot be written (%v); this session is not logged", err))
+		return nil
+	}
+	cwd, _ := os.Getwd()
+	venv := c.venv
+	if venv == "" {
+		venv = os.Getenv("VIRTUAL_ENV")
+	}
+	w.Write(sessions.Record{Ev: "start", ID: sessions.IDOf(w.Path), Version: version,
+		Python: strings.Fields(pybridge.Version() + " ?")[0], Venv: venv, Cwd: cwd, Model: cfg.Model})
+	return w
+}
+
+// endLog writes the session's last record.
+func endLog(w *sessions.Writer, status int) {
+	if w == nil {
+		return
+	}
+	w.Write(sessions.Record{Ev: "end", Code: &status})
+	w.Close()
+}
+
+// pyRecord is a py> input and how it ended, as the log keeps it.
+func pyRecord(src string, o repl.Outcome) sessions.Record {
+	r := sessions.Record{Ev: "py", Src: src, Status: "ok"}
+	switch {
+	case o.Exit:
+		status := o.Status
+		r.Status, r.Code = "exit", &status
+	case o.Error != "":
+		r.Status, r.Exc = "error", o.Error
+	}
+	return r
+}
+
+// eventRecord is an agent event as the log keeps it; the pieces of text
+// and thinking are not kept (the whole answer is).
+func eventRecord(ev agent.Event) (sessions.Record, bool) {
+	r := sessions.Record{Ev: string(ev.Kind), Text: ev.Text}
+	switch ev.Kind {
+	case agent.EventText, agent.EventThinking:
+		return r, false
+	case agent.EventQuestion:
+		r.Model = ev.Model
+	case agent.EventToolCall:
+		r.CallID, r.Tool, r.Args = ev.ID, ev.Tool, ev.Args
+	case agent.EventToolResult:
+		r.CallID, r.Tool, r.Result, r.Size = ev.ID, ev.Tool, ev.Result, ev.Size
+	case agent.EventUsage:
+		r.Calls = ev.Calls
+		if ev.Usage != nil {
+			r.In, r.Out = ev.Usage.PromptTokens, ev.Usage.CompletionTokens
+		}
+	case agent.EventError:
+		r.Kind = ev.ErrorKind
+	}
+	return r, true
+}
+
+// logInputs is repl.Options.OnInput for the log (nil: no log).
+func logInputs(w *sessions.Writer) func(string, repl.Outcome) {
+	if w == nil {
+		return nil
+	}
+	return func(src string, o repl.Outcome) { w.Write(pyRecord(src, o)) }
+}
+
+// logEvents is Config.Events for the log (nil: no log).
+func logEvents(w *sessions.Writer) func(agent.Event) {
+	if w == nil {
+		return nil
+	}
+	return func(ev agent.Event) {
+		if r, ok := eventRecord(ev); ok {
+			w.Write(r)
+		}
+	}
+}
+
+// bothEvents tells a and b of each event; either may be nil.
+func bothEvents(a, b func(agent.Event)) func(agent.Event) {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(ev agent.Event) { a(ev); b(ev) }
+}
+
+const sessionsUsage = `usage: pyaichat sessions                  list recent sessions
+       pyaichat sessions show ID          print one as a transcript
+       pyaichat sessions export ID FILE   write it as a notebook (.ipynb), script (.py) or Markdown (.md)
+ID may be any unique prefix of a session's id.`
+
+// runSessions is `pyaichat sessions ...`.
+func runSessions(std stdio, args []string) int {
+	dir := sessionsDir()
+	if len(args) == 0 || args[0] == "list" {
+		sessions.WriteList(std.out, sessions.List(dir))
+		return 0
+	}
+	var fn func([]sessions.Record) error
+	switch {
+	case args[0] == "show" && len(args) == 2:
+		fn = func(recs []sessions.Record) error { sessions.Transcript(std.out, recs); return nil }
+	case args[0] == "export" && len(args) == 3:
+		fn = func(recs []sessions.Record) error { return sessions.Export(recs, args[2]) }
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
+		fmt.Fprintln(std.out, sessionsUsage)
+		return 0
+	default:
+		fmt.Fprintln(std.err, sessionsUsage)
+		return exitUsage
+	}
+	path, err := sessions.Find(dir, args[1])
+	if err != nil {
+		std.warn(err.Error())
+		return exitUsage
+	}
+	recs, err := sessions.Read(path)
+	if err == nil {
+		err = fn(recs)
+	}
+	if err != nil {
+		std.warn(err.Error())
+		return exitFailed
+	}
+	return 0
+}
+
+// saveCommand is /save FILE at ai>: this session so far, exported.
+func saveCommand(w *sessions.Writer, line string, out io.Writer) {
+	path := strings.TrimSpace(strings.TrimPrefix(line, "/save"))
+	switch {
+	case w == nil:
+		fmt.Fprintln(out, "this session is not logged (--no-log or log = false), so there is nothing to save")
+		return
+	case path == "":
+		fmt.Fprintln(out, "usage: /save FILE (.ipynb, .py or .md)")
+		return
+	}
+	if strings.HasPrefix(path, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			path = filepath.Join(home, path[2:])
+		}
+	}
+	recs, err := sessions.Read(w.Path)
+	if err == nil {
+		err = sessions.Export(recs, path)
+	}
+	if err != nil {
+		fmt.Fprintf(out, "could not save: %v\n", err)
+		return
+	}
+	fmt.Fprintf(out, "saved this session to %s\n", path)
+}

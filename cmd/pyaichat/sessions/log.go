@@ -1,0 +1,289 @@
+// Package sessions keeps pyaichat's session logs: one append-only JSONL
+// file per interactive session, one event a line, written as each event
+// happens. It reads them back for `pyaichat sessions` (list, show,
+// export) and for --continue and --resume, and tolerates a torn last line
+// (a session killed while writing).
+//
+// It knows nothing of the agent or the interpreter: cmd/pyaichat turns
+// their events into Records.
+package sessions
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Record is one line of a session log. Ev says which fields are set:
+//
+//	start        ID, Version, Python, Venv, Cwd, Model
+//	py           Src, Status ("ok", "error" with Exc, "exit" with Code)
+//	question     Text, Model
+//	tool_call    CallID, Tool, Args
+//	tool_result  CallID, Tool, Result (as the model saw it), Size
+//	notice       Text
+//	answer       Text
+//	usage        In, Out (tokens, when the server told), Calls
+//	error        Text, Kind
+//	cancelled    (Ctrl-C during a question)
+//	resumed      Text: the id of the session this one resumed
+//	truncated    Text: the log reached its size bound; nothing follows
+//	end          Code (the exit status)
+type Record struct {
+	T  time.Time `json:"t"`
+	Ev string    `json:"ev"`
+
+	ID      string `json:"id,omitempty"`
+	Version string `json:"version,omitempty"`
+	Python  string `json:"python,omitempty"`
+	Venv    string `json:"venv,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+	Model   string `json:"model,omitempty"`
+
+	Src    string `json:"src,omitempty"`
+	Status string `json:"status,omitempty"`
+	Exc    string `json:"exc,omitempty"`
+	Code   *int   `json:"code,omitempty"`
+
+	Text   string `json:"text,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Args   string `json:"args,omitempty"`
+	Result string `json:"result,omitempty"`
+	Size   int    `json:"size,omitempty"`
+	In     int    `json:"tokens_in,omitempty"`
+	Out    int    `json:"tokens_out,omitempty"`
+	Calls  int    `json:"calls,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+}
+
+// Defaults of the bounds.
+const (
+	DefaultKeep     = 200      // session files kept, the oldest deleted first
+	DefaultMaxBytes = 16 << 20 // bytes one file may grow to
+	// maxField bounds each text in a record: a pasted megabyte or a long
+	// answer is kept in part, said so.
+	maxField = 64 << 10
+)
+
+// Ext is the file name extension of a session log.
+const Ext = ".jsonl"
+
+// NewID is a session id: the local start time to the millisecond,
+// readable and sorting as the sessions started (the newest is the last
+// name), and a random hex digit; CreateNew tries another if two sessions
+// ever start in the same millisecond with the same digit.
+func NewID(now time.Time) string {
+	var b [1]byte
+	rand.Read(b[:])
+	return now.Format("20060102-150405") + fmt.Sprintf("-%03d", now.Nanosecond()/1e6) + hex.EncodeToString(b[:])[1:]
+}
+
+// Writer appends Records to one session's file. Every record is one
+// write(2) of one whole line, made before Write returns, so a crash or
+// kill -9 loses at most the line being written (readers skip a torn one);
+// nothing is buffered in the process. That write is on the py> line's
+// path: BenchmarkLogCost measures what it adds to a round trip.
+type Writer struct {
+	mu       sync.Mutex
+	f        *os.File
+	size     int64
+	maxBytes int64
+	full     bool
+	redact   func(string) string
+	// Path is the file written.
+	Path string
+}
+
+// Options of a new log.
+type Options struct {
+	Keep     int                 // files kept in dir (DefaultKeep when 0)
+	MaxBytes int64               // bound of the file (DefaultMaxBytes when 0)
+	Redact   func(string) string // applied to every text of every record
+}
+
+// Create starts the log of session id in dir, made 0700 if missing; the
+// file is 0600. The oldest logs beyond o.Keep are deleted.
+func Create(dir, id string, o Options) (*Writer, error) {
+	if o.Keep <= 0 {
+		o.Keep = DefaultKeep
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, id+Ext)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	prune(dir, o.Keep)
+	return &Writer{f: f, maxBytes: o.MaxBytes, redact: o.Redact, Path: path}, nil
+}
+
+// CreateNew starts the log of a new session started now, under a new id.
+func CreateNew(dir string, now time.Time, o Options) (*Writer, error) {
+	for tries := 0; ; tries++ {
+		w, err := Create(dir, NewID(now), o)
+		if !errors.Is(err, fs.ErrExist) || tries == 20 {
+			return w, err
+		}
+	}
+}
+
+// prune deletes the oldest logs (by name: ids sort by time) beyond keep.
+func prune(dir string, keep int) {
+	names := logNames(dir)
+	for len(names) > keep {
+		os.Remove(filepath.Join(dir, names[0]))
+		names = names[1:]
+	}
+}
+
+func logNames(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), Ext) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Write appends rec, stamped with the time now if it has none. Past the
+// size bound, one "truncated" record says so and later ones are dropped.
+func (w *Writer) Write(rec Record) error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.full || w.f == nil {
+		return nil
+	}
+	if rec.T.IsZero() {
+		rec.T = time.Now()
+	}
+	rec.T = rec.T.UTC()
+	w.clean(&rec)
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	if w.size+int64(len(line)) > w.maxBytes-512 {
+		w.full = true
+		stop, _ := json.Marshal(Record{T: rec.T, Ev: "truncated", Text: fmt.Sprintf("the log reached its bound of %d bytes; later events were not written", w.maxBytes)})
+		line = append(stop, '\n')
+	}
+	n, err := w.f.Write(line)
+	w.size += int64(n)
+	return err
+}
+
+// clean redacts and bounds every text of rec.
+func (w *Writer) clean(rec *Record) {
+	for _, p := range []*string{&rec.Src, &rec.Text, &rec.Args, &rec.Result, &rec.Cwd, &rec.Venv, &rec.Tool, &rec.Exc} {
+		if w.redact != nil {
+			*p = w.redact(*p)
+		}
+		*p = bound(*p, maxField)
+	}
+}
+
+// bound cuts s to about n bytes on a character boundary, saying so.
+func bound(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[cut: %d bytes in all]", len(s))
+}
+
+// Close ends the file.
+func (w *Writer) Close() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+// Read reads a session log. A line that is not a whole record (the last
+// line of a session killed while writing it) is skipped.
+func Read(path string) ([]Record, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	for _, line := range strings.Split(string(data), "\n") {
+		var r Record
+		if strings.TrimSpace(line) == "" || json.Unmarshal([]byte(line), &r) != nil || r.Ev == "" {
+			continue
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// ErrNoSessions is Latest in a directory without logs.
+var ErrNoSessions = errors.New("no sessions have been logged yet")
+
+// Find is the log whose id starts with prefix, which must name one.
+func Find(dir, prefix string) (string, error) {
+	prefix = strings.TrimSuffix(prefix, Ext)
+	var found []string
+	for _, n := range logNames(dir) {
+		if strings.HasPrefix(n, prefix) {
+			found = append(found, n)
+		}
+	}
+	switch {
+	case prefix == "" || len(found) == 0:
+		return "", fmt.Errorf("no session %q (pyaichat sessions lists them)", prefix)
+	case len(found) > 1:
+		return "", fmt.Errorf("%q names %d sessions (%s, ...); give more of the id", prefix, len(found), strings.TrimSuffix(found[0], Ext))
+	}
+	return filepath.Join(dir, found[0]), nil
+}
+
+// Latest is the newest log in dir; skip is a file not to count (the log
+// of the session asking).
+func Latest(dir, skip string) (string, error) {
+	names := logNames(dir)
+	for i := len(names) - 1; i >= 0; i-- {
+		p := filepath.Join(dir, names[i])
+		if p != skip {
+			return p, nil
+		}
+	}
+	return "", ErrNoSessions
+}
+
+// IDOf is the id of the session logged at path.
+func IDOf(path string) string { return strings.TrimSuffix(filepath.Base(path), Ext) }
