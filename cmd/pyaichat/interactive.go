@@ -46,7 +46,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(err.Error())
 		return 1
 	}
-	ran := new(atomic.Uint64)
+	ran := new(runs)
 	opts.Interp = interpreter{in, ran}
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
 	opts.OnInput = logInputs(lg)
@@ -263,7 +263,29 @@ func withStdin(question string, std stdio) string {
 // inputs run at py>, after which names may have changed (suggester).
 type interpreter struct {
 	*pybridge.Interp
-	ran *atomic.Uint64
+	ran *runs
+}
+
+// runs counts the inputs run at py> and, once one has run and no other
+// followed within settleAfterRun, calls settled: the suggester sorts the
+// session's names then, while the user reads the output, instead of at the
+// first key typed.
+type runs struct {
+	n       atomic.Uint64
+	settled atomic.Pointer[func()]
+}
+
+const settleAfterRun = 30 * time.Millisecond
+
+func (r *runs) done() {
+	gen := r.n.Add(1)
+	if f := r.settled.Load(); f != nil {
+		time.AfterFunc(settleAfterRun, func() {
+			if r.n.Load() == gen {
+				(*f)()
+			}
+		})
+	}
 }
 
 func outcome(o pybridge.Outcome, err error) (repl.Outcome, error) {
@@ -271,17 +293,17 @@ func outcome(o pybridge.Outcome, err error) (repl.Outcome, error) {
 }
 
 func (i interpreter) Push(line string) (repl.Outcome, error) {
-	defer i.ran.Add(1)
+	defer i.ran.done()
 	return outcome(i.Interp.Push(line))
 }
 
 func (i interpreter) PushEOF() (repl.Outcome, error) {
-	defer i.ran.Add(1)
+	defer i.ran.done()
 	return outcome(i.Interp.PushEOF())
 }
 
 func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
-	defer i.ran.Add(1)
+	defer i.ran.done()
 	return outcome(i.Interp.RunBlock(source))
 }
 

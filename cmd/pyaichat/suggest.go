@@ -46,14 +46,21 @@ func newSuggester(in *pybridge.Interp, gen *atomic.Uint64) (*suggester, error) {
 }
 
 // startSuggestions gives py> its inline suggestions, or says why not.
-func startSuggestions(session *repl.Session, in *pybridge.Interp, ran *atomic.Uint64, std stdio) {
-	sg, err := newSuggester(in, ran)
+func startSuggestions(session *repl.Session, in *pybridge.Interp, ran *runs, std stdio) {
+	sg, err := newSuggester(in, &ran.n)
 	if err != nil {
 		std.warn(fmt.Sprintf("inline suggestions are off: %v", err))
 		return
 	}
+	warm := sg.warm
+	ran.settled.Store(&warm)
 	session.SetComplete(sg.Complete)
 }
+
+// warm brings the helper's sorted names up to date with the session (the
+// cost of the first key after a line that made many names), unless the
+// interpreter is busy: then the first key does it.
+func (s *suggester) warm() { s.Complete(nil, "") }
 
 // Complete returns the rest of the name to suggest after prefix, or "".
 func (s *suggester) Complete(path []string, prefix string) string {
