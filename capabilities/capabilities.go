@@ -7,7 +7,7 @@
 // Answers that need no user code are computed inside the session; anything
 // that may run user code (an expression, a user __repr__, a signature) runs
 // in a fork()ed, sandboxed copy of the session under a deadline
-// (pybridge.CallIsolated), so that the session never changes. See README.md
+// (pybridge.Interp.CallIsolatedContext), so that the session never changes. See README.md
 // for exactly what is promised. Hook for the REPL: call
 // Interp.PrepareIsolated on entering ai> mode (and DiscardIsolated on
 // leaving it), so that the first call finds a ready copy of the session.

@@ -103,7 +103,7 @@ func (in *Interp) PrepareIsolated() {
 // which would discard it anyway. Until it is gone, writes to the session's
 // memory copy pages, and os.wait() in user code could collect it.
 func (in *Interp) DiscardIsolated() {
-	_ = in.Do(func() {})
+	_ = in.job(func() {})
 }
 
 // prepareReady forks a ready copy; on the serve goroutine, between jobs.
@@ -154,21 +154,16 @@ func reap(pid int) {
 	}
 }
 
-// CallIsolated calls module.fn(arg), a helper taking and returning str, in a
-// fork()ed copy of the interpreter, so that whatever the call does to
-// objects (user __repr__, properties, walrus, list.append) never reaches
-// the session. The copy has no terminal, no inherited descriptors and no
-// way to write files, spawn processes or connect anywhere, and it is killed
-// at the timeout (an *Error of Type "Timeout"). A copy that dies without a
-// result is an *Error of Type "Crashed". Only the result text comes back.
-// A ready copy made by PrepareIsolated answers instead of a new fork when
-// it is still the session as it is.
-func (in *Interp) CallIsolated(module, fn, arg string, timeout time.Duration) (string, error) {
-	return in.CallIsolatedContext(context.Background(), module, fn, arg, timeout)
-}
-
-// CallIsolatedContext is CallIsolated that also stops (Type "Canceled")
-// when ctx ends, e.g. on Ctrl-C at ai>.
+// CallIsolatedContext calls module.fn(arg), a helper taking and returning
+// str, in a fork()ed copy of the interpreter, so that whatever the call
+// does to objects (user __repr__, properties, walrus, list.append) never
+// reaches the session. The copy has no terminal, no inherited descriptors
+// and no way to write files, spawn processes or connect anywhere, and it is
+// killed at the timeout (an *Error of Type "Timeout") or when ctx ends
+// (Type "Canceled", e.g. Ctrl-C at ai>). A copy that dies without a result
+// is an *Error of Type "Crashed". Only the result text comes back. A ready
+// copy made by PrepareIsolated answers instead of a new fork when it is
+// still the session as it is.
 func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg string, timeout time.Duration) (string, error) {
 	if err := ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {

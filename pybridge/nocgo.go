@@ -43,9 +43,7 @@ func (*Interp) Busy() bool                         { return false }
 func (*Interp) Stuck(time.Duration) bool           { return false }
 func (*Interp) Interrupt()                         {}
 func (*Interp) Interrupts() <-chan struct{}        { return nil }
-func (*Interp) OnMainThread() bool                 { return false }
 func (*Interp) Close(time.Duration) bool           { return true }
-func (*Interp) Do(func()) error                    { return errNoCgo }
 func (*Interp) LoadModule(string, string) error    { return errNoCgo }
 func (*Interp) PrepareIsolated()                   {}
 func (*Interp) DiscardIsolated()                   {}
@@ -67,11 +65,7 @@ func (*Interp) Call(string, string, string, bool) (string, error) {
 func (*Interp) CallContext(context.Context, string, string, string, bool) (string, error) {
 	return "", errNoCgo
 }
-func (*Interp) CallReadOnly(string, string, string) (string, error) { return "", errNoCgo }
 func (*Interp) CallReadOnlyContext(context.Context, string, string, string) (string, error) {
-	return "", errNoCgo
-}
-func (*Interp) CallIsolated(string, string, string, time.Duration) (string, error) {
 	return "", errNoCgo
 }
 func (*Interp) CallIsolatedContext(context.Context, string, string, string, time.Duration) (string, error) {

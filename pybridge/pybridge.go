@@ -205,12 +205,13 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 	}
 }
 
-// Do runs fn on the interpreter's thread and waits for it. Python jobs must
-// run only through Do. fn may run user code: a ready copy of the session
-// (PrepareIsolated) is discarded first.
-func (in *Interp) Do(fn func()) error { return in.do(fn, false) }
+// job runs fn, which may run user code, on the interpreter's thread (see do).
+func (in *Interp) job(fn func()) error { return in.do(fn, false) }
 
-// do runs fn as a job; keep says that it changes nothing a ready copy of
+// do runs fn on the interpreter's thread, as a job, and waits for it:
+// Python runs only this way. fn may run user code unless keep is set, and
+// then a ready copy of the session (PrepareIsolated) is discarded first;
+// keep says that it changes nothing a ready copy of
 // the session could show (it runs no user code and leaves the session's
 // objects as they were).
 func (in *Interp) do(fn func(), keep bool) error {
@@ -242,7 +243,7 @@ func (in *Interp) LoadModule(name, source string) error {
 // loadModule is LoadModule keeping compiled code in cache.
 func (in *Interp) loadModule(name, source string, cache codeCache) error {
 	var err error
-	derr := in.Do(func() {
+	derr := in.job(func() {
 		cname, csrc := C.CString(name), C.CString(source)
 		defer C.free(unsafe.Pointer(cname))
 		defer C.free(unsafe.Pointer(csrc))
@@ -269,20 +270,16 @@ func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
 	return in.CallContext(context.Background(), module, fn, arg, userCode)
 }
 
-// CallReadOnly is Call for a helper that runs no user code and changes
-// nothing that a later isolated call could see (no object of the session,
-// no module, no cache the isolated helper reads): it leaves a ready copy
-// of the session (PrepareIsolated) in place. The cyclic garbage collector
-// is off during the call, so that no user __del__ runs in it. A helper
-// that does change such state must go through Call.
-func (in *Interp) CallReadOnly(module, fn, arg string) (string, error) {
-	return in.CallReadOnlyContext(context.Background(), module, fn, arg)
-}
-
-// CallReadOnlyContext is CallReadOnly giving up when ctx ends, for when
-// the wait may be long: Python runs the call only once it has the GIL, and
-// a thread of the user's running C code can hold that for as long as it
-// runs. The call itself still happens then, its answer unread.
+// CallReadOnlyContext is Call for a helper that runs no user code and
+// changes nothing that a later isolated call could see (no object of the
+// session, no module, no cache the isolated helper reads): it leaves a
+// ready copy of the session (PrepareIsolated) in place. The cyclic garbage
+// collector is off during the call, so that no user __del__ runs in it. A
+// helper that does change such state must go through Call. It gives up
+// when ctx ends, for when the wait may be long: Python runs the call only
+// once it has the GIL, and a thread of the user's running C code can hold
+// that for as long as it runs. The call itself still happens then, its
+// answer unread.
 func (in *Interp) CallReadOnlyContext(ctx context.Context, module, fn, arg string) (string, error) {
 	return in.callJob(ctx, module, fn, arg, callReadOnly)
 }
@@ -399,10 +396,6 @@ func (in *Interp) kick() {
 		}()
 	}
 }
-
-// OnMainThread reports whether Python runs on the process's main thread
-// (see RunMain).
-func (in *Interp) OnMainThread() bool { return in.tid == os.Getpid() }
 
 // Close finalizes the interpreter (non-daemon threads are joined and atexit
 // handlers run) but gives up after timeout, so that exit never hangs on a

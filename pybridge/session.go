@@ -3,6 +3,7 @@
 package pybridge
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func parseOutcome(res string, err error) (Outcome, error) {
 func (in *Interp) runInput(fn, arg string) (Outcome, error) {
 	var res string
 	var err error
-	derr := in.Do(func() {
+	derr := in.job(func() {
 		res, err = in.call(replModule, fn, arg, callHelper)
 		if err == nil && res == "run" {
 			res, err = in.runPending()
@@ -121,5 +122,5 @@ func (in *Interp) SetPath0(script string) error {
 // errors, for the assistant's automatic context. It only reads what the
 // REPL helper recorded, so a ready copy of the session survives it.
 func (in *Interp) RecentContext() (string, error) {
-	return in.CallReadOnly(replModule, "recent_context", "")
+	return in.CallReadOnlyContext(context.Background(), replModule, "recent_context", "")
 }
