@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -46,6 +47,9 @@ func TestFailuresThatCannotFixThemselvesAreNotRetried(t *testing.T) {
 		return srv
 	}
 	garbage := count(func(w http.ResponseWriter, r *http.Request) {
+		// The whole request is read first: a connection closed while the
+		// client still writes it is a network failure, which is retried.
+		_, _ = io.Copy(io.Discard, r.Body)
 		conn, buf, _ := w.(http.Hijacker).Hijack()
 		defer conn.Close()
 		buf.WriteString("garbage\r\n\r\n")
