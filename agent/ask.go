@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
@@ -47,14 +47,7 @@ func preview(name, args, result, key string) string {
 	}
 	var b strings.Builder
 	b.WriteString("tool result of " + name + " " + labelSpacing.Replace(truncateRunes(args, previewArgs)) + ":\n")
-	shown := result
-	if len(shown) > previewBytes {
-		cut := previewBytes
-		for cut > 0 && !utf8.RuneStart(shown[cut]) {
-			cut--
-		}
-		shown = shown[:cut]
-	}
+	shown := termsafe.Prefix(result, previewBytes)
 	lines := strings.SplitAfter(shown, "\n")
 	if len(lines) > previewLines {
 		lines = lines[:previewLines]

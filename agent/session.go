@@ -8,12 +8,12 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
@@ -575,11 +575,7 @@ func capResult(res string, limit int) string {
 	if len(res) <= limit {
 		return res
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(res[cut]) {
-		cut--
-	}
-	return res[:cut] + fmt.Sprintf("\n[truncated: the result was %d bytes; ask for a narrower expression]", len(res))
+	return termsafe.Prefix(res, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes; ask for a narrower expression]", len(res))
 }
 
 // canonical renders arguments with sorted keys so that {"a":1,"b":2} and

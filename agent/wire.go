@@ -10,7 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
 
 // This file decodes what OpenAI-compatible servers send into our own types.
@@ -160,11 +161,7 @@ type accChoice struct {
 // on a rune boundary, and counts it.
 func (a *accumulator) take(text string) string {
 	if a.size+len(text) > maxResponseText {
-		n := maxResponseText - a.size
-		for n > 0 && !utf8.RuneStart(text[n]) {
-			n--
-		}
-		text, a.capped = text[:n], true
+		text, a.capped = termsafe.Prefix(text, maxResponseText-a.size), true
 	}
 	a.size += len(text)
 	return text
@@ -656,10 +653,5 @@ func truncateRunes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
+	return termsafe.Prefix(s, n) + "..."
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

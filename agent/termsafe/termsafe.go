@@ -63,3 +63,16 @@ func isPlain(s string) bool {
 func IsBidiControl(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
+
+// Prefix is the longest start of s of at most n bytes that does not end
+// inside a UTF-8 character: where text is cut to a byte bound, so that the
+// cut never leaves half a character (shown as \xNN) behind.
+func Prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:max(n, 0)]
+}

@@ -16,3 +16,24 @@ func TestVisible(t *testing.T) {
 		}
 	}
 }
+
+// A cut never leaves half a character, and keeps whole ones.
+func TestPrefix(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"},
+		{"abc", 2, "ab"},
+		{"aé", 2, "a"}, // é is two bytes: both or neither
+		{"aé", 3, "aé"},
+		{"😀x", 3, ""},
+		{"😀x", 4, "😀"},
+		{"abc", 0, ""},
+	} {
+		if got := Prefix(c.s, c.n); got != c.want {
+			t.Errorf("Prefix(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}

@@ -21,7 +21,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
 
 // Record is one line of a session log. Ev says which fields are set:
@@ -211,11 +212,7 @@ func bound(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[cut: %d bytes in all]", len(s))
+	return termsafe.Prefix(s, n) + fmt.Sprintf("\n[cut: %d bytes in all]", len(s))
 }
 
 // Close ends the file.
