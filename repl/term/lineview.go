@@ -186,20 +186,10 @@ func (v *lineView) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// isClear reports whether p is readline's clearing of its line: erase
-// below, then each row erased going up.
+// isClear reports whether p is readline's clearing of its line for a
+// known width: erase below, then each row erased going up (see eraseLen).
 func isClear(p []byte) bool {
-	rest, ok := bytes.CutPrefix(p, []byte("\x1b[J"))
-	if !ok {
-		return false
-	}
-	for {
-		if next, ok := bytes.CutPrefix(rest, []byte("\x1b[2K\r\x1b[A")); ok {
-			rest = next
-			continue
-		}
-		return string(rest) == "\x1b[2K\r"
-	}
+	return bytes.HasPrefix(p, eraseBelow) && eraseLen(p) == len(p)
 }
 
 // clear moves to the start of the line's first row and erases from there
