@@ -38,29 +38,8 @@ func versusPython() []replProg {
 //
 // (make bench). There is no timing assertion: the machine is shared.
 func BenchmarkVersusPython(b *testing.B) {
-	home := b.TempDir()
-	progs := versusPython()
-	results := map[string][]replRun{}
-	for i := 0; i < b.N; i++ {
-		order := progs
-		if i%2 == 1 {
-			order = []replProg{progs[1], progs[0]}
-		}
-		for _, p := range order {
-			r, err := measureREPL(p, home, 50)
-			if err != nil {
-				b.Fatalf("%s, run %d: %v", p.name, i+1, err)
-			}
-			results[p.name] = append(results[p.name], r)
-		}
-	}
-	med := func(name string, f func(replRun) float64) float64 {
-		var xs []float64
-		for _, r := range results[name] {
-			xs = append(xs, f(r))
-		}
-		return median(xs)
-	}
+	results := alternateREPLs(b, versusPython())
+	med := func(name string, f func(replRun) float64) float64 { return medianOf(results[name], f) }
 	startup := func(r replRun) float64 { return float64(r.startup) / 1e6 }
 	rss := func(r replRun) float64 { return r.rssKiB / 1024 }
 	idle := func(r replRun) float64 { return r.idleRSSKiB / 1024 }
@@ -94,6 +73,36 @@ func BenchmarkVersusPython(b *testing.B) {
 	if b.N > 1 { // the N=1 warm-up round the testing package runs first says nothing
 		b.Log("\n" + sb.String())
 	}
+}
+
+// alternateREPLs runs measureREPL (50 lines) b.N times for each of two
+// programs, alternating which goes first, and returns the runs by name.
+func alternateREPLs(b *testing.B, progs []replProg) map[string][]replRun {
+	home := b.TempDir()
+	results := map[string][]replRun{}
+	for i := 0; i < b.N; i++ {
+		order := progs
+		if i%2 == 1 {
+			order = []replProg{progs[1], progs[0]}
+		}
+		for _, p := range order {
+			r, err := measureREPL(p, home, 50)
+			if err != nil {
+				b.Fatalf("%s, run %d: %v", p.name, i+1, err)
+			}
+			results[p.name] = append(results[p.name], r)
+		}
+	}
+	return results
+}
+
+// medianOf is the median of one figure over runs.
+func medianOf(runs []replRun, f func(replRun) float64) float64 {
+	xs := make([]float64, len(runs))
+	for i, r := range runs {
+		xs[i] = f(r)
+	}
+	return median(xs)
 }
 
 type replProg struct {
@@ -324,22 +333,11 @@ func BenchmarkPrintVersusPython(b *testing.B) {
 // measurePrint starts p on a PTY and times a loop printing 200,000 lines,
 // from sending it to reading its last output.
 func measurePrint(p replProg, home string) (time.Duration, error) {
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
-	cmd.Env = testEnv(home, "xterm")
-	cmd.Dir = home
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
+	f, r, stop, err := spawnREPL(p, home)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	r := &ptyReader{f: f}
-	if _, err := r.waitFor(0, p.prompt, "", 30*time.Second); err != nil {
-		return 0, fmt.Errorf("first prompt: %w", err)
-	}
+	defer stop()
 	const done = "printed-all" // the loop's last line, not in its echo
 	start := time.Now()
 	if _, err := f.WriteString("for i in range(200000): print(i, 'x' * 60)\r\rprint('printed' + '-all')\r"); err != nil {
@@ -364,26 +362,12 @@ func measurePrint(p replProg, home string) (time.Duration, error) {
 //
 //	go test ./e2e -run '^$' -bench LogCost -benchtime 7x
 func BenchmarkLogCost(b *testing.B) {
-	home := b.TempDir()
-	progs := []replProg{
+	results := alternateREPLs(b, []replProg{
 		{name: "logged", argv: []string{binary}, prompt: "py> "},
 		{name: "no-log", argv: []string{binary, "--no-log"}, prompt: "py> "},
-	}
-	rtts := map[string][]float64{}
-	for i := 0; i < b.N; i++ {
-		order := progs
-		if i%2 == 1 {
-			order = []replProg{progs[1], progs[0]}
-		}
-		for _, p := range order {
-			r, err := measureREPL(p, home, 50)
-			if err != nil {
-				b.Fatalf("%s, run %d: %v", p.name, i+1, err)
-			}
-			rtts[p.name] = append(rtts[p.name], float64(r.rtt)/1e6)
-		}
-	}
-	logged, plain := median(rtts["logged"]), median(rtts["no-log"])
+	})
+	rtt := func(r replRun) float64 { return float64(r.rtt) / 1e6 }
+	logged, plain := medianOf(results["logged"], rtt), medianOf(results["no-log"], rtt)
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(logged, "logged-1+1-ms")
 	b.ReportMetric(plain, "no-log-1+1-ms")

@@ -118,13 +118,7 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 		row("workload "+name, py*1e3, pa*1e3, "ms", "<= 1.05x")
 		b.ReportMetric(pa/py, name+"-ratio")
 	}
-	med := func(name string, f func(replRun) float64) float64 {
-		var xs []float64
-		for _, r := range repl[name] {
-			xs = append(xs, f(r))
-		}
-		return median(xs)
-	}
+	med := func(name string, f func(replRun) float64) float64 { return medianOf(repl[name], f) }
 	rtt := func(r replRun) float64 { return float64(r.rtt) / 1e6 }
 	priv := func(r replRun) float64 { return r.idlePrivateKiB / 1024 }
 	pyR, paR := med("python3", rtt), med("pyaichat", rtt)
