@@ -27,6 +27,12 @@ type fakeOpenAI struct {
 }
 
 func newFakeOpenAI(t *testing.T, toolName, toolArgs string) *fakeOpenAI {
+	return newFakeOpenAICalls(t, [2]string{toolName, toolArgs})
+}
+
+// newFakeOpenAICalls is newFakeOpenAI whose first response makes several
+// tool calls (name, arguments) at once.
+func newFakeOpenAICalls(t *testing.T, calls ...[2]string) *fakeOpenAI {
 	f := &fakeOpenAI{}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
@@ -50,8 +56,12 @@ func newFakeOpenAI(t *testing.T, toolName, toolArgs string) *fakeOpenAI {
 			w.(http.Flusher).Flush()
 		}
 		if n == 1 {
-			args, _ := json.Marshal(toolArgs)
-			chunk(fmt.Sprintf(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":%q,"arguments":%s}}]}`, toolName, args))
+			var list []string
+			for i, c := range calls {
+				args, _ := json.Marshal(c[1])
+				list = append(list, fmt.Sprintf(`{"index":%d,"id":"call_%d","type":"function","function":{"name":%q,"arguments":%s}}`, i, i+1, c[0], args))
+			}
+			chunk(`{"role":"assistant","tool_calls":[` + strings.Join(list, ",") + `]}`)
 		} else {
 			// Quote the tool message the client sent back.
 			msgs, _ := req["messages"].([]any)

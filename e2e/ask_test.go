@@ -2,10 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,43 +189,6 @@ func TestOneShotAskWithoutTerminal(t *testing.T) {
 	if !strings.Contains(stdout.String(), "The tool said: ") {
 		t.Errorf("no answer on stdout: %q", stdout.String())
 	}
-}
-
-// newFakeOpenAICalls is newFakeOpenAI whose first response makes several
-// tool calls (name, arguments) at once.
-func newFakeOpenAICalls(t *testing.T, calls ...[2]string) *fakeOpenAI {
-	f := &fakeOpenAI{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, `{"error":{"message":"bad json"}}`, 400)
-			return
-		}
-		f.mu.Lock()
-		f.reqs = append(f.reqs, req)
-		n := len(f.reqs)
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		chunk := func(delta string) {
-			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":null}]}\n\n", delta)
-		}
-		if n == 1 {
-			var list []string
-			for i, c := range calls {
-				args, _ := json.Marshal(c[1])
-				list = append(list, fmt.Sprintf(`{"index":%d,"id":"call_%d","type":"function","function":{"name":%q,"arguments":%s}}`, i, i+1, c[0], args))
-			}
-			chunk(`{"role":"assistant","tool_calls":[` + strings.Join(list, ",") + `]}`)
-		} else {
-			msgs, _ := req["messages"].([]any)
-			last, _ := msgs[len(msgs)-1].(map[string]any)
-			content, _ := json.Marshal(fmt.Sprintf("The tool said: %v", last["content"]))
-			chunk(fmt.Sprintf(`{"role":"assistant","content":%s}`, content))
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
 }
 
 // pyaichat -p on a terminal asks there (on stderr: stdout is the
