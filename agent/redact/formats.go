@@ -3,6 +3,7 @@ package redact
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // rule is one well-known secret format. Every match contains one of the
@@ -32,43 +33,48 @@ const (
 // KEY", "OPENSSH PRIVATE KEY", "PGP PRIVATE KEY BLOCK").
 const pemLabel = `[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`
 
-// rules are tried in this order; when two find the same span, the earlier
-// (more specific) one names it: Anthropic keys also look like OpenAI keys.
-var rules = []rule{
-	{kind: "Anthropic API key", triggers: []string{"sk-ant-"}, span: 512, whole: true,
-		re: regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}`)},
-	{kind: "OpenAI API key", triggers: []string{"sk-"}, span: 512, whole: true,
-		re: regexp.MustCompile(`^sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), ok: hasDigitAndLetter},
-	{kind: "GitHub token", triggers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, span: 256, whole: true,
-		re: regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{30,}`)},
-	{kind: "GitHub token", triggers: []string{"github_pat_"}, span: 512, whole: true,
-		re: regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{22,}`)},
-	{kind: "AWS access key", triggers: []string{"AKIA", "ASIA"}, span: 20, whole: true,
-		re: regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z0-9]{16}`), ok: plausibleAWSKeyID},
-	{kind: "AWS secret key", triggers: []string{"secret"}, fold: true, back: 8, span: 160,
-		re: regexp.MustCompile(`(?i)(?:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)[A-Za-z0-9_]*["']?[ \t]*(?::|=>?)[ \t]*["']?([A-Za-z0-9/+=]{40})`),
-		ok: notGluedBase64},
-	{kind: "Slack token", triggers: []string{"xox"}, span: 512, whole: true,
-		re: regexp.MustCompile(`^xox[abprs]-[A-Za-z0-9-]{10,}`), ok: hasDigitAndLetter},
-	{kind: "Google API key", triggers: []string{"AIza"}, span: 39, whole: true,
-		re: regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}`)},
-	{kind: "JWT", triggers: []string{"eyJ"}, span: 16384, whole: true,
-		re: regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
-	{kind: kindPrivateKey, triggers: []string{"-----BEGIN "}, span: 65536,
-		re: regexp.MustCompile(`^-----BEGIN ` + pemLabel + `(?s:.*?)-----END ` + pemLabel)},
-	// A key cut short (a truncated tool result) is still a key: take the
-	// header and the base64 lines that follow it.
-	{kind: kindPrivateKey, triggers: []string{"-----BEGIN "}, span: 65536,
-		re: regexp.MustCompile(`^-----BEGIN ` + pemLabel + `(?:(?:\r?\n|\\r?\\n)+[A-Za-z0-9+/=]+)*`)},
-	{kind: "authorization value", triggers: []string{"authorization"}, fold: true, span: 4096,
-		re: regexp.MustCompile(`^(?i)authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|digest)[ \t]+)?([^\s"',;]{8,})`)},
-	{kind: "bearer token", triggers: []string{"bearer", "basic"}, fold: true, span: 4096,
-		re: regexp.MustCompile(`^(?i)(?:bearer|basic)[ \t]+([A-Za-z0-9._~+/=-]{16,})`), ok: bearerValue},
-	{kind: kindPassword, triggers: []string{"pwd", "passw"}, fold: true, span: 512,
-		re: regexp.MustCompile(`^(?i)(?:pwd|passwd|password)[ \t]*=[ \t]*(\{[^}\n]*\}|[^;\s"'{}]+)`), ok: odbcContext},
-	{kind: kindPassword, triggers: []string{"passw"}, fold: true, span: 512,
-		re: regexp.MustCompile(`^(?i)passw(?:or)?d["']?[ \t]*[:=][ \t]*(?:"([^"\r\n]{4,256})"|'([^'\r\n]{4,256})')`)},
-}
+// formatRules are tried in this order; when two find the same span, the
+// earlier (more specific) one names it: Anthropic keys also look like OpenAI
+// keys. They are compiled on first use, not at start-up: compiling them
+// takes about a millisecond and 450 KB, which a session that never reaches
+// the assistant should not pay.
+var formatRules = sync.OnceValue(func() []rule {
+	return []rule{
+		{kind: "Anthropic API key", triggers: []string{"sk-ant-"}, span: 512, whole: true,
+			re: regexp.MustCompile(`^sk-ant-[A-Za-z0-9_-]{20,}`)},
+		{kind: "OpenAI API key", triggers: []string{"sk-"}, span: 512, whole: true,
+			re: regexp.MustCompile(`^sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), ok: hasDigitAndLetter},
+		{kind: "GitHub token", triggers: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, span: 256, whole: true,
+			re: regexp.MustCompile(`^gh[pousr]_[A-Za-z0-9]{30,}`)},
+		{kind: "GitHub token", triggers: []string{"github_pat_"}, span: 512, whole: true,
+			re: regexp.MustCompile(`^github_pat_[A-Za-z0-9_]{22,}`)},
+		{kind: "AWS access key", triggers: []string{"AKIA", "ASIA"}, span: 20, whole: true,
+			re: regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z0-9]{16}`), ok: plausibleAWSKeyID},
+		{kind: "AWS secret key", triggers: []string{"secret"}, fold: true, back: 8, span: 160,
+			re: regexp.MustCompile(`(?i)(?:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)[A-Za-z0-9_]*["']?[ \t]*(?::|=>?)[ \t]*["']?([A-Za-z0-9/+=]{40})`),
+			ok: notGluedBase64},
+		{kind: "Slack token", triggers: []string{"xox"}, span: 512, whole: true,
+			re: regexp.MustCompile(`^xox[abprs]-[A-Za-z0-9-]{10,}`), ok: hasDigitAndLetter},
+		{kind: "Google API key", triggers: []string{"AIza"}, span: 39, whole: true,
+			re: regexp.MustCompile(`^AIza[0-9A-Za-z_-]{35}`)},
+		{kind: "JWT", triggers: []string{"eyJ"}, span: 16384, whole: true,
+			re: regexp.MustCompile(`^eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
+		{kind: kindPrivateKey, triggers: []string{"-----BEGIN "}, span: 65536,
+			re: regexp.MustCompile(`^-----BEGIN ` + pemLabel + `(?s:.*?)-----END ` + pemLabel)},
+		// A key cut short (a truncated tool result) is still a key: take the
+		// header and the base64 lines that follow it.
+		{kind: kindPrivateKey, triggers: []string{"-----BEGIN "}, span: 65536,
+			re: regexp.MustCompile(`^-----BEGIN ` + pemLabel + `(?:(?:\r?\n|\\r?\\n)+[A-Za-z0-9+/=]+)*`)},
+		{kind: "authorization value", triggers: []string{"authorization"}, fold: true, span: 4096,
+			re: regexp.MustCompile(`^(?i)authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|digest)[ \t]+)?([^\s"',;]{8,})`)},
+		{kind: "bearer token", triggers: []string{"bearer", "basic"}, fold: true, span: 4096,
+			re: regexp.MustCompile(`^(?i)(?:bearer|basic)[ \t]+([A-Za-z0-9._~+/=-]{16,})`), ok: bearerValue},
+		{kind: kindPassword, triggers: []string{"pwd", "passw"}, fold: true, span: 512,
+			re: regexp.MustCompile(`^(?i)(?:pwd|passwd|password)[ \t]*=[ \t]*(\{[^}\n]*\}|[^;\s"'{}]+)`), ok: odbcContext},
+		{kind: kindPassword, triggers: []string{"passw"}, fold: true, span: 512,
+			re: regexp.MustCompile(`^(?i)passw(?:or)?d["']?[ \t]*[:=][ \t]*(?:"([^"\r\n]{4,256})"|'([^'\r\n]{4,256})')`)},
+	}
+})
 
 // findFormats adds the spans of every well-known format in s.
 func findFormats(s string, fs []finding) []finding {
@@ -81,6 +87,7 @@ func findFormats(s string, fs []finding) []finding {
 		haveFold.add(lowerByte(s[i]))
 	}
 	var lower string // ASCII-lowered s, same offsets; made on first need
+	rules := formatRules()
 	for rank := range rules {
 		r := &rules[rank]
 		set := &have
@@ -244,7 +251,7 @@ func findURLPasswords(s string, fs []finding) []finding {
 		at := off + i
 		off = at + 3
 		if start, end, ok := urlPasswordAt(s, at); ok {
-			fs = append(fs, finding{start: start, end: end, prec: precFormat, rank: len(rules), kind: kindURLPassword})
+			fs = append(fs, finding{start: start, end: end, prec: precFormat, rank: len(formatRules()), kind: kindURLPassword})
 		}
 	}
 }

@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"sync"
 )
 
 // awsSecretName matches a JSON key that names an AWS secret key, whose
 // value the AWS format rule cannot see once key and value are separate
 // strings.
-var awsSecretName = regexp.MustCompile(`(?i)^(?:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)$`)
+var awsSecretName = lazyRegexp(`(?i)^(?:aws[_-]?secret(?:[_-]?access)?(?:[_-]?key)?|secret[_-]?access[_-]?key)$`)
 
 // awsSecretValue is the shape of an AWS secret access key.
-var awsSecretValue = regexp.MustCompile(`^[A-Za-z0-9/+=]{40}$`)
+var awsSecretValue = lazyRegexp(`^[A-Za-z0-9/+=]{40}$`)
 
 // JSON redacts every string (keys and values) inside a JSON document and
 // re-encodes it compactly, without HTML escaping and without a trailing
@@ -93,7 +94,7 @@ func (w *jsonWriter) str(quoted []byte, key bool) error {
 		}
 	}
 	red, r := w.f.Text(s)
-	if r.Count == 0 && !key && awsSecretName.MatchString(w.key) && awsSecretValue.MatchString(s) {
+	if r.Count == 0 && !key && awsSecretName().MatchString(w.key) && awsSecretValue().MatchString(s) {
 		red = Marker("AWS secret key", len(s))
 		r.note("AWS secret key")
 	}
@@ -123,4 +124,9 @@ func plainString(quoted []byte) (string, bool) {
 		}
 	}
 	return string(body), true
+}
+
+// lazyRegexp compiles expr on first use (see formatRules).
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
