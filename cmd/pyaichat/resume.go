@@ -22,6 +22,7 @@ type resumeFrom struct {
 	in        *pybridge.Interp
 	tm        *term.Terminal // nil: no terminal to ask on
 	log       *sessions.Writer
+	output    *outputCapture
 	std       stdio
 }
 
@@ -97,10 +98,11 @@ func replay(inputs []string, r resumeFrom) {
 	out := r.std.out
 	for i, src := range inputs {
 		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, "py> ")))
+		r.output.begin()
 		o, err := r.in.RunBlock(src + "\n")
 		res := repl.Outcome{Exit: o.Exit, Status: o.Status, Error: o.Error}
 		if r.log != nil && err == nil {
-			r.log.Write(pyRecord(src, res))
+			r.output.log(r.log, pyRecord(src, res))
 		}
 		switch {
 		case err != nil:

@@ -122,6 +122,9 @@ func transcript(w io.Writer, recs []Record) {
 			fmt.Fprintln(w)
 		case "py":
 			fmt.Fprintln(w, prefixed(r.Src, "py> ", "... "))
+			if out := outputText(r.Output); out != "" {
+				fmt.Fprintln(w, out)
+			}
 			switch r.Status {
 			case "error":
 				fmt.Fprintf(w, "    [raised %s]\n", r.Exc)
@@ -146,7 +149,7 @@ func transcript(w io.Writer, recs []Record) {
 			fmt.Fprintf(w, "    [error: %s]\n", r.Text)
 		case "cancelled":
 			fmt.Fprintln(w, "    [cancelled]")
-		case "truncated":
+		case "truncated", "output_off":
 			fmt.Fprintf(w, "[%s]\n", r.Text)
 		case "end":
 			fmt.Fprintf(w, "[session ended with status %d after %s]\n", code(r), r.T.Sub(start).Round(time.Second))
