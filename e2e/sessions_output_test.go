@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -238,3 +239,49 @@ func TestPTYSessionLogOutputSurvivesKill(t *testing.T) {
 		t.Errorf("sessions show after kill -9:\n%s", show)
 	}
 }
+
+// Capturing output changes nothing on the terminal: the same inputs,
+// among them a repr that raises (whose traceback must not gain a frame),
+// output left mid-line, a write to fd 1 and a SyntaxError, write the same
+// bytes between prompts with --log-output as with --no-log (the line
+// editor's drawing, which follows the keys' timing, left out).
+func TestPTYLogOutputLeavesTerminalAlone(t *testing.T) {
+	t.Parallel()
+	inputs := []string{
+		`print("a")`, "40 + 2", `import sys; print("e", file=sys.stderr)`, "1/0",
+		"class R:", "    def __repr__(self): raise ValueError('no')", "",
+		"R()", `print("mid", end="")`, `import os; n = os.write(1, b"fd\n")`, "1 +", "len?",
+		`print("x" * 70000)`, `sys.stdout.write("w\n")`,
+	}
+	run := func(flag string) string {
+		home := t.TempDir()
+		writeConfig(t, home, "suggest = false\n")
+		s := startREPLNoWait(t, home, nil, flag)
+		s.ExpectString("py> ")
+		for _, in := range inputs {
+			enter(s, in)
+			s.ExpectRegexp(regexp.MustCompile(`(py> |\.\.\. )$`))
+		}
+		s.Send("\x04")
+		assertExit(t, s, 0)
+		return editorless.ReplaceAllString(s.Output(), "<prompt>")
+	}
+	plain, captured := run("--no-log"), run("--log-output")
+	if plain != captured {
+		i := 0
+		for i < len(plain) && i < len(captured) && plain[i] == captured[i] {
+			i++
+		}
+		t.Errorf("the terminal differs with --log-output, from byte %d:\n--no-log:     %q\n--log-output: %q", i, around(plain, i), around(captured, i))
+	}
+	if !strings.Contains(plain, "in __repr__\r\nValueError: no\r\n") || !strings.Contains(plain, "<prompt>w\r\n2\r\n") {
+		t.Errorf("the output lacks the repr's traceback or the write's count: %q", around(plain, len(plain)))
+	}
+}
+
+// editorless matches the line editor's part of a PTY's output: from
+// bracketed paste on to bracketed paste off.
+var editorless = regexp.MustCompile(`(?s)\x1b\[\?2004h.*?\x1b\[\?2004l`)
+
+// around is s from 200 bytes before i to 200 after.
+func around(s string, i int) string { return s[max(0, i-200):min(len(s), i+200)] }
