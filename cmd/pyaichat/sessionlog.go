@@ -84,7 +84,7 @@ func eventRecord(ev agent.Event) (sessions.Record, bool) {
 	case agent.EventQuestion:
 		r.Model = ev.Model
 	case agent.EventToolCall:
-		r.CallID, r.Tool, r.Args = ev.ID, ev.Tool, ev.Args
+		r.CallID, r.Tool, r.Args, r.Step, r.Extra = ev.ID, ev.Tool, ev.Args, ev.Step, ev.Extra
 	case agent.EventToolResult:
 		r.CallID, r.Tool, r.Result, r.Size = ev.ID, ev.Tool, ev.Result, ev.Size
 	case agent.EventUsage:

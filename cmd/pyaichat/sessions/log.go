@@ -32,7 +32,8 @@ import (
 //	py           Src, Status ("ok", "error" with Exc, "exit" with Code);
 //	             with --log-output, Output and OutputBytes
 //	question     Text, Model
-//	tool_call    CallID, Tool, Args
+//	tool_call    CallID, Tool, Args, Step (the response of the question that
+//	             made it, from 1), Extra (the server's extra_content)
 //	tool_result  CallID, Tool, Result (as the model saw it), Size
 //	notice       Text
 //	answer       Text
@@ -69,6 +70,10 @@ type Record struct {
 	Out    int    `json:"tokens_out,omitempty"`
 	Calls  int    `json:"calls,omitempty"`
 	Kind   string `json:"kind,omitempty"`
+	Step   int    `json:"step,omitempty"`
+	// Extra is kept as the server sent it: an opaque signature, which a
+	// resumed conversation sends back.
+	Extra json.RawMessage `json:"extra,omitempty"`
 
 	// Output is what a py> input printed, when output is captured, cut
 	// at maxOutput bytes; OutputBytes is how much it printed in all.
