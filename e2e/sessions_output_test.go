@@ -218,8 +218,9 @@ func TestPTYSessionLogOutputBound(t *testing.T) {
 	}
 }
 
-// kill -9 with output captured leaves a log whose whole lines are read
-// back, outputs and all.
+// kill -9 with output captured, while an input prints, leaves a log whose
+// whole lines are read back, outputs and all (the input that never ended
+// is not in it).
 func TestPTYSessionLogOutputSurvivesKill(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
@@ -227,6 +228,10 @@ func TestPTYSessionLogOutputSurvivesKill(t *testing.T) {
 	s.ExpectString("py> ")
 	typeLine(t, s, `print("before the kill")`, "before the kill")
 	typeLine(t, s, `"kept"`, "'kept'")
+	enter(s, `while True: print("spam")`)
+	s.ExpectString("... ")
+	s.SendLine("")
+	s.ExpectString("spam\r\nspam\r\n")
 	syscall.Kill(s.Pid(), syscall.SIGKILL)
 	s.ExpectSignaled()
 	recs := logsOf(t, home)[0]
