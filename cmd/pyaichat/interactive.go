@@ -52,7 +52,6 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
 	opts.OnInput = logInputs(lg, capture)
 	opts.PyCommand = saveAt(lg)
-	opts.PyCommand = saveAt(lg)
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())
@@ -265,7 +264,7 @@ func withStdin(question string, std stdio) string {
 
 // interpreter is the REPL's view of the embedded Python. ran counts the
 // inputs run at py>, after which names may have changed (suggester);
-// output, once set, captures each input's output for the log.
+// output, once started, keeps each input's output for the log.
 type interpreter struct {
 	*pybridge.Interp
 	ran    *runs

@@ -76,7 +76,7 @@ type Record struct {
 	Extra json.RawMessage `json:"extra,omitempty"`
 
 	// Output is what a py> input printed, when output is captured, cut
-	// at maxOutput bytes; OutputBytes is how much it printed in all.
+	// at MaxOutput bytes; OutputBytes is how much it printed in all.
 	Output      []Output `json:"output,omitempty"`
 	OutputBytes int      `json:"output_bytes,omitempty"`
 }
