@@ -290,3 +290,39 @@ var editorless = regexp.MustCompile(`(?s)\x1b\[\?2004h.*?\x1b\[\?2004l`)
 
 // around is s from 200 bytes before i to 200 after.
 func around(s string, i int) string { return s[max(0, i-200):min(len(s), i+200)] }
+
+// An input's output is what it wrote while it ran: not what the
+// assistant's tools made Python write (a __repr__ that prints, called by
+// get_repr), nor what a thread wrote between inputs.
+func TestPTYLogOutputKeepsOnlyTheInputs(t *testing.T) {
+	t.Parallel()
+	fake := newChatFake(t)
+	home := t.TempDir()
+	s := startREPLNoWait(t, home, fake.env(), "--log-output")
+	s.ExpectString("py> ")
+	enter(s, "class P:")
+	s.ExpectString("... ")
+	enter(s, `    def __repr__(self): print("from repr"); return "P()"`)
+	s.ExpectString("... ")
+	typeLine(t, s, "", "")
+	typeLine(t, s, "p = P()", "")
+	s.Send("\t")
+	s.ExpectString("ai> ")
+	enter(s, "what is p?")
+	s.ExpectString("Answer 1")
+	s.ExpectString("ai> ")
+	s.Send("\t")
+	s.ExpectString("py> ")
+	typeLine(t, s, `import threading; threading.Timer(0.1, print, ["late"]).start()`, "")
+	s.ExpectString("late")
+	typeLine(t, s, `print("next")`, "next")
+	s.Send("\x04")
+	assertExit(t, s, 0)
+	if res := toolMessagesOf(fake.requests()[1]); len(res) != 1 || !strings.Contains(res[0], "P()") {
+		t.Fatalf("get_repr did not call the __repr__: %q", res)
+	}
+	py := pyRecords(logsOf(t, home)[0])
+	if got := strings.Join(outputOf(py[len(py)-1]), "|"); got != "stdout:next\n" {
+		t.Errorf("the input after the question logged %q", got)
+	}
+}

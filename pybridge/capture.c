@@ -152,4 +152,21 @@ static PyMethodDef capture_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int pyb_add_capture(PyObject *module) { return PyModule_AddFunctions(module, capture_methods); }
+/* In a forked copy (isolate.c) capture is off, and its mutex new: the
+ * fork may have come while Go held it for a take. */
+static void capture_after_fork(void) {
+    pthread_mutex_init(&capture.mu, NULL);
+    capture.on = 0;
+    capture.len = 0;
+    capture.total = 0;
+    capture.last = SIZE_MAX;
+}
+
+int pyb_add_capture(PyObject *module) {
+    static int registered;
+    if (!registered) {
+        registered = 1;
+        pthread_atfork(NULL, NULL, capture_after_fork);
+    }
+    return PyModule_AddFunctions(module, capture_methods);
+}
