@@ -68,7 +68,7 @@ bench: pyflags
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
 bench-repl: pyflags
-	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^Benchmark(Print)?VersusPython$$' -benchtime 7x ./e2e
+	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^Benchmark((Print)?VersusPython|LogCost)$$' -benchtime 7x ./e2e
 
 # Python's speed in pyaichat beside python3: pure-Python workloads run as a
 # FILE, the light line and key echo under a PTY, private memory at idle.

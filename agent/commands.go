@@ -32,7 +32,7 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 	case "/help", "/?":
 		_, err = fmt.Fprintln(out, helpText+s.cfg.MoreHelp)
 	case "/clear":
-		s.history = nil
+		s.history, s.restored = nil, false
 		_, err = fmt.Fprintln(out, "conversation cleared")
 	case "/model":
 		if rest == "" {

@@ -96,10 +96,12 @@ type Config struct {
 
 	// The session log, which the agent does not write (cmd/pyaichat does):
 	// NoLog turns it off (log = false), LogKeep is how many session files
-	// are kept and LogMaxBytes how large one may grow (0: the defaults).
+	// are kept and LogMaxBytes how large one may grow (0: the defaults);
+	// LogOutput keeps what py> inputs print in it (log_output = true).
 	NoLog       bool
 	LogKeep     int
 	LogMaxBytes int64
+	LogOutput   bool
 
 	// HTTPClient replaces the default client (tests); nil builds one with
 	// ConnectTimeout.
@@ -188,6 +190,7 @@ type fileConfig struct {
 	Log         *bool `toml:"log"`
 	LogKeep     int   `toml:"log_keep"`
 	LogMaxBytes int64 `toml:"log_max_bytes"`
+	LogOutput   bool  `toml:"log_output"`
 }
 
 // ConfigPath is $XDG_CONFIG_HOME/pyaichat/config.toml, or
@@ -222,7 +225,7 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, log, log_keep, log_max_bytes)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, log, log_keep, log_max_bytes, log_output)", path, und[0].String())
 			}
 		}
 	}
@@ -253,7 +256,7 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 	c.Share, c.HideEnv, c.AllowEnv = fc.Share, fc.HideEnv, fc.AllowEnv
 	c.NoSuggest = fc.Suggest != nil && !*fc.Suggest
 	c.NoLog = fc.Log != nil && !*fc.Log
-	c.LogKeep, c.LogMaxBytes = fc.LogKeep, fc.LogMaxBytes
+	c.LogKeep, c.LogMaxBytes, c.LogOutput = fc.LogKeep, fc.LogMaxBytes, fc.LogOutput
 	c = c.withDefaults()
 	if err := checkShare(c.Share); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 )
@@ -17,7 +18,7 @@ const (
 	EventQuestion   EventKind = "question"    // Text: the question
 	EventThinking   EventKind = "thinking"    // Text: a piece of reasoning
 	EventText       EventKind = "text"        // Text: a piece of the answer
-	EventToolCall   EventKind = "tool_call"   // ID, Tool, Args
+	EventToolCall   EventKind = "tool_call"   // ID, Tool, Args, Step, Extra
 	EventToolResult EventKind = "tool_result" // ID, Tool, Result (as sent), Size
 	EventNotice     EventKind = "notice"      // Text: a retry, a cut response...
 	EventAnswer     EventKind = "answer"      // Text: the whole answer shown
@@ -48,6 +49,12 @@ type Event struct {
 	Usage     *Usage
 	Calls     int // EventUsage: the tool calls the question made
 	ErrorKind string
+	// Step is an EventToolCall's response in its question, from 1: the
+	// calls of one assistant message share it. Extra is the call's
+	// extra_content as the server sent it (Gemini's thought signature),
+	// which a resumed conversation must send back.
+	Step  int
+	Extra json.RawMessage
 }
 
 // emit hands ev to Config.Events, if set.

@@ -25,6 +25,9 @@ func messageTokens(m Message) int {
 // redaction removed from the context.
 func (s *Session) systemMessage() (Message, redact.Report) {
 	prompt := systemPrompt
+	if s.restored {
+		prompt += restoredNote
+	}
 	var rep redact.Report
 	if s.ctxFn != nil {
 		// Redacted before it is cut, so that a cut never leaves half a
@@ -99,9 +102,19 @@ func (s *Session) requestMessages() ([]Message, redact.Report) {
 	return msgs, rep
 }
 
+// restoredNote follows the system prompt in a resumed conversation. Its
+// tool results are replayed as they were sent, so that the model knows
+// what it looked at and why it answered as it did; this says that they
+// describe an interpreter that has ended, so that it does not take them
+// for values of the one it now inspects.
+const restoredNote = "\n\nThe conversation before the user's next question was restored from an earlier pyaichat session that has ended. Its tool results describe that session's Python as it was then, not the one running now (the user may or may not have run the earlier inputs again): call the tools again before relying on a value."
+
 // Resume starts the conversation from an earlier one (a session resumed
-// from its log): the next request carries msgs, user and assistant
-// messages in turn, within HistoryTokens like any other history.
+// from its log): the next request carries msgs, in the wire form they
+// were sent (questions, assistant messages with their tool calls, the
+// tool results with the same ids, answers), within HistoryTokens like any
+// other history, and the system prompt says they are an ended session's.
 func (s *Session) Resume(msgs []Message) {
 	s.history = append(s.history[:0:0], msgs...)
+	s.restored = len(msgs) > 0
 }

@@ -42,8 +42,10 @@ type Session struct {
 	client *client
 
 	history []Message
-	list    []Tool
-	filter  *redact.Filter
+	// restored: the history began as an ended session's (Resume).
+	restored bool
+	list     []Tool
+	filter   *redact.Filter
 	// lastRedacted is what the last question's requests had redacted;
 	// asked says there was one.
 	lastRedacted redact.Report
@@ -289,11 +291,13 @@ func (t *turn) endThinking() {
 }
 
 // runCalls runs one step's tool calls in order and answers every one of
-// them, also those not run (cancelled, or over the step's bound).
-func (t *turn) runCalls(ctx context.Context, calls []ToolCall) {
+// them, also those not run (cancelled, or over the step's bound). step
+// counts the question's responses from 1: the calls of one response, one
+// assistant message, share it.
+func (t *turn) runCalls(ctx context.Context, step int, calls []ToolCall) {
 	s := t.s
 	for i, c := range calls {
-		s.emit(Event{Kind: EventToolCall, ID: c.ID, Tool: s.keyless(c.Name), Args: s.keyless(strings.TrimSpace(c.Arguments))})
+		s.emit(Event{Kind: EventToolCall, ID: c.ID, Tool: s.keyless(c.Name), Args: s.keyless(strings.TrimSpace(c.Arguments)), Step: step, Extra: c.Extra})
 		var result string
 		switch {
 		case ctx.Err() != nil:
@@ -377,7 +381,7 @@ func (t *turn) run(ctx context.Context) error {
 			t.notify(fmt.Sprintf("(the model wrote its tool call as text; running %s)", calls[0].Name))
 		}
 		s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: calls})
-		t.runCalls(ctx, calls)
+		t.runCalls(ctx, step+1, calls)
 		if ctx.Err() != nil {
 			return t.ctxErr(ctx)
 		}

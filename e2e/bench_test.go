@@ -75,16 +75,15 @@ func BenchmarkVersusPython(b *testing.B) {
 	}
 }
 
-// alternateREPLs runs measureREPL (50 lines) b.N times for each of two
-// programs, alternating which goes first, and returns the runs by name.
+// alternateREPLs runs measureREPL (50 lines) b.N times for each program,
+// each going first in turn, and returns the runs by name.
 func alternateREPLs(b *testing.B, progs []replProg) map[string][]replRun {
 	home := b.TempDir()
 	results := map[string][]replRun{}
 	for i := 0; i < b.N; i++ {
-		order := progs
-		if i%2 == 1 {
-			order = []replProg{progs[1], progs[0]}
-		}
+		// Each takes its turn first.
+		k := i % len(progs)
+		order := append(append([]replProg(nil), progs[k:]...), progs[:k]...)
 		for _, p := range order {
 			r, err := measureREPL(p, home, 50)
 			if err != nil {
@@ -357,21 +356,41 @@ func measurePrint(p replProg, home string) (time.Duration, error) {
 }
 
 // BenchmarkLogCost is what the session log adds to a py> line's round
-// trip: pyaichat as users run it (each input logged) beside --no-log,
-// alternating which goes first, medians of the runs' medians. Run it with
+// trip: pyaichat as users run it (each input logged), with --log-output
+// (each input's output kept too) and with --no-log, alternating which
+// goes first, medians of the runs' medians. make bench-repl runs it, or
 //
 //	go test ./e2e -run '^$' -bench LogCost -benchtime 7x
 func BenchmarkLogCost(b *testing.B) {
-	results := alternateREPLs(b, []replProg{
+	progs := []replProg{
 		{name: "logged", argv: []string{binary}, prompt: "py> "},
+		{name: "output", argv: []string{binary, "--log-output"}, prompt: "py> "},
 		{name: "no-log", argv: []string{binary, "--no-log"}, prompt: "py> "},
-	})
+	}
+	results := alternateREPLs(b, progs)
 	rtt := func(r replRun) float64 { return float64(r.rtt) / 1e6 }
-	logged, plain := medianOf(results["logged"], rtt), medianOf(results["no-log"], rtt)
+	logged, output, plain := medianOf(results["logged"], rtt), medianOf(results["output"], rtt), medianOf(results["no-log"], rtt)
+	// Printing 200,000 lines in one input: --log-output copies the first
+	// 68 KiB of it and counts the rest.
+	prints := map[string][]float64{}
+	home := b.TempDir()
+	for i := 0; i < b.N; i++ {
+		for _, p := range progs {
+			d, err := measurePrint(p, home)
+			if err != nil {
+				b.Fatalf("%s, run %d: %v", p.name, i+1, err)
+			}
+			prints[p.name] = append(prints[p.name], d.Seconds())
+		}
+	}
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(logged, "logged-1+1-ms")
+	b.ReportMetric(output, "log-output-1+1-ms")
 	b.ReportMetric(plain, "no-log-1+1-ms")
+	b.ReportMetric(median(prints["output"]), "log-output-print-s")
+	b.ReportMetric(median(prints["no-log"]), "no-log-print-s")
 	if b.N > 1 {
-		b.Logf("round trip of 1+1, medians of %d runs: logged %.3f ms, --no-log %.3f ms (load average %s)", b.N, logged, plain, loadavg())
+		b.Logf("printing 200,000 lines, medians of %d runs: logged %.3f s, --log-output %.3f s, --no-log %.3f s", b.N, median(prints["logged"]), median(prints["output"]), median(prints["no-log"]))
+		b.Logf("round trip of 1+1, medians of %d runs: logged %.3f ms, --log-output %.3f ms, --no-log %.3f ms (load average %s)", b.N, logged, output, plain, loadavg())
 	}
 }

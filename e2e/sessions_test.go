@@ -255,6 +255,18 @@ func validateNotebook(t *testing.T, path, cells string) {
 	}
 }
 
+// toolMessagesOf is the content of each tool message of a request.
+func toolMessagesOf(req map[string]any) []string {
+	var out []string
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		if m := m.(map[string]any); m["role"] == "tool" {
+			out = append(out, m["content"].(string))
+		}
+	}
+	return out
+}
+
 func sentTextOf(f *chatFake) string {
 	b, _ := json.Marshal(f.requests())
 	var s string
@@ -464,8 +476,9 @@ func TestOneShotJSONFailures(t *testing.T) {
 }
 
 // --continue restores the latest session's conversation (the next
-// request carries its question) and replays its inputs that ran, only
-// after y; with n nothing runs.
+// request carries its question, the tool call the model made for it and
+// the result it saw, in the wire form they were sent) and replays its
+// inputs that ran, only after y; with n nothing runs.
 func TestPTYContinue(t *testing.T) {
 	t.Parallel()
 	fake := newChatFake(t)
@@ -486,8 +499,9 @@ func TestPTYContinue(t *testing.T) {
 	assertExit(t, s, 0)
 
 	// n: shown, not run.
+	firstResult := toolMessagesOf(fake.requests()[1])
 	s = startREPLNoWait(t, home, fake.env(), "--continue")
-	s.ExpectString("1 question and its answer restored")
+	s.ExpectString("1 question and its answer restored, with 1 tool call (results as they were then)")
 	s.ExpectString("  a = 41\r\n  b = a + 1\r\n")
 	s.ExpectString("run them again now? [y/N] ")
 	s.Send("n")
@@ -527,8 +541,19 @@ func TestPTYContinue(t *testing.T) {
 		c, _ := m["content"].(string)
 		texts = append(texts, c)
 	}
-	if strings.Join(roles, ",") != "system,user,assistant,user" || texts[1] != "remember the plum orchard a?" || texts[2] != "Answer 1" {
-		t.Errorf("the request after resuming: roles %v, texts %q", roles, texts)
+	if strings.Join(roles, ",") != "system,user,assistant,tool,assistant,user" || texts[1] != "remember the plum orchard a?" || texts[4] != "Answer 1" {
+		t.Fatalf("the request after resuming: roles %v, texts %q", roles, texts)
+	}
+	// The call as the model made it, and the result as it saw it.
+	call, _ := json.Marshal(msgs[2].(map[string]any)["tool_calls"])
+	if string(call) != `[{"function":{"arguments":"{\"expr\":\"a\"}","name":"get_repr"},"id":"call_1","type":"function"}]` {
+		t.Errorf("the restored tool call: %s", call)
+	}
+	if tool := msgs[3].(map[string]any); tool["tool_call_id"] != "call_1" || len(firstResult) != 1 || tool["content"] != firstResult[0] || !strings.Contains(texts[3], "41") {
+		t.Errorf("the restored tool result %v, the one sent then %q", tool, firstResult)
+	}
+	if !strings.Contains(texts[0], "restored from an earlier pyaichat session that has ended") {
+		t.Errorf("the system prompt does not say so: %q", texts[0])
 	}
 
 	// --continue now resumes the session that resumed the first: both

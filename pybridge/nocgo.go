@@ -44,6 +44,9 @@ func (*Interp) Stuck(time.Duration) bool           { return false }
 func (*Interp) Interrupt()                         {}
 func (*Interp) Interrupts() <-chan struct{}        { return nil }
 func (*Interp) Close(time.Duration) bool           { return true }
+func (*Interp) CaptureOutput(int) error            { return errNoCgo }
+func (*Interp) StopCapture()                       {}
+func (*Interp) TakeOutput() ([]OutputPart, int)    { return nil, 0 }
 func (*Interp) LoadModule(string, string) error    { return errNoCgo }
 func (*Interp) PrepareIsolated()                   {}
 func (*Interp) DiscardIsolated()                   {}

@@ -239,3 +239,18 @@ func TestPushReportsExceptionType(t *testing.T) {
 		}
 	}
 }
+
+// Output is captured only on a terminal (sys.stdout's Tracked layer):
+// elsewhere CaptureOutput says why, and nothing is kept.
+func TestCaptureOutputNeedsATerminal(t *testing.T) {
+	err := testInterp.CaptureOutput(1 << 10)
+	if err == nil || !strings.Contains(err.Error(), "stdout is not a terminal") {
+		t.Fatalf("CaptureOutput off a terminal: %v", err)
+	}
+	if _, err := testInterp.Push(`print("not kept")`); err != nil {
+		t.Fatal(err)
+	}
+	if parts, written := testInterp.TakeOutput(); parts != nil || written != 0 {
+		t.Errorf("kept %q (%d bytes written)", parts, written)
+	}
+}

@@ -2,7 +2,9 @@
  * terminal, over the real FileIO. For stdout it remembers the text after
  * the last newline, so that pyaichat's prompt can follow output that did
  * not end its line, where python3's would; for stdin it counts the lines
- * read, whose Enter ended the terminal's line.
+ * read, whose Enter ended the terminal's line. With the session log's
+ * output capture on (capture.c), the layers of sys.stdout and sys.stderr
+ * also hand it a copy of each write.
  *
  * It is C, as python3's own raw layer is, for a reason beyond speed: no
  * Python bytecode runs inside a write or a read, and so no signal handler
@@ -22,6 +24,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *raw;
     int closed;
+    int stream; /* 1 stdout, 2 stderr: captured when capture is on; 0 not */
     Py_ssize_t tail_len;
     unsigned long lines_at; /* pyb_lines_read() at the last write */
     char tail[TAIL_MAX];
@@ -30,7 +33,9 @@ typedef struct {
 static int tracked_init(Tracked *self, PyObject *args, PyObject *kwds) {
     (void)kwds;
     PyObject *raw;
-    if (!PyArg_ParseTuple(args, "O:Tracked", &raw)) return -1;
+    int stream = 0;
+    if (!PyArg_ParseTuple(args, "O|i:Tracked", &raw, &stream)) return -1;
+    self->stream = stream;
     Py_INCREF(raw);
     Py_XSETREF(self->raw, raw);
     return 0;
@@ -78,7 +83,10 @@ static PyObject *tracked_write(Tracked *self, PyObject *b) {
     if (n > 0) {
         Py_buffer view;
         if (PyObject_GetBuffer(b, &view, PyBUF_SIMPLE) == 0) {
-            if (n <= view.len) remember_tail(self, view.buf, n);
+            if (n <= view.len) {
+                if (self->stream != 2) remember_tail(self, view.buf, n);
+                if (self->stream != 0 && pyb_capture_on()) pyb_capture_add(self->stream, view.buf, (size_t)n);
+            }
             PyBuffer_Release(&view);
         } else {
             PyErr_Clear();

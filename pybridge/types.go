@@ -79,3 +79,12 @@ type Outcome struct {
 	// line (print(x, end="")), to draw the next prompt after it.
 	Partial string
 }
+
+// OutputPart is one run of what Python wrote while output is captured
+// (CaptureOutput), in the order written.
+type OutputPart struct {
+	// Kind is "stdout", "stderr", "result" (what sys.displayhook showed)
+	// or "error" (a traceback or a SyntaxError shown).
+	Kind string
+	Text string
+}

@@ -165,10 +165,11 @@ def _console_class():
                 err.text = err.text[:-1]
             # Its parser names the input "<stdin>" (3.13's REPL on a
             # terminal "<python-input-N>", and colours it).
-            if _PY313 and _terminal:
-                super().showsyntaxerror(filename, colorize=_stdlib("_colorize").can_colorize())
-            else:
-                super().showsyntaxerror("<stdin>" if _PY313 else filename)
+            with _shown_as_error():
+                if _PY313 and _terminal:
+                    super().showsyntaxerror(filename, colorize=_stdlib("_colorize").can_colorize())
+                else:
+                    super().showsyntaxerror("<stdin>" if _PY313 else filename)
             sys.last_traceback = None  # 3.10's code module takes exc_info()'s
 
         def runcode(self, code_obj):
@@ -436,6 +437,53 @@ def _flush():
             stream.flush()
         except Exception:
             pass
+
+
+class _shown_as_error:
+    """Tags what stderr gets inside it as a traceback, for the session
+    log's copy of the output (a notebook's error output), when that copy
+    is on (capture_output)."""
+
+    def __enter__(self):
+        # stdout is not flushed first: python3 shows the traceback before
+        # a line print(..., end="") left unfinished.
+        _pyaichat.capture_kind(2)
+
+    def __exit__(self, *exc):
+        _flush()
+        _pyaichat.capture_kind(0)
+
+
+def capture_output(_=""):
+    """Turn on the session log's copy of Python's output (pyaichat
+    --log-output): sys.stderr gets a _pyaichat.Tracked layer as sys.stdout
+    has (its layer copies too once capture is on in C), and sys.displayhook
+    becomes _pyaichat.displayhook, which calls the hook it replaces with
+    its output tagged as a result. "no" when stdout is not on a terminal."""
+    global _original_stderr
+    if _tail_raw is None:
+        return "no"
+    err = sys.stderr
+    buffer = getattr(err, "buffer", None)
+    if type(buffer) is io.BufferedWriter and type(buffer.raw) is io.FileIO:
+        layer = io.BufferedWriter(_pyaichat.Tracked(buffer.raw, 2))
+    elif type(buffer) is io.FileIO:
+        layer = _pyaichat.Tracked(buffer, 2)
+    else:
+        layer = None
+    if layer is not None:
+        err.flush()
+        _original_stderr = err  # kept alive: it owns fd 2
+        sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+            layer,
+            encoding=err.encoding,
+            errors=err.errors,
+            line_buffering=err.line_buffering,
+            write_through=err.write_through,
+        )
+    _pyaichat.set_displayhook(sys.displayhook)
+    sys.displayhook = _pyaichat.displayhook
+    return "ok"
 
 
 def _exit_status(exc):
@@ -874,13 +922,14 @@ def show_exception(exc):
         if tb is not None and tb.tb_frame.f_code.co_filename == "<pyaichat>":
             tb = exc.__traceback__ = tb.tb_next
         sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
-        try:
-            sys.excepthook(type(exc), exc, tb)
-        except BaseException as hook_err:
-            sys.stderr.write("Error in sys.excepthook:\n")
-            sys.__excepthook__(type(hook_err), hook_err, hook_err.__traceback__)
-            sys.stderr.write("\nOriginal exception was:\n")
-            sys.__excepthook__(type(exc), exc, tb)
+        with _shown_as_error():
+            try:
+                sys.excepthook(type(exc), exc, tb)
+            except BaseException as hook_err:
+                sys.stderr.write("Error in sys.excepthook:\n")
+                sys.__excepthook__(type(hook_err), hook_err, hook_err.__traceback__)
+                sys.stderr.write("\nOriginal exception was:\n")
+                sys.__excepthook__(type(exc), exc, tb)
         _recent.record(_pending_source)
         _setup_done()
         _flush()
@@ -994,6 +1043,7 @@ def _counting_stdin():
 
 _tail_raw = None
 _original_stdout = None
+_original_stderr = None
 _original_stdin = []
 
 
@@ -1007,10 +1057,10 @@ def _track_stdout_tail():
     # (line-buffered on a terminal), or unbuffered under -u.
     buffer = getattr(out, "buffer", None)
     if type(buffer) is io.BufferedWriter and type(buffer.raw) is io.FileIO:
-        _tail_raw = _pyaichat.Tracked(buffer.raw)
+        _tail_raw = _pyaichat.Tracked(buffer.raw, 1)
         layer = io.BufferedWriter(_tail_raw)
     elif type(buffer) is io.FileIO:
-        _tail_raw = layer = _pyaichat.Tracked(buffer)
+        _tail_raw = layer = _pyaichat.Tracked(buffer, 1)
     else:
         return
     out.flush()

@@ -110,6 +110,12 @@ type Options struct {
 	// whole source (a block typed line by line is one input) and how it
 	// ended. The session log records it.
 	OnInput func(source string, o Outcome)
+	// PyCommand, when set, is offered each line typed at py> on a
+	// terminal outside a block, before Python sees it, and returns true
+	// when it was its command (/save FILE), which never reaches Python.
+	// Such a line is a SyntaxError in Python, so no valid code changes
+	// meaning; piped input stays exactly python3's.
+	PyCommand func(line string, out io.Writer) bool
 }
 
 // Session is one run of the REPL.
@@ -383,6 +389,9 @@ func (r *Session) submit(mode Mode, cont bool, text string, block bool) (status 
 		r.ask(line)
 		return 0, false
 	}
+	if !cont && !block && r.pyCommand(text) {
+		return 0, false
+	}
 	in := r.opts.Interp
 	var out Outcome
 	var err error
@@ -409,6 +418,11 @@ func (r *Session) submit(mode Mode, cont bool, text string, block bool) (status 
 	}
 	r.state.setContinuation(out.More)
 	return 0, false
+}
+
+// pyCommand offers a line typed at py> to Options.PyCommand.
+func (r *Session) pyCommand(text string) bool {
+	return r.opts.Term != nil && r.opts.PyCommand != nil && r.opts.PyCommand(strings.TrimSpace(text), r.opts.Stdout)
 }
 
 // inputDone collects the lines of a py> block and tells OnInput of the

@@ -44,6 +44,7 @@ pyaichat's own:
                    model, error) instead of the answer
   --json-stream    with -p: print each event as a JSON line as it happens
   --no-log         do not write this session's log
+  --log-output     keep what each py> input prints in the session's log
   --continue       resume the latest session: its conversation, and its py>
                    inputs replayed if you say so
   --resume ID      resume session ID (a unique prefix will do)
@@ -69,9 +70,10 @@ type cmdline struct {
 	provider string
 	options  []string // python3's options, as given
 
-	// pyaichat's sessions: --no-log, --json, --json-stream, --continue,
-	// --resume ID.
+	// pyaichat's sessions: --no-log, --log-output, --json, --json-stream,
+	// --continue, --resume ID.
 	noLog      bool
+	logOutput  bool
 	json       bool
 	jsonStream bool
 	resume     string // an id, or resumeLatest
@@ -241,6 +243,8 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		c.provider, err = arg()
 	case "--no-log":
 		c.noLog = true
+	case "--log-output":
+		c.logOutput = true
 	case "--json":
 		c.json = true
 	case "--json-stream":

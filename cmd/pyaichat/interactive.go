@@ -47,9 +47,11 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		return 1
 	}
 	ran := new(runs)
-	opts.Interp = interpreter{in, ran}
+	capture := &outputCapture{in: in}
+	opts.Interp = interpreter{in, ran, capture}
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
-	opts.OnInput = logInputs(lg)
+	opts.OnInput = logInputs(lg, capture)
+	opts.PyCommand = saveAt(lg)
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())
@@ -82,6 +84,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
 		return finish(s)
 	}
+	capture.start(c, cfg, lg, std.warn)
 
 	var assistant *agent.Session
 	if cfgErr != nil {
@@ -98,7 +101,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		return finish(askOnce(session, assistant, question, std, report))
 	}
 	if c.resume != "" {
-		resume(c.resume, resumeFrom{session: session, assistant: assistant, in: in, tm: opts.Term, log: lg, std: std})
+		resume(c.resume, resumeFrom{session: session, assistant: assistant, in: in, tm: opts.Term, log: lg, output: capture, std: std})
 	}
 	if opts.Term != nil && !cfg.NoSuggest {
 		startSuggestions(session, in, ran, std)
@@ -260,10 +263,12 @@ func withStdin(question string, std stdio) string {
 }
 
 // interpreter is the REPL's view of the embedded Python. ran counts the
-// inputs run at py>, after which names may have changed (suggester).
+// inputs run at py>, after which names may have changed (suggester);
+// output, once started, keeps each input's output for the log.
 type interpreter struct {
 	*pybridge.Interp
-	ran *runs
+	ran    *runs
+	output *outputCapture
 }
 
 // runs counts the inputs run at py> and, once one has run and no other
@@ -294,16 +299,19 @@ func outcome(o pybridge.Outcome, err error) (repl.Outcome, error) {
 
 func (i interpreter) Push(line string) (repl.Outcome, error) {
 	defer i.ran.done()
+	i.output.begin()
 	return outcome(i.Interp.Push(line))
 }
 
 func (i interpreter) PushEOF() (repl.Outcome, error) {
 	defer i.ran.done()
+	i.output.begin()
 	return outcome(i.Interp.PushEOF())
 }
 
 func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
 	defer i.ran.done()
+	i.output.begin()
 	return outcome(i.Interp.RunBlock(source))
 }
 
@@ -337,8 +345,7 @@ func (a aiAssistant) HandleToPy(ctx context.Context, line string, out io.Writer)
 // Handle adds /save FILE to the agent's commands: the session is the
 // log's, which the agent does not know of.
 func (a aiAssistant) Handle(ctx context.Context, line string, out io.Writer) error {
-	if t := strings.TrimSpace(line); t == "/save" || strings.HasPrefix(t, "/save ") {
-		saveCommand(a.log, t, out)
+	if saveAt(a.log)(line, out) {
 		return nil
 	}
 	return a.Session.Handle(ctx, line, out)

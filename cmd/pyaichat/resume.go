@@ -22,6 +22,7 @@ type resumeFrom struct {
 	in        *pybridge.Interp
 	tm        *term.Terminal // nil: no terminal to ask on
 	log       *sessions.Writer
+	output    *outputCapture
 	std       stdio
 }
 
@@ -54,13 +55,9 @@ func resume(id string, r resumeFrom) {
 	}
 	out := r.std.out
 	if r.assistant != nil && len(old.Conversation) > 0 {
-		var msgs []agent.Message
-		for _, e := range old.Conversation {
-			msgs = append(msgs, agent.Message{Role: "user", Content: e.Question}, agent.Message{Role: "assistant", Content: e.Answer})
-		}
-		r.assistant.Resume(msgs)
+		r.assistant.Resume(conversationMessages(old.Conversation))
 	}
-	fmt.Fprintf(out, "resuming session %s: %s restored\n", old.ID, plural(len(old.Conversation), "question and its answer", "questions and their answers"))
+	fmt.Fprintf(out, "resuming session %s: %s restored%s\n", old.ID, plural(len(old.Conversation), "question and its answer", "questions and their answers"), callsNote(old.Conversation))
 	if len(old.Inputs) == 0 {
 		return
 	}
@@ -91,16 +88,41 @@ func resume(id string, r resumeFrom) {
 	replay(old.Inputs, r)
 }
 
+// conversationMessages is a logged conversation in the wire form it was
+// sent: each question, for each response that called tools an assistant
+// message with those calls and a tool message with each result (the same
+// ids), then the answer. The text a response said before its calls is in
+// the answer, which the log keeps whole.
+func conversationMessages(conv []sessions.Exchange) []agent.Message {
+	var msgs []agent.Message
+	for _, e := range conv {
+		msgs = append(msgs, agent.Message{Role: "user", Content: e.Question})
+		for _, step := range e.Steps {
+			calls := make([]agent.ToolCall, len(step.Calls))
+			for i, c := range step.Calls {
+				calls[i] = agent.ToolCall{ID: c.ID, Type: "function", Name: c.Tool, Arguments: c.Args, Extra: c.Extra}
+			}
+			msgs = append(msgs, agent.Message{Role: "assistant", ToolCalls: calls})
+			for _, c := range step.Calls {
+				msgs = append(msgs, agent.Message{Role: "tool", ToolCallID: c.ID, Content: c.Result})
+			}
+		}
+		msgs = append(msgs, agent.Message{Role: "assistant", Content: e.Answer})
+	}
+	return msgs
+}
+
 // replay runs inputs as pasted blocks, each shown first, and stops at the
 // first that raises or exits.
 func replay(inputs []string, r resumeFrom) {
 	out := r.std.out
 	for i, src := range inputs {
 		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, "py> ")))
+		r.output.begin()
 		o, err := r.in.RunBlock(src + "\n")
 		res := repl.Outcome{Exit: o.Exit, Status: o.Status, Error: o.Error}
 		if r.log != nil && err == nil {
-			r.log.Write(pyRecord(src, res))
+			r.output.log(r.log, pyRecord(src, res))
 		}
 		switch {
 		case err != nil:
@@ -115,6 +137,20 @@ func replay(inputs []string, r resumeFrom) {
 		return
 	}
 	fmt.Fprintf(out, "ran %s again\n", plural(len(inputs), "input", "inputs"))
+}
+
+// callsNote says how many tool calls come back with the conversation.
+func callsNote(conv []sessions.Exchange) string {
+	n := 0
+	for _, e := range conv {
+		for _, s := range e.Steps {
+			n += len(s.Calls)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", with %s (results as they were then)", plural(n, "tool call", "tool calls"))
 }
 
 func logPath(w *sessions.Writer) string {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
@@ -83,7 +84,7 @@ func eventRecord(ev agent.Event) (sessions.Record, bool) {
 	case agent.EventQuestion:
 		r.Model = ev.Model
 	case agent.EventToolCall:
-		r.CallID, r.Tool, r.Args = ev.ID, ev.Tool, ev.Args
+		r.CallID, r.Tool, r.Args, r.Step, r.Extra = ev.ID, ev.Tool, ev.Args, ev.Step, ev.Extra
 	case agent.EventToolResult:
 		r.CallID, r.Tool, r.Result, r.Size = ev.ID, ev.Tool, ev.Result, ev.Size
 	case agent.EventUsage:
@@ -97,12 +98,61 @@ func eventRecord(ev agent.Event) (sessions.Record, bool) {
 	return r, true
 }
 
-// logInputs is repl.Options.OnInput for the log (nil: no log).
-func logInputs(w *sessions.Writer) func(string, repl.Outcome) {
+// logInputs is repl.Options.OnInput for the log (nil: no log), with
+// each input's output when out captures it.
+func logInputs(w *sessions.Writer, out *outputCapture) func(string, repl.Outcome) {
 	if w == nil {
 		return nil
 	}
-	return func(src string, o repl.Outcome) { w.Write(pyRecord(src, o)) }
+	return func(src string, o repl.Outcome) { out.log(w, pyRecord(src, o)) }
+}
+
+// outputCapture is --log-output (log_output = true): what each py> input
+// printed, copied by the interpreter (pybridge.CaptureOutput), goes into
+// its record once start has turned it on.
+type outputCapture struct {
+	in *pybridge.Interp
+	on atomic.Bool
+}
+
+// start turns capture on for a logged session that asked for it, after
+// the setup code ran (whose output is not logged).
+func (o *outputCapture) start(c cmdline, cfg agent.Config, w *sessions.Writer, warn func(string)) {
+	if w == nil || !(c.logOutput || cfg.LogOutput) {
+		return
+	}
+	if err := o.in.CaptureOutput(sessions.MaxOutput); err != nil {
+		warn(fmt.Sprintf("Python's output is not logged: %v", err))
+		return
+	}
+	o.on.Store(true)
+}
+
+// begin drops what was written since the last input ended (a thread's
+// output between inputs, the assistant's tools'): it is not this input's.
+func (o *outputCapture) begin() {
+	if o.on.Load() {
+		o.in.TakeOutput()
+	}
+}
+
+// log writes r with the output of its input, and stops capturing once the
+// log keeps no more of it (its output_off record says so).
+func (o *outputCapture) log(w *sessions.Writer, r sessions.Record) {
+	if !o.on.Load() {
+		w.Write(r)
+		return
+	}
+	parts, written := o.in.TakeOutput()
+	for _, p := range parts {
+		r.Output = append(r.Output, sessions.Output{Kind: p.Kind, Text: p.Text})
+	}
+	r.OutputBytes = written
+	w.Write(r)
+	if w.OutputOff() {
+		o.on.Store(false)
+		o.in.StopCapture()
+	}
 }
 
 // logEvents is Config.Events for the log (nil: no log).
@@ -169,7 +219,19 @@ func runSessions(std stdio, args []string) int {
 	return 0
 }
 
-// saveCommand is /save FILE at ai>: this session so far, exported.
+// saveAt runs /save FILE, at py> or ai>, and says whether line was one.
+func saveAt(w *sessions.Writer) func(line string, out io.Writer) bool {
+	return func(line string, out io.Writer) bool {
+		t := strings.TrimSpace(line)
+		if t != "/save" && !strings.HasPrefix(t, "/save ") {
+			return false
+		}
+		saveCommand(w, t, out)
+		return true
+	}
+}
+
+// saveCommand is /save FILE at py> or ai>: this session so far, exported.
 func saveCommand(w *sessions.Writer, line string, out io.Writer) {
 	path := strings.TrimSpace(strings.TrimPrefix(line, "/save"))
 	switch {

@@ -35,6 +35,7 @@ func Export(recs []Record, path string) error {
 // or an exchange with the assistant.
 type part struct {
 	src, status, exc string // py>
+	output           []Output
 	question, answer string
 	calls            []string // "name args"
 	problem          string   // error or cancellation of a question
@@ -46,7 +47,7 @@ func parts(recs []Record) []part {
 	for _, r := range recs {
 		switch r.Ev {
 		case "py":
-			ps = append(ps, part{src: r.Src, status: r.Status, exc: r.Exc})
+			ps = append(ps, part{src: r.Src, status: r.Status, exc: r.Exc, output: r.Output})
 		case "question":
 			ps = append(ps, part{question: r.Text})
 			q = len(ps) - 1
@@ -103,12 +104,50 @@ func sourceLines(text string) []string {
 	return lines
 }
 
-// notebook is nbformat 4.5: code cells for py> inputs (no outputs: the log
-// does not keep Python's output; a failed input says how in the cell's
-// metadata), markdown cells for questions and answers.
+// cellOutputs is a code cell's outputs in nbformat's terms: stream
+// outputs for stdout and stderr, execute_result for the value shown, error
+// for a traceback (exc is the exception's type, from the log).
+func cellOutputs(output []Output, exc string) []any {
+	outs := []any{}
+	for _, o := range output {
+		switch o.Kind {
+		case "result":
+			outs = append(outs, map[string]any{"output_type": "execute_result", "execution_count": nil, "metadata": map[string]any{},
+				"data": map[string]any{"text/plain": sourceLines(strings.TrimSuffix(o.Text, "\n"))}})
+		case "error":
+			outs = append(outs, errorOutput(o.Text, exc))
+		default:
+			name := "stdout"
+			if o.Kind == "stderr" {
+				name = "stderr"
+			}
+			outs = append(outs, map[string]any{"output_type": "stream", "name": name, "text": sourceLines(o.Text)})
+		}
+	}
+	return outs
+}
+
+// errorOutput is a shown traceback as nbformat's error output: its lines,
+// and the exception's type and message from its last line.
+func errorOutput(text, exc string) map[string]any {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	last := lines[len(lines)-1]
+	name, value, ok := strings.Cut(last, ": ")
+	if !ok {
+		name, value = last, ""
+	}
+	if exc != "" {
+		name = exc
+	}
+	return map[string]any{"output_type": "error", "ename": name, "evalue": value, "traceback": lines}
+}
+
+// notebook is nbformat 4.5: code cells for py> inputs (with their outputs
+// when the log kept them, --log-output; a failed input says how in the
+// cell's metadata), markdown cells for questions and answers.
 func notebook(recs []Record) ([]byte, error) {
 	cells := []map[string]any{}
-	add := func(kind, text string, meta map[string]any) {
+	add := func(kind, text string, meta map[string]any, outputs []any) {
 		if meta == nil {
 			meta = map[string]any{}
 		}
@@ -116,7 +155,7 @@ func notebook(recs []Record) ([]byte, error) {
 		if kind == "code" {
 			// Required, and null: the cell was not run in Jupyter.
 			c["execution_count"] = nil
-			c["outputs"] = []any{}
+			c["outputs"] = outputs
 		}
 		cells = append(cells, c)
 	}
@@ -126,12 +165,12 @@ func notebook(recs []Record) ([]byte, error) {
 			if p.status != "ok" {
 				meta = map[string]any{"pyaichat": map[string]string{"status": p.status, "exception": p.exc}}
 			}
-			add("code", p.src, meta)
+			add("code", p.src, meta, cellOutputs(p.output, p.exc))
 			continue
 		}
-		add("markdown", "**ai>** "+p.question, nil)
+		add("markdown", "**ai>** "+p.question, nil, nil)
 		if a := p.answerMarkdown(); a != "" {
-			add("markdown", a, nil)
+			add("markdown", a, nil, nil)
 		}
 	}
 	nb := map[string]any{
@@ -157,16 +196,39 @@ func script(recs []Record) string {
 			b.WriteString(commented("ai> "+p.question) + "\n")
 			b.WriteString(commented(p.answerMarkdown()) + "\n\n")
 		case p.status == "ok":
-			b.WriteString(p.src + "\n\n")
+			b.WriteString(p.src + "\n" + outputComment(p.output) + "\n")
 		default:
 			what := "raised " + p.exc
 			if p.status == "exit" {
 				what = "exited"
 			}
-			b.WriteString(commented(p.src) + "\n# (" + what + ")\n\n")
+			b.WriteString(commented(p.src) + "\n# (" + what + ")\n" + outputComment(p.output) + "\n")
 		}
 	}
 	return b.String()
+}
+
+// outputComment is an input's output as comments, each line after "# | ".
+func outputComment(output []Output) string {
+	text := outputText(output)
+	if text == "" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight("# | "+l, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// outputText is an input's output as the terminal showed it, without
+// its last newline.
+func outputText(output []Output) string {
+	var b strings.Builder
+	for _, o := range output {
+		b.WriteString(o.Text)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func commented(text string) string {
@@ -193,6 +255,13 @@ func markdownDoc(recs []Record) string {
 			fence += "`"
 		}
 		b.WriteString(fence + "python\n" + p.src + "\n" + fence + "\n")
+		if out := outputText(p.output); out != "" {
+			fence := "```"
+			for strings.Contains(out, fence) {
+				fence += "`"
+			}
+			b.WriteString("\n" + fence + "text\n" + out + "\n" + fence + "\n")
+		}
 		if p.status == "error" {
 			b.WriteString("\n*raised " + p.exc + "*\n")
 		}

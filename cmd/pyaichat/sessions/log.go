@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
@@ -28,9 +29,11 @@ import (
 // Record is one line of a session log. Ev says which fields are set:
 //
 //	start        ID, Version, Python, Venv, Cwd, Model
-//	py           Src, Status ("ok", "error" with Exc, "exit" with Code)
+//	py           Src, Status ("ok", "error" with Exc, "exit" with Code);
+//	             with --log-output, Output and OutputBytes
 //	question     Text, Model
-//	tool_call    CallID, Tool, Args
+//	tool_call    CallID, Tool, Args, Step (the response of the question that
+//	             made it, from 1), Extra (the server's extra_content)
 //	tool_result  CallID, Tool, Result (as the model saw it), Size
 //	notice       Text
 //	answer       Text
@@ -39,6 +42,7 @@ import (
 //	cancelled    (Ctrl-C during a question)
 //	resumed      Text: the id of the session this one resumed
 //	truncated    Text: the log reached its size bound; nothing follows
+//	output_off   Text: the log passed its bound for output; no more is kept
 //	end          Code (the exit status)
 type Record struct {
 	T  time.Time `json:"t"`
@@ -66,6 +70,23 @@ type Record struct {
 	Out    int    `json:"tokens_out,omitempty"`
 	Calls  int    `json:"calls,omitempty"`
 	Kind   string `json:"kind,omitempty"`
+	Step   int    `json:"step,omitempty"`
+	// Extra is kept as the server sent it: an opaque signature, which a
+	// resumed conversation sends back.
+	Extra json.RawMessage `json:"extra,omitempty"`
+
+	// Output is what a py> input printed, when output is captured, cut
+	// at MaxOutput bytes; OutputBytes is how much it printed in all.
+	Output      []Output `json:"output,omitempty"`
+	OutputBytes int      `json:"output_bytes,omitempty"`
+}
+
+// Output is one run of a py> input's output, in the order written. Kind
+// is "stdout", "stderr", "result" (the value shown, as sys.displayhook
+// shows it) or "error" (a traceback or a SyntaxError).
+type Output struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
 }
 
 // Defaults of the bounds.
@@ -75,6 +96,8 @@ const (
 	// maxField bounds each text in a record: a pasted megabyte or a long
 	// answer is kept in part, said so.
 	maxField = 64 << 10
+	// MaxOutput bounds the output kept of one input.
+	MaxOutput = 64 << 10
 )
 
 // Ext is the file name extension of a session log.
@@ -101,7 +124,10 @@ type Writer struct {
 	size     int64
 	maxBytes int64
 	full     bool
-	redact   func(string) string
+	// outputOff: the log passed half its bound, and keeps no more
+	// output, so that the inputs and the conversation still have room.
+	outputOff bool
+	redact    func(string) string
 	// Path is the file written.
 	Path string
 }
@@ -186,6 +212,11 @@ func (w *Writer) Write(rec Record) error {
 		return err
 	}
 	line = append(line, '\n')
+	if len(rec.Output) > 0 && (w.outputOff || w.size+int64(len(line)) > w.maxBytes/2) {
+		if line, err = w.withoutOutput(rec); err != nil {
+			return err
+		}
+	}
 	if w.size+int64(len(line)) > w.maxBytes-512 {
 		w.full = true
 		stop, _ := json.Marshal(Record{T: rec.T, Ev: "truncated", Text: fmt.Sprintf("the log reached its bound of %d bytes; later events were not written", w.maxBytes)})
@@ -196,6 +227,33 @@ func (w *Writer) Write(rec Record) error {
 	return err
 }
 
+// withoutOutput is rec's line without its output, and, the first time,
+// an output_off line after it saying why.
+func (w *Writer) withoutOutput(rec Record) ([]byte, error) {
+	rec.Output = nil
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	line = append(line, '\n')
+	if !w.outputOff {
+		w.outputOff = true
+		off, _ := json.Marshal(Record{T: rec.T, Ev: "output_off", Text: fmt.Sprintf("the log passed %d bytes, half its bound; Python's output is no longer kept", w.maxBytes/2)})
+		line = append(append(line, off...), '\n')
+	}
+	return line, nil
+}
+
+// OutputOff says whether the log keeps no more output (see Record).
+func (w *Writer) OutputOff() bool {
+	if w == nil {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.outputOff || w.full
+}
+
 // clean redacts and bounds every text of rec.
 func (w *Writer) clean(rec *Record) {
 	for _, p := range []*string{&rec.Src, &rec.Text, &rec.Args, &rec.Result, &rec.Cwd, &rec.Venv, &rec.Tool, &rec.Exc} {
@@ -204,6 +262,46 @@ func (w *Writer) clean(rec *Record) {
 		}
 		*p = bound(*p, maxField)
 	}
+	if len(rec.Output) > 0 {
+		rec.Output = w.cleanOutput(rec.Output, rec.OutputBytes)
+	}
+}
+
+// cleanOutput redacts output, then cuts it at MaxOutput bytes in all on a
+// character boundary (redacted first, so that a cut never leaves half a
+// secret), saying so at its end with how much was written.
+func (w *Writer) cleanOutput(parts []Output, written int) []Output {
+	out := make([]Output, 0, len(parts))
+	kept, cut := 0, written > sumLen(parts)
+	for _, p := range parts {
+		text := strings.ToValidUTF8(p.Text, "\uFFFD")
+		if w.redact != nil {
+			text = w.redact(text)
+		}
+		if kept+len(text) > MaxOutput {
+			text, cut = termsafe.Prefix(text, MaxOutput-kept), true
+		}
+		kept += len(text)
+		if text != "" {
+			out = append(out, Output{Kind: p.Kind, Text: text})
+		}
+		if cut && kept >= MaxOutput-utf8.UTFMax {
+			break
+		}
+	}
+	if cut && len(out) > 0 {
+		last := &out[len(out)-1]
+		last.Text += fmt.Sprintf("\n[output cut: %d bytes kept of %d written]", kept, max(written, sumLen(parts)))
+	}
+	return out
+}
+
+func sumLen(parts []Output) int {
+	n := 0
+	for _, p := range parts {
+		n += len(p.Text)
+	}
+	return n
 }
 
 // bound cuts s to about n bytes on a character boundary, saying so.

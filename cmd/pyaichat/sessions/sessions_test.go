@@ -100,6 +100,42 @@ func TestSizeBound(t *testing.T) {
 	}
 }
 
+// An input's output is redacted before it is cut at MaxOutput on a
+// character boundary, with a marker saying how much was written; past
+// half the size bound no more output is kept, said once, while the
+// inputs still are.
+func TestOutputBounds(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(dir, "a", Options{MaxBytes: 300 << 10, Redact: func(s string) string { return strings.ReplaceAll(s, "SECRET", "[key]") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "a" + strings.Repeat("é", 40000) // 65536 bytes ends inside an é
+	w.Write(Record{Ev: "py", Src: "p", Status: "ok", OutputBytes: 90000, Output: []Output{{Kind: "stdout", Text: "SECRET\n"}, {Kind: "stdout", Text: long}}})
+	for i := 0; i < 4; i++ {
+		w.Write(Record{Ev: "py", Src: fmt.Sprint(i), Status: "ok", OutputBytes: 60000, Output: []Output{{Kind: "stdout", Text: strings.Repeat("x", 60000)}}})
+	}
+	off := w.OutputOff()
+	w.Close()
+	recs, _ := Read(w.Path)
+	var evs []string
+	for _, r := range recs {
+		evs = append(evs, fmt.Sprintf("%s:%d", r.Ev, len(r.Output)))
+	}
+	if got := strings.Join(evs, " "); got != "py:2 py:1 py:0 output_off:0 py:0 py:0" || !off {
+		t.Fatalf("records %s (output off: %v)", got, off)
+	}
+	first := recs[0].Output
+	body, marker, _ := strings.Cut(first[1].Text, "\n[output cut: ")
+	if first[0].Text != "[key]\n" || len(first[0].Text)+len(body) != MaxOutput-1 || !strings.HasSuffix(body, "é") ||
+		marker != fmt.Sprintf("%d bytes kept of 90000 written]", MaxOutput-1) {
+		t.Errorf("the first output: %q, %d bytes then %q", first[0].Text, len(body), marker)
+	}
+	if !strings.Contains(recs[3].Text, "153600 bytes") {
+		t.Errorf("output_off says %q", recs[3].Text)
+	}
+}
+
 // Only the newest Keep logs are kept; ids sort by start time.
 func TestKeepBound(t *testing.T) {
 	dir := t.TempDir()
@@ -161,6 +197,46 @@ func TestRestore(t *testing.T) {
 	}
 	if len(r.Inputs) != 1 || !strings.HasPrefix(r.Inputs[0], "x = [1, 2]") {
 		t.Errorf("inputs %q", r.Inputs)
+	}
+}
+
+// Tool calls come back grouped by the response that made them, each with
+// its result (or a "not run" one when the log lacks it); calls of a log
+// without step numbers each stand alone.
+func TestRestoreToolCalls(t *testing.T) {
+	recs := []Record{
+		{Ev: "question", Text: "q1"},
+		{Ev: "tool_call", CallID: "a", Tool: "get_type", Args: "{}", Step: 1, Extra: json.RawMessage(`{"sig":1}`)},
+		{Ev: "tool_result", CallID: "a", Result: "ra"},
+		{Ev: "tool_call", CallID: "b", Tool: "get_repr", Args: "{}", Step: 1},
+		{Ev: "tool_result", CallID: "b", Result: "rb"},
+		{Ev: "tool_call", CallID: "c", Tool: "get_repr", Args: "{}", Step: 2},
+		{Ev: "answer", Text: "A1"},
+		{Ev: "question", Text: "q2"},
+		{Ev: "tool_call", CallID: "d", Tool: "get_type", Args: "{}"},
+		{Ev: "tool_result", CallID: "d", Result: "rd"},
+		{Ev: "tool_call", CallID: "e", Tool: "get_type", Args: "{}"},
+		{Ev: "tool_result", CallID: "e", Result: "re"},
+		{Ev: "error", Text: "boom"},
+	}
+	var got []string
+	for _, e := range Restore("x", recs).Conversation {
+		line := e.Question
+		for _, s := range e.Steps {
+			line += " ["
+			for _, c := range s.Calls {
+				line += fmt.Sprintf(" %s=%s%s", c.ID, c.Result, c.Extra)
+			}
+			line += " ]"
+		}
+		got = append(got, line+" "+e.Answer)
+	}
+	want := []string{
+		`q1 [ a=ra{"sig":1} b=rb ] [ c=` + notLogged + ` ] A1`,
+		"q2 [ d=rd ] [ e=re ] (no answer: boom)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("restored:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

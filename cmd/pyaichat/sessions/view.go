@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -122,6 +123,9 @@ func transcript(w io.Writer, recs []Record) {
 			fmt.Fprintln(w)
 		case "py":
 			fmt.Fprintln(w, prefixed(r.Src, "py> ", "... "))
+			if out := outputText(r.Output); out != "" {
+				fmt.Fprintln(w, out)
+			}
 			switch r.Status {
 			case "error":
 				fmt.Fprintf(w, "    [raised %s]\n", r.Exc)
@@ -146,7 +150,7 @@ func transcript(w io.Writer, recs []Record) {
 			fmt.Fprintf(w, "    [error: %s]\n", r.Text)
 		case "cancelled":
 			fmt.Fprintln(w, "    [cancelled]")
-		case "truncated":
+		case "truncated", "output_off":
 			fmt.Fprintf(w, "[%s]\n", r.Text)
 		case "end":
 			fmt.Fprintf(w, "[session ended with status %d after %s]\n", code(r), r.T.Sub(start).Round(time.Second))
@@ -175,8 +179,21 @@ func prefixed(text, first, then string) string {
 	return strings.Join(lines, "\n")
 }
 
-// Exchange is one question and its answer, for resuming a conversation.
-type Exchange struct{ Question, Answer string }
+// Exchange is one question and its answer, for resuming a conversation,
+// with the tool calls the model made for it, one Step a response.
+type Exchange struct {
+	Question, Answer string
+	Steps            []Step
+}
+
+// Step is the tool calls of one response, in order, with their results.
+type Step struct{ Calls []Call }
+
+// Call is one tool call as it was sent and answered.
+type Call struct {
+	ID, Tool, Args, Result string
+	Extra                  json.RawMessage
+}
 
 // Restored is what a session leaves to a session that resumes it: the
 // conversation and the py> inputs that ran without an error, in order.
@@ -224,12 +241,17 @@ func resumedFrom(recs []Record) string {
 	return ""
 }
 
+// notLogged answers a call whose result the log lacks, as the agent
+// answers a call it did not run, so that every id stays answered.
+const notLogged = `{"error":{"type":"NotRun","message":"no result was logged"}}`
+
 // Restore reads what Restored needs from a session's records. A question
 // that got no answer is restored with the reason, as the conversation
 // held it.
 func Restore(id string, recs []Record) Restored {
 	out := Restored{ID: id}
-	open := -1
+	var open *Exchange
+	step := -1
 	for _, r := range recs {
 		switch r.Ev {
 		case "py":
@@ -238,18 +260,26 @@ func Restore(id string, recs []Record) Restored {
 			}
 		case "question":
 			out.Conversation = append(out.Conversation, Exchange{Question: r.Text})
-			open = len(out.Conversation) - 1
+			open, step = &out.Conversation[len(out.Conversation)-1], -1
+		case "tool_call":
+			if open != nil {
+				open.addCall(r, &step)
+			}
+		case "tool_result":
+			if open != nil {
+				open.answerCall(r.CallID, r.Result)
+			}
 		case "answer":
-			if open >= 0 {
-				out.Conversation[open].Answer = r.Text
+			if open != nil {
+				open.Answer = r.Text
 			}
 		case "error", "cancelled":
-			if open >= 0 && out.Conversation[open].Answer == "" {
+			if open != nil && open.Answer == "" {
 				reason := r.Text
 				if r.Ev == "cancelled" {
 					reason = "interrupted"
 				}
-				out.Conversation[open].Answer = "(no answer: " + reason + ")"
+				open.Answer = "(no answer: " + reason + ")"
 			}
 		}
 	}
@@ -262,4 +292,29 @@ func Restore(id string, recs []Record) Restored {
 	}
 	out.Conversation = kept
 	return out
+}
+
+// addCall adds a logged call, to the step before it when it has the same
+// step number (step, the last one seen), else as a step of its own: a log
+// older than step numbers (Step 0) has each call on its own.
+func (e *Exchange) addCall(r Record, step *int) {
+	if r.Step != *step || r.Step == 0 || len(e.Steps) == 0 {
+		e.Steps = append(e.Steps, Step{})
+		*step = r.Step
+	}
+	s := &e.Steps[len(e.Steps)-1]
+	s.Calls = append(s.Calls, Call{ID: r.CallID, Tool: r.Tool, Args: r.Args, Result: notLogged, Extra: r.Extra})
+}
+
+// answerCall sets the result of the last call with id.
+func (e *Exchange) answerCall(id, result string) {
+	for i := len(e.Steps) - 1; i >= 0; i-- {
+		calls := e.Steps[i].Calls
+		for j := len(calls) - 1; j >= 0; j-- {
+			if calls[j].ID == id {
+				calls[j].Result = result
+				return
+			}
+		}
+	}
 }
