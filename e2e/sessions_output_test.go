@@ -326,3 +326,18 @@ func TestPTYLogOutputKeepsOnlyTheInputs(t *testing.T) {
 		t.Errorf("the input after the question logged %q", got)
 	}
 }
+
+// TestPTYLogOutputWithoutALogSaysSo: --log-output in a session that is
+// not logged would keep nothing; pyaichat says so instead of ignoring it.
+func TestPTYLogOutputWithoutALogSaysSo(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	s := startREPLNoWait(t, home, nil, "--no-log", "--log-output")
+	s.ExpectString("pyaichat: --log-output does nothing: this session is not logged")
+	s.ExpectString("py> ")
+	s.Send("\x04")
+	assertExit(t, s, 0)
+	if logs := logsOf(t, home); len(logs) != 0 {
+		t.Errorf("a --no-log session wrote %d logs", len(logs))
+	}
+}

@@ -118,6 +118,9 @@ type outputCapture struct {
 // start turns capture on for a logged session that asked for it, after
 // the setup code ran (whose output is not logged).
 func (o *outputCapture) start(c cmdline, cfg agent.Config, w *sessions.Writer, warn func(string)) {
+	if w == nil && c.logOutput {
+		warn("--log-output does nothing: this session is not logged (--no-log, log = false, -p, or no state directory)")
+	}
 	if w == nil || !(c.logOutput || cfg.LogOutput) {
 		return
 	}
