@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 // TestAzureKeyAndQuery sends a question to Azure-style base URLs. The
@@ -63,7 +65,7 @@ func TestAzureKeyAndQuery(t *testing.T) {
 
 // The base URL as shown to the user never carries its query.
 func TestAzureQueryNotShown(t *testing.T) {
-	u, _ := url.Parse(displayURL("https://res.openai.azure.com/openai/deployments/x?api-version=1&api-key=SECRET"))
+	u, _ := url.Parse(llm.DisplayURL("https://res.openai.azure.com/openai/deployments/x?api-version=1&api-key=SECRET"))
 	if u.RawQuery != "" || strings.Contains(u.String(), "SECRET") {
 		t.Errorf("shown as %s", u)
 	}

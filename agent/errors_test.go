@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 const nginx503 = "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n" +
@@ -49,7 +51,7 @@ func TestServerErrorsAreOneShortLine(t *testing.T) {
 				t.Errorf("%d notice lines, want %d: %q", n, want, a.notices)
 			}
 			for _, ln := range lines {
-				if len(ln) > maxServerText+len(a.server.url())+80 || strings.Contains(ln, "<") {
+				if len(ln) > llm.MaxServerText+len(a.server.url())+80 || strings.Contains(ln, "<") {
 					t.Errorf("not one short line (%d bytes): %q", len(ln), ln)
 				}
 			}

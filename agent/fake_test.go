@@ -227,7 +227,7 @@ type fakeTools struct {
 var realisticTools = func() []Tool {
 	var out []Tool
 	for _, s := range spec.List() {
-		out = append(out, Tool{s.Name, s.Description, s.Schema})
+		out = append(out, Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	return out
 }()

@@ -52,6 +52,10 @@ func TestRetriesTransientFailures(t *testing.T) {
 	}
 }
 
+// fixtureDir holds the responses captured from real providers, kept with
+// the provider package that parses them.
+const fixtureDir = "llm/testdata/openai-wire"
+
 func fixtureStep(t *testing.T, name string, status int) http.HandlerFunc {
 	body, err := os.ReadFile(filepath.Join(fixtureDir, name))
 	if err != nil {
