@@ -1,10 +1,10 @@
 package agent
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
@@ -19,7 +19,7 @@ func TestServerErrorsAreOneShortLine(t *testing.T) {
 	long := "first line\n\n  second line\twith a tab " + strings.Repeat("and more words ", 30)
 	cases := []struct {
 		name    string
-		step    http.HandlerFunc
+		step    fakemodel.Reply
 		retried bool
 		want    string
 	}{
