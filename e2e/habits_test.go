@@ -43,7 +43,7 @@ func TestPTYExitAtAIPrompt(t *testing.T) {
 			t.Parallel()
 			fake := newFakeOpenAI(t, "eval_expr", `{"expr":"1"}`)
 			home := t.TempDir()
-			s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.srv.URL + "/v1", "OPENAI_API_KEY=k"}, "-q")
+			s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.URL, "OPENAI_API_KEY=k"}, "-q")
 			s.ExpectString("py> ")
 			s.Send(ptytest.Tab)
 			s.ExpectCursorLine("ai>")
@@ -78,7 +78,7 @@ func TestOneShotInPipeline(t *testing.T) {
 	fake := newFakeOpenAI(t, "eval_expr", `{"expr":"len(words)"}`)
 	home := t.TempDir()
 	cmd := exec.Command(binary, "-p", "why did this fail?", "-c", "words = 'a b c'.split(); print('setup output')")
-	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.srv.URL+"/v1", "OPENAI_API_KEY=k")
+	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
 	cmd.Stdin = strings.NewReader("Traceback: KeyError 'b'\n")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
