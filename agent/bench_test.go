@@ -12,11 +12,17 @@ import (
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
-// loopServer answers any request: a tool call while the question has had
-// fewer than steps tool results, then a short answer.
+// loopServer answers any request at zero latency: a tool call while the
+// question has had fewer than steps tool results, then a short answer. The
+// bodies are rendered once and sent in one write, so that the server's own
+// cost stays small.
 func loopServer(b *testing.B, steps int) *fakemodel.Server {
-	call := fakemodel.Reply{Calls: []fakemodel.Call{{ID: "call_1", Name: "get_type", Args: `{"expr":"x"}`}}, Usage: usage}
-	answer := fakemodel.Reply{Pieces: []string{"x is ", "an int."}, Usage: usage}
+	call := sse(sseBody(
+		chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_type","arguments":""}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"expr\":"}}]}`, ""),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"x\"}"}}]}`, ""),
+		chunk(`{}`, "tool_calls"), usageChunk))
+	answer := sse(sseBody(chunk(`{"role":"assistant","content":"x is "}`, ""), chunk(`{"content":"an int."}`, ""), chunk(`{}`, "stop"), usageChunk))
 	return fakemodel.NewFunc(b, func(r fakemodel.Request) fakemodel.Reply {
 		// Each tool result adds one "tool_call_id"; a fixed call is fine
 		// for one step per question, since repeats are counted per question.

@@ -26,7 +26,7 @@ type model interface {
 	// Open sends the conversation and the tools and returns the response
 	// as it streams. notify is told of each retry wait. Errors are one
 	// line without the key.
-	Open(ctx context.Context, model string, msgs []Message, tools []Tool, notify func(string)) (response, error)
+	Open(ctx context.Context, model string, msgs []Message, tools llm.Tools, notify func(string)) (response, error)
 	Models(ctx context.Context) ([]string, error)
 	// Where is the server as it may be shown (no key, no query).
 	Where() string
@@ -54,7 +54,7 @@ type response interface {
 // llmModel adapts *llm.Client, whose Open returns its concrete stream.
 type llmModel struct{ *llm.Client }
 
-func (m llmModel) Open(ctx context.Context, model string, msgs []Message, tools []Tool, notify func(string)) (response, error) {
+func (m llmModel) Open(ctx context.Context, model string, msgs []Message, tools llm.Tools, notify func(string)) (response, error) {
 	s, err := m.Client.Open(ctx, model, msgs, tools, notify)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,7 @@ type Session struct {
 	// asked says there was one.
 	lastRedacted redact.Report
 	asked        bool
+	offered      llm.Tools // list, encoded for every request
 	names        map[string]bool
 	code         []markdown.CodeBlock // the last answer's, on a terminal
 	// lastSent and lastDeclined count the last question's results the
@@ -82,6 +83,7 @@ func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
 		}
 		s.list = kept
 	}
+	s.offered = llm.EncodeTools(s.list)
 	s.names = map[string]bool{}
 	for _, t := range s.list {
 		s.names[t.Name] = true
@@ -314,7 +316,7 @@ func (t *turn) run(ctx context.Context) error {
 		msgs, ctxRedacted := s.requestMessages()
 		t.context = ctxRedacted
 		t.busy(ctx, "thinking")
-		stream, err := s.model.Open(ctx, s.cfg.Model, msgs, s.list, t.notify)
+		stream, err := s.model.Open(ctx, s.cfg.Model, msgs, s.offered, t.notify)
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 func open(t *testing.T, s *Server, msgs ...llm.Message) (*llm.Stream, error) {
 	t.Helper()
 	c := llm.New(llm.Options{BaseURL: s.URL, APIKey: "sk-fake-0123456789abcdef", MaxRetries: -1})
-	return c.Open(context.Background(), "m", msgs, []llm.Tool{{Name: "get_repr", Schema: json.RawMessage(`{"type":"object"}`)}}, func(string) {})
+	return c.Open(context.Background(), "m", msgs, llm.EncodeTools([]llm.Tool{{Name: "get_repr", Schema: json.RawMessage(`{"type":"object"}`)}}), func(string) {})
 }
 
 // read drains a stream: its answer as streamed, and its result.

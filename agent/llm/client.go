@@ -18,8 +18,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // Client talks to one OpenAI-compatible server. It owns retries and
@@ -122,15 +120,15 @@ var (
 // exponential backoff and jitter, honouring Retry-After up to a cap. notify
 // is told about each wait so the user sees it. Its errors are one line
 // each and never hold the key (see clean).
-func (c *Client) Open(ctx context.Context, model string, msgs []Message, tools []Tool, notify func(string)) (*Stream, error) {
-	s, err := c.open(ctx, model, msgs, openaiTools(tools), func(msg string) { notify(c.clean(msg)) })
+func (c *Client) Open(ctx context.Context, model string, msgs []Message, tools Tools, notify func(string)) (*Stream, error) {
+	s, err := c.open(ctx, model, msgs, tools, func(msg string) { notify(c.clean(msg)) })
 	if err != nil {
 		return nil, c.cleanErr(err)
 	}
 	return s, nil
 }
 
-func (c *Client) open(ctx context.Context, model string, msgs []Message, tools []openai.Tool, notify func(string)) (*Stream, error) {
+func (c *Client) open(ctx context.Context, model string, msgs []Message, tools Tools, notify func(string)) (*Stream, error) {
 	// Options not checked by whoever made them may hold anything.
 	if err := CheckBaseURL(c.cfg.BaseURL); err != nil {
 		return nil, err

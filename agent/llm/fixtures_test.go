@@ -247,7 +247,7 @@ func TestFixturesParseToOracle(t *testing.T) {
 			}
 			srv := serveFixture(t, o.File)
 			c := New(Options{BaseURL: srv.URL + "/v1", APIKey: "sk-fixture", MaxRetries: -1})
-			s, err := c.Open(context.Background(), "m", []Message{{Role: "user", Content: "hi"}}, nil, func(string) {})
+			s, err := c.Open(context.Background(), "m", []Message{{Role: "user", Content: "hi"}}, Tools{}, func(string) {})
 			if isErr {
 				checkHTTPError(t, o, err)
 				return

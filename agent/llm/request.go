@@ -33,7 +33,7 @@ type Message struct {
 type wireRequest struct {
 	Model         string                `json:"model"`
 	Messages      []wireOutMsg          `json:"messages"`
-	Tools         []openai.Tool         `json:"tools,omitempty"`
+	Tools         json.RawMessage       `json:"tools,omitempty"`
 	Stream        bool                  `json:"stream"`
 	StreamOptions *openai.StreamOptions `json:"stream_options,omitempty"`
 }
@@ -55,8 +55,11 @@ type wireOutToolCall struct {
 	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
 }
 
-func buildRequest(model string, msgs []Message, tools []openai.Tool, usage bool) ([]byte, error) {
-	req := wireRequest{Model: model, Tools: tools, Stream: true, Messages: make([]wireOutMsg, len(msgs))}
+func buildRequest(model string, msgs []Message, tools Tools, usage bool) ([]byte, error) {
+	if tools.err != nil {
+		return nil, tools.err
+	}
+	req := wireRequest{Model: model, Tools: tools.raw, Stream: true, Messages: make([]wireOutMsg, len(msgs))}
 	if usage {
 		req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	}
@@ -71,6 +74,23 @@ func buildRequest(model string, msgs []Message, tools []openai.Tool, usage bool)
 		req.Messages[i] = w
 	}
 	return json.Marshal(req)
+}
+
+// Tools are the tools a conversation offers, encoded once, since the same
+// descriptions and schemas go with every request.
+type Tools struct {
+	raw json.RawMessage // the request's "tools" array; nil for none
+	err error           // why they could not be encoded, reported by Open
+}
+
+// EncodeTools encodes tools for Open (as go-openai's Tool type). A schema
+// that is not JSON makes every request that offers it fail.
+func EncodeTools(tools []Tool) Tools {
+	if len(tools) == 0 {
+		return Tools{}
+	}
+	raw, err := json.Marshal(openaiTools(tools))
+	return Tools{raw: raw, err: err}
 }
 
 // openaiTools converts our tool list to go-openai's request type.
