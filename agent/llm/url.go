@@ -52,10 +52,11 @@ func CheckKey(key string) error {
 	return nil
 }
 
-// CheckBaseURL finds a base URL that can never work, once, before any request
-// (LoadConfig calls it at start-up). Its messages show the URL as DisplayURL does, never
-// its userinfo or query, and never Go's url.Error, which repeats the raw
-// string (key and all).
+// CheckBaseURL finds a base URL that can never work, before any request
+// (the agent's LoadConfig calls it at start-up, Open before each request).
+// Its messages show the URL as DisplayURL does, never its userinfo or
+// query, and never Go's url.Error, which repeats the raw string (key and
+// all).
 func CheckBaseURL(base string) error {
 	u, err := url.Parse(base)
 	if err != nil {

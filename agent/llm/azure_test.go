@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pyaichat/pyaichat/agent/llm"
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
-// TestAzureKeyAndQuery sends a question to Azure-style base URLs. The
+// TestAzureKeyAndQuery sends a request to Azure-style base URLs. The
 // fake server stands in for the Azure host: the client's dialer reaches it
 // whatever host the URL names.
 func TestAzureKeyAndQuery(t *testing.T) {
@@ -29,22 +29,23 @@ func TestAzureKeyAndQuery(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.base, func(t *testing.T) {
-			f := newFake(t, textReply("hello"))
+			f := fakemodel.New(t, fakemodel.Reply{Text: "hello"})
 			f.AllowAnyPath() // the request goes to the base URL's own path
 			target := f.Addr()
-			cfg := f.config()
-			cfg.BaseURL = c.base
-			cfg.HTTPClient = &http.Client{Transport: &http.Transport{
+			client := New(Options{BaseURL: c.base, APIKey: testKey, HTTPClient: &http.Client{Transport: &http.Transport{
 				DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 					return (&net.Dialer{}).DialContext(ctx, network, target)
 				},
-			}}
-			out := newSyncBuffer()
-			if err := NewSession(cfg, &fakeTools{}, nil).Handle(context.Background(), "hi?", out); err != nil {
+			}}})
+			st, err := client.Open(context.Background(), "m", []Message{{Role: "user", Content: "hi?"}}, Tools{}, func(string) {})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(out.String(), "hello") {
-				t.Errorf("answer %q", out.String())
+			for st.Next() {
+			}
+			st.Close()
+			if got := st.Result().Choice0().Content; got != "hello" || st.Err() != nil {
+				t.Errorf("answer %q, error %v", got, st.Err())
 			}
 			got := f.Requests()[0]
 			if got.Path != c.wantPath || got.Query != c.wantQuery {
@@ -63,7 +64,7 @@ func TestAzureKeyAndQuery(t *testing.T) {
 
 // The base URL as shown to the user never carries its query.
 func TestAzureQueryNotShown(t *testing.T) {
-	u, _ := url.Parse(llm.DisplayURL("https://res.openai.azure.com/openai/deployments/x?api-version=1&api-key=SECRET"))
+	u, _ := url.Parse(DisplayURL("https://res.openai.azure.com/openai/deployments/x?api-version=1&api-key=SECRET"))
 	if u.RawQuery != "" || strings.Contains(u.String(), "SECRET") {
 		t.Errorf("shown as %s", u)
 	}
