@@ -27,21 +27,20 @@ type chatFake struct{ *fakemodel.Server }
 
 func newChatFake(t *testing.T) *chatFake {
 	var mu sync.Mutex
-	var f *chatFake
-	n := 0
-	f = &chatFake{fakemodel.NewFunc(t, func(r fakemodel.Request) fakemodel.Reply {
+	reqs, n := 0, 0
+	return &chatFake{fakemodel.NewFunc(t, func(r fakemodel.Request) fakemodel.Reply {
 		mu.Lock()
 		defer mu.Unlock()
+		reqs++
 		last := r.Last()
 		if last.Role == "user" {
 			words := strings.Fields(strings.TrimSuffix(last.Content, "?"))
-			call := fakemodel.Call{ID: fmt.Sprintf("call_%d", len(f.Requests())), Name: "get_repr", Args: fmt.Sprintf(`{"expr":%q}`, words[len(words)-1])}
+			call := fakemodel.Call{ID: fmt.Sprintf("call_%d", reqs), Name: "get_repr", Args: fmt.Sprintf(`{"expr":%q}`, words[len(words)-1])}
 			return fakemodel.Reply{Calls: []fakemodel.Call{call}, Usage: fakeUsage}
 		}
 		n++
 		return fakemodel.Reply{Pieces: []string{fmt.Sprintf("Answer %d", n)}, Usage: fakeUsage}
 	})}
-	return f
 }
 
 func (f *chatFake) requests() []map[string]any { return bodies(f.Server) }
