@@ -145,7 +145,8 @@ func (r Request) Last() Message {
 
 // Server is the fake model. URL is its base URL, the value of
 // OPENAI_BASE_URL: it answers POST URL/chat/completions and GET URL/models
-// (Models), and 404 to any other path unless AnyPath is set.
+// (what SetModels gave; none at first), and 404 to any other path unless
+// AllowAnyPath was called.
 type Server struct {
 	URL string
 
