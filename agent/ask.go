@@ -46,7 +46,7 @@ func preview(name, args, result, key string) string {
 		args = compact.String()
 	}
 	var b strings.Builder
-	b.WriteString("tool result of " + name + " " + labelSpacing.Replace(truncateRunes(args, previewArgs)) + ":\n")
+	b.WriteString("tool result of " + name + " " + labelSpacing.Replace(termsafe.Shorten(args, previewArgs)) + ":\n")
 	shown := termsafe.Prefix(result, previewBytes)
 	lines := strings.SplitAfter(shown, "\n")
 	if len(lines) > previewLines {

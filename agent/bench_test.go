@@ -5,39 +5,32 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 // loopServer answers any request at zero latency: a tool call while the
 // question has had fewer than steps tool results, then a short answer. The
-// bodies are rendered once so the server's own cost stays small.
-func loopServer(b *testing.B, steps int) *httptest.Server {
-	call := sseBody(
+// bodies are rendered once and sent in one write, so that the server's own
+// cost stays small.
+func loopServer(b *testing.B, steps int) *fakemodel.Server {
+	call := sse(sseBody(
 		chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_type","arguments":""}}]}`, ""),
 		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"expr\":"}}]}`, ""),
 		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"x\"}"}}]}`, ""),
-		chunk(`{}`, "tool_calls"), usageChunk)
-	answer := sseBody(chunk(`{"role":"assistant","content":"x is "}`, ""), chunk(`{"content":"an int."}`, ""), chunk(`{}`, "stop"), usageChunk)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		// Each tool result adds one `"tool_call_id"`; the script varies
-		// the argument per step only via the loop's repeat detection being
-		// per question, so a fixed call is fine for one step per question.
-		if bytes.Count(body, []byte(`"tool_call_id"`)) < steps {
-			io.WriteString(w, call)
-		} else {
-			io.WriteString(w, answer)
+		chunk(`{}`, "tool_calls"), usageChunk))
+	answer := sse(sseBody(chunk(`{"role":"assistant","content":"x is "}`, ""), chunk(`{"content":"an int."}`, ""), chunk(`{}`, "stop"), usageChunk))
+	return fakemodel.NewFunc(b, func(r fakemodel.Request) fakemodel.Reply {
+		// Each tool result adds one "tool_call_id"; a fixed call is fine
+		// for one step per question, since repeats are counted per question.
+		if bytes.Count(r.Body, []byte(`"tool_call_id"`)) < steps {
+			return call
 		}
-	}))
-	b.Cleanup(srv.Close)
-	return srv
+		return answer
+	})
 }
 
 // BenchmarkToolStep measures the loop's own cost for one tool step: a
@@ -45,7 +38,7 @@ func loopServer(b *testing.B, steps int) *httptest.Server {
 // tool itself is a no-op, so its time is excluded. Reported per step.
 func BenchmarkToolStep(b *testing.B) {
 	srv := loopServer(b, 1)
-	s := NewSession(Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "m"}, &fakeTools{}, func() string { return ">>> x = 1" })
+	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m"}, &fakeTools{}, func() string { return ">>> x = 1" })
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -61,7 +54,7 @@ func BenchmarkToolStep(b *testing.B) {
 // BenchmarkQuestionNoTools is the baseline: one request, one answer.
 func BenchmarkQuestionNoTools(b *testing.B) {
 	srv := loopServer(b, 0)
-	s := NewSession(Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
+	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -75,14 +68,11 @@ func BenchmarkQuestionNoTools(b *testing.B) {
 // BenchmarkCancelLatency measures Ctrl-C: from cancel() during a streaming
 // answer to Handle returning (the issue asks for at most 100 ms).
 func BenchmarkCancelLatency(b *testing.B) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, "data: "+chunk(`{"content":"thinking"}`, "")+"\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}))
-	b.Cleanup(srv.Close)
-	s := NewSession(Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
+	// Every answer stops after its first piece until the client leaves.
+	srv := fakemodel.NewFunc(b, func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Pieces: []string{"thinking"}, Pause: 1}
+	})
+	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -103,19 +93,14 @@ func BenchmarkCancelLatency(b *testing.B) {
 // firstRequest renders the first request for a simple question with the
 // given tools and a typical automatic context.
 func firstRequest(tb testing.TB, tools Toolset) []byte {
-	var got []byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, _ = io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, sseBody(chunk(`{"content":"ok"}`, "stop")))
-	}))
+	srv := fakemodel.New(tb, fakemodel.Reply{Text: "ok"})
 	defer srv.Close()
 	ctxText := ">>> import json\n>>> data = json.load(open('orders.json'))\n>>> len(data)\n1204\n>>> totals = [o['total'] for o in data]\nKeyError: 'total'"
-	s := NewSession(Config{BaseURL: srv.URL + "/v1", APIKey: testKey, Model: "gpt-4o"}, tools, func() string { return ctxText })
+	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "gpt-4o"}, tools, func() string { return ctxText })
 	if err := s.Handle(context.Background(), "why did my list comprehension fail?", io.Discard); err != nil {
 		tb.Fatal(err)
 	}
-	return got
+	return srv.Requests()[0].Body
 }
 
 // BenchmarkFirstRequestSize reports the size of the first request of a
@@ -141,34 +126,5 @@ func TestFirstRequestWithinTokenBudget(t *testing.T) {
 	json.Unmarshal(body, &req)
 	if len(req.Tools) != 7 || !strings.Contains(req.Messages[0].Content, "KeyError: 'total'") {
 		t.Errorf("request lacks the tools or the context")
-	}
-}
-
-// BenchmarkParseDeepSeekFixture measures the SSE reader and accumulator on
-// a 17 KB captured stream (52 events).
-func BenchmarkParseDeepSeekFixture(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join(fixtureDir, "deepseek-stream-reasoning-then-tool-call.sse"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		r := newSSEReader(bytes.NewReader(data))
-		acc := newAccumulator(func() string { return "id" })
-		var ds []delta
-		for {
-			ev, err := r.Next()
-			if err != nil {
-				break
-			}
-			if ev.Data == "[DONE]" {
-				break
-			}
-			ds, _ = acc.addChunk(ev.Name, []byte(ev.Data), ds[:0])
-		}
-		if c := acc.finish(); len(c.Choices[0].ToolCalls) != 1 {
-			b.Fatal("parse failed")
-		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 const helpText = `Ask a question about your session, or:
@@ -36,7 +38,7 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 		_, err = fmt.Fprintln(out, "conversation cleared")
 	case "/model":
 		if rest == "" {
-			_, err = fmt.Fprintf(out, "model %s at %s\n", s.cfg.Model, displayURL(s.cfg.BaseURL))
+			_, err = fmt.Fprintf(out, "model %s at %s\n", s.cfg.Model, llm.DisplayURL(s.cfg.BaseURL))
 			break
 		}
 		err = s.modelCommand(ctx, rest, out)

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +15,8 @@ import (
 	// dependencies, maintained for a decade); it reports undecoded keys,
 	// which lets a typo in config.toml be an error instead of silence.
 	"github.com/BurntSushi/toml"
+
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 // DefaultBaseURL is OpenAI's API; any other base URL is a server that may
@@ -80,7 +80,7 @@ type Config struct {
 	ConnectTimeout   time.Duration // TCP+TLS connect (10 s)
 	FirstByteTimeout time.Duration // request sent -> response headers (120 s: local prefill is slow)
 	IdleTimeout      time.Duration // silence inside a stream, keep-alive comments count as data (90 s)
-	MaxRetries       int           // extra attempts for retryable failures (2)
+	MaxRetries       int           // extra attempts for retryable failures (2; negative: none)
 	RetryBaseDelay   time.Duration // first backoff, doubled each retry (500 ms)
 	RetryMaxDelay    time.Duration // backoff cap (8 s)
 	RetryAfterCap    time.Duration // longest Retry-After honoured (20 s)
@@ -114,7 +114,7 @@ func (c Config) String() string {
 	if c.APIKey != "" {
 		key = "set"
 	}
-	return fmt.Sprintf("model=%s base_url=%s api_key=%s", c.Model, displayURL(c.BaseURL), key)
+	return fmt.Sprintf("model=%s base_url=%s api_key=%s", c.Model, llm.DisplayURL(c.BaseURL), key)
 }
 
 // GoString keeps %#v from printing the key too.
@@ -157,17 +157,10 @@ func (c Config) withDefaults() Config {
 	defi(&c.ToolResultBytes, 4000)
 	defi(&c.HistoryTokens, 12000)
 	defi(&c.ContextBytes, 1500)
-	def(&c.ConnectTimeout, 10*time.Second)
-	def(&c.FirstByteTimeout, 120*time.Second)
-	def(&c.IdleTimeout, 90*time.Second)
-	if c.MaxRetries == 0 {
-		c.MaxRetries = 2
-	} else if c.MaxRetries < 0 {
-		c.MaxRetries = 0
-	}
-	def(&c.RetryBaseDelay, 500*time.Millisecond)
-	def(&c.RetryMaxDelay, 8*time.Second)
-	def(&c.RetryAfterCap, 20*time.Second)
+	// The provider's bounds have the provider's defaults.
+	o := c.options().WithDefaults()
+	c.ConnectTimeout, c.FirstByteTimeout, c.IdleTimeout = o.ConnectTimeout, o.FirstByteTimeout, o.IdleTimeout
+	c.MaxRetries, c.RetryBaseDelay, c.RetryMaxDelay, c.RetryAfterCap = o.MaxRetries, o.RetryBaseDelay, o.RetryMaxDelay, o.RetryAfterCap
 	return c
 }
 
@@ -261,10 +254,10 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 	if err := checkShare(c.Share); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := checkBaseURL(c.BaseURL); err != nil {
-		return Config{}, errors.New(redactKey(err.Error(), c.APIKey))
+	if err := llm.CheckBaseURL(c.BaseURL); err != nil {
+		return Config{}, errors.New(llm.RedactKey(err.Error(), c.APIKey))
 	}
-	if err := checkKey(c.APIKey); err != nil {
+	if err := llm.CheckKey(c.APIKey); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -294,54 +287,4 @@ func (c *Config) usePreset(name, flagBaseURL, fileKey string) error {
 		}
 	}
 	return nil
-}
-
-// checkKey rejects a key that no server can accept: net/http refuses to
-// send a header with a control character in it (a stray newline from a
-// key file is the usual one), and its error blames the connection. The
-// message says where the character is, never what the key is.
-func checkKey(key string) error {
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c == 0x7f {
-			return fmt.Errorf("the API key is malformed: it has a control character at byte %d of %d; check OPENAI_API_KEY", i+1, len(key))
-		}
-	}
-	return nil
-}
-
-// checkBaseURL finds a base URL that can never work, at start-up rather than
-// at the first question. Its messages show the URL as displayURL does, never
-// its userinfo or query, and never Go's url.Error, which repeats the raw
-// string (key and all).
-func checkBaseURL(base string) error {
-	u, err := url.Parse(base)
-	if err != nil {
-		return fmt.Errorf("base URL %s is malformed: %s", quotedURL(base), urlProblem(err))
-	}
-	// url.Parse lowers the scheme: HTTP:// is http://, as RFC 3986 says.
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("base URL %s must start with http:// or https://", quotedURL(base))
-	}
-	if u.Host == "" {
-		return fmt.Errorf("base URL %s has no host", quotedURL(base))
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("base URL %s has an invalid port (%s; ports are 1-65535)", quotedURL(base), visible(squash(p, 20)))
-		}
-	}
-	return nil
-}
-
-// quotedURL quotes displayURL's form by hand: %q would escape the
-// backslashes visible already wrote.
-func quotedURL(base string) string { return `"` + displayURL(base) + `"` }
-
-// urlProblem is what url.Parse found wrong, without the URL it repeats.
-func urlProblem(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return oneLine(err.Error(), 80)
 }

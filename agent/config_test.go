@@ -130,3 +130,14 @@ func TestBaseURLChecks(t *testing.T) {
 		}
 	}
 }
+
+// LoadConfig refuses a key with a control character at start-up, as the
+// provider refuses to send it (agent/llm's retry tests).
+func TestMalformedKeyRefusedAtStart(t *testing.T) {
+	configEnv(t, "")
+	t.Setenv("OPENAI_BASE_URL", "http://localhost:8080/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-abc\x01def")
+	if _, err := LoadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "the API key is malformed") {
+		t.Errorf("LoadConfig: %v", err)
+	}
+}

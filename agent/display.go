@@ -3,8 +3,8 @@ package agent
 import (
 	"io"
 	"strings"
-	"unicode"
 
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
@@ -19,23 +19,11 @@ func visible(s string) string { return termsafe.Visible(s) }
 
 func isBidiControl(r rune) bool { return termsafe.IsBidiControl(r) }
 
-// oneLine makes s one harmless line of about max bytes: runs of white
-// space (newlines included) become one space, then visible. Server error
-// messages and notices are shown this way, since an HTML page or a
-// multi-line message would otherwise push the answer off the screen.
-func oneLine(s string, max int) string {
-	return visible(squash(s, max))
-}
+// oneLine makes s one harmless line of about max bytes (termsafe.OneLine).
+func oneLine(s string, max int) string { return termsafe.OneLine(s, max) }
 
-// squash collapses runs of white space to one space and cuts s to about
-// max bytes.
-func squash(s string, max int) string {
-	return truncateRunes(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " "), max)
-}
-
-// redactKey replaces the API key in s where it is a whole token and long
-// enough to be a secret (see redact.ReplaceToken).
-func redactKey(s, key string) string { return redact.ReplaceToken(s, key, "[key]") }
+// redactKey replaces the API key in s (llm.RedactKey).
+func redactKey(s, key string) string { return llm.RedactKey(s, key) }
 
 // lineWriter is where everything shown to the user goes. It makes the text
 // harmless (the key redacted, controls made visible), adds pyaichat's own

@@ -3,10 +3,11 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 func TestVisible(t *testing.T) {
@@ -132,7 +133,7 @@ func TestHostileTextIsMadeVisible(t *testing.T) {
 // splitReply streams pieces as separate deltas of the given field
 // ("content" or "reasoning_content"), then an answer if the pieces were
 // thinking.
-func splitReply(field string, pieces []string) http.HandlerFunc {
+func splitReply(field string, pieces []string) fakemodel.Reply {
 	var chunks []string
 	for _, p := range pieces {
 		chunks = append(chunks, chunk(`{"`+field+`":`+quoteJSON(p)+`}`, ""))

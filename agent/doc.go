@@ -7,14 +7,13 @@
 // Data flow of one question (Session.Handle or Session.Ask):
 //
 //	question -> history + system prompt (with the capped automatic context)
-//	  -> client.open: POST /chat/completions, stream:true; retries
-//	     (connection errors that may pass, 408, 409, 429, 5xx; never
-//	     400/401/403/404 or insufficient_quota) with backoff, jitter and
-//	     capped Retry-After
-//	  -> Stream: our SSE reader (sse.go) and tolerant accumulator (wire.go);
-//	     text is written to out as it arrives (on a terminal laid out
-//	     from its Markdown by agent/markdown, with a status line while
-//	     nothing is shown; <think> blocks are thinking, not answer)
+//	  -> model.Open (model.go): the provider, agent/llm, in production:
+//	     POST /chat/completions, stream:true, with its retries, its SSE
+//	     reader and its tolerant decoding of what servers send
+//	  -> the response's text pieces are written to out as they arrive (on
+//	     a terminal laid out from its Markdown by agent/markdown, with a
+//	     status line while nothing is shown; <think> blocks are thinking,
+//	     not answer)
 //	  -> tool calls? run each through the Toolset (unknown tool, bad
 //	     arguments, repeats become error results; results filtered and
 //	     capped; under share = "ask", each result sent only if
@@ -28,7 +27,9 @@
 // and idle-stream timeouts. Every ending (answer, bound, failure, Ctrl-C)
 // leaves the conversation valid for the next question.
 //
-// Imports flow one way: repl -> agent -> capabilities -> pybridge; this
-// package knows of the terminal only what Config says (Terminal, Width,
-// Color, StatusLine).
+// The loop speaks to the provider only through the small model and
+// response interfaces of model.go, in the provider's own types (Message,
+// ToolCall, Tool, Usage are agent/llm's); it never sees the wire format.
+// This package knows of the terminal only what Config says (Terminal,
+// Width, Color, StatusLine), and nothing of repl or Python.
 package agent

@@ -1,9 +1,11 @@
 package agent
 
 import (
-	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 const nginx503 = "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n" +
@@ -17,7 +19,7 @@ func TestServerErrorsAreOneShortLine(t *testing.T) {
 	long := "first line\n\n  second line\twith a tab " + strings.Repeat("and more words ", 30)
 	cases := []struct {
 		name    string
-		step    http.HandlerFunc
+		step    fakemodel.Reply
 		retried bool
 		want    string
 	}{
@@ -49,7 +51,7 @@ func TestServerErrorsAreOneShortLine(t *testing.T) {
 				t.Errorf("%d notice lines, want %d: %q", n, want, a.notices)
 			}
 			for _, ln := range lines {
-				if len(ln) > maxServerText+len(a.server.url())+80 || strings.Contains(ln, "<") {
+				if len(ln) > llm.MaxServerText+len(a.server.url())+80 || strings.Contains(ln, "<") {
 					t.Errorf("not one short line (%d bytes): %q", len(ln), ln)
 				}
 			}

@@ -4,27 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
-// fakeServer is a scripted OpenAI-compatible server: each request gets the
-// next step of the script, and every request body is recorded.
+// fakeServer is the shared fake model (agent/fakemodel) with the request
+// bodies decoded as the tests read them.
 type fakeServer struct {
-	t     testing.TB
-	srv   *httptest.Server
-	mu    sync.Mutex
-	steps []http.HandlerFunc
-	reqs  []wireReq
-	auth  []string
+	*fakemodel.Server
+	t testing.TB
 }
 
 type wireReq struct {
@@ -50,62 +44,38 @@ type wireReq struct {
 	} `json:"tools"`
 	Stream bool `json:"stream"`
 	raw    []byte
+	auth   string // the Authorization header
 }
 
-func newFake(t testing.TB, steps ...http.HandlerFunc) *fakeServer {
-	f := &fakeServer{t: t, steps: steps}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+// newFake starts a fake model that answers the n-th request with the n-th
+// step and lists fakeModels at GET /v1/models.
+func newFake(t testing.TB, steps ...fakemodel.Reply) *fakeServer {
+	f := &fakeServer{fakemodel.New(t, steps...), t}
+	f.SetModels(fakeModels...)
 	return f
 }
 
 // fakeModels is what the fake server lists at GET /v1/models.
 var fakeModels = []string{"fake-model", "other-model"}
 
-func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
-		var data []map[string]string
-		for _, id := range fakeModels {
-			data = append(data, map[string]string{"id": id, "object": "model"})
-		}
-		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
-		return
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var req wireReq
-	if err := json.Unmarshal(raw, &req); err != nil {
-		f.t.Errorf("request body is not JSON: %v", err)
-	}
-	req.raw = raw
-	f.mu.Lock()
-	f.reqs = append(f.reqs, req)
-	f.auth = append(f.auth, r.Header.Get("Authorization"))
-	var step http.HandlerFunc
-	if len(f.steps) > 0 {
-		step, f.steps = f.steps[0], f.steps[1:]
-	}
-	f.mu.Unlock()
-	if step == nil {
-		f.t.Errorf("unexpected request #%d: the script is exhausted", len(f.reqs))
-		http.Error(w, `{"error":{"message":"script exhausted"}}`, 500)
-		return
-	}
-	step(w, r)
-}
+func (f *fakeServer) add(steps ...fakemodel.Reply) { f.Add(steps...) }
 
-func (f *fakeServer) add(steps ...http.HandlerFunc) {
-	f.mu.Lock()
-	f.steps = append(f.steps, steps...)
-	f.mu.Unlock()
-}
-
+// requests are the chat requests received, decoded; a body that is not
+// JSON fails the test.
 func (f *fakeServer) requests() []wireReq {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]wireReq(nil), f.reqs...)
+	var out []wireReq
+	for _, r := range f.Requests() {
+		var req wireReq
+		if err := json.Unmarshal(r.Body, &req); err != nil {
+			f.t.Errorf("request body is not JSON: %v", err)
+		}
+		req.raw, req.auth = r.Body, r.Header.Get("Authorization")
+		out = append(out, req)
+	}
+	return out
 }
 
-func (f *fakeServer) url() string { return f.srv.URL + "/v1" }
+func (f *fakeServer) url() string { return f.URL }
 
 // testConfig has small bounds so faults resolve quickly; no assertion
 // depends on how long anything takes.
@@ -128,18 +98,15 @@ func sseBody(chunks ...string) string {
 	return b.String()
 }
 
-func raw(status int, ctype, body string, header ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for i := 0; i+1 < len(header); i += 2 {
-			w.Header().Set(header[i], header[i+1])
-		}
-		w.Header().Set("Content-Type", ctype)
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}
+// raw answers with exactly this status, Content-Type, body and headers.
+func raw(status int, ctype, body string, header ...string) fakemodel.Reply {
+	return fakemodel.Reply{Status: status, ContentType: ctype, Body: body, Header: header}
 }
 
-func sse(body string) http.HandlerFunc { return raw(200, "text/event-stream", body) }
+func sse(body string) fakemodel.Reply { return raw(200, "text/event-stream", body) }
+
+// handler answers with h, for faults of the wire that are no model reply.
+func handler(h http.HandlerFunc) fakemodel.Reply { return fakemodel.Reply{Handler: h} }
 
 func chunk(delta string, finish string) string {
 	fin := "null"
@@ -151,66 +118,37 @@ func chunk(delta string, finish string) string {
 
 const usageChunk = `{"id":"chatcmpl-1","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":7,"total_tokens":107}}`
 
+// usage is what textReply and toolReply report (usageChunk's).
+var usage = &fakemodel.Usage{Prompt: 100, Completion: 7}
+
 // textReply streams text word by word, then stop and a usage chunk.
-func textReply(text string) http.HandlerFunc {
-	chunks := []string{chunk(`{"role":"assistant","content":""}`, "")}
-	for _, w := range strings.SplitAfter(text, " ") {
-		b, _ := json.Marshal(w)
-		chunks = append(chunks, chunk(`{"content":`+string(b)+`}`, ""))
-	}
-	chunks = append(chunks, chunk(`{}`, "stop"), usageChunk)
-	return sse(sseBody(chunks...))
+func textReply(text string) fakemodel.Reply {
+	return fakemodel.Reply{Text: text, Usage: usage}
 }
 
 type fcall struct{ id, name, args string }
 
 // toolReply streams tool calls the way OpenAI does: a head with id and name,
 // then the arguments in two fragments, keyed by index.
-func toolReply(finish string, calls ...fcall) http.HandlerFunc {
-	chunks := []string{chunk(`{"role":"assistant","content":null}`, "")}
-	for i, c := range calls {
-		name, _ := json.Marshal(c.name)
-		half := len(c.args) / 2
-		a1, _ := json.Marshal(c.args[:half])
-		a2, _ := json.Marshal(c.args[half:])
-		chunks = append(chunks,
-			chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":%q,"type":"function","function":{"name":%s,"arguments":""}}]}`, i, c.id, name), ""),
-			chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]}`, i, a1), ""),
-			chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"function":{"arguments":%s}}]}`, i, a2), ""))
+func toolReply(finish string, calls ...fcall) fakemodel.Reply {
+	r := fakemodel.Reply{Finish: finish, Usage: usage}
+	for _, c := range calls {
+		r.Calls = append(r.Calls, fakemodel.Call{ID: c.id, Name: c.name, Args: c.args})
 	}
-	if finish == "" {
-		finish = "tool_calls"
-	}
-	chunks = append(chunks, chunk(`{}`, finish), usageChunk)
-	return sse(sseBody(chunks...))
+	return r
 }
 
-// hangBeforeHeaders never answers; it returns when the client goes away.
-func hangBeforeHeaders(release <-chan struct{}) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}
+// hangBeforeHeaders never answers while the test runs: it waits for
+// release (closed when the test ends) or for the client to go away.
+func hangBeforeHeaders(release <-chan struct{}) fakemodel.Reply {
+	return fakemodel.Reply{Before: release, ContentType: "text/event-stream"}
 }
 
 // textThen streams some text, then either hangs (abort=false) until the
-// client goes away or drops the connection (abort=true).
-func textThen(text string, abort bool, release <-chan struct{}) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		b, _ := json.Marshal(text)
-		io.WriteString(w, "data: "+chunk(`{"role":"assistant","content":`+string(b)+`}`, "")+"\n\n")
-		w.(http.Flusher).Flush()
-		if abort {
-			panic(http.ErrAbortHandler)
-		}
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}
+// client goes away (or release is closed) or drops the connection
+// (abort=true).
+func textThen(text string, abort bool, release <-chan struct{}) fakemodel.Reply {
+	return fakemodel.Reply{Pieces: []string{text}, Pause: 1, Drop: abort, Resume: release}
 }
 
 // fakeTools is a Toolset with the seven capabilities' names and realistic
@@ -227,7 +165,7 @@ type fakeTools struct {
 var realisticTools = func() []Tool {
 	var out []Tool
 	for _, s := range spec.List() {
-		out = append(out, Tool{s.Name, s.Description, s.Schema})
+		out = append(out, Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	return out
 }()

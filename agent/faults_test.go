@@ -12,12 +12,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 func TestRetriesTransientFailures(t *testing.T) {
 	cases := []struct {
 		name   string
-		step   http.HandlerFunc
+		step   fakemodel.Reply
 		notice string
 	}{
 		{"408", raw(408, "application/json", `{"error":{"message":"request timeout"}}`), "request timeout (HTTP 408"},
@@ -52,7 +54,11 @@ func TestRetriesTransientFailures(t *testing.T) {
 	}
 }
 
-func fixtureStep(t *testing.T, name string, status int) http.HandlerFunc {
+// fixtureDir holds the responses captured from real providers, kept with
+// the provider package that parses them.
+const fixtureDir = "llm/testdata/openai-wire"
+
+func fixtureStep(t *testing.T, name string, status int) fakemodel.Reply {
 	body, err := os.ReadFile(filepath.Join(fixtureDir, name))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +99,7 @@ func TestRetryAfterIsHonouredUpToACap(t *testing.T) {
 func TestNeverRetried(t *testing.T) {
 	cases := []struct {
 		name string
-		step http.HandlerFunc
+		step fakemodel.Reply
 		want string
 	}{
 		{"400 fixture", fixtureStep(t, "openai-error-400-unsupported-value.json", 400),
@@ -218,7 +224,7 @@ func TestIdleStreamTimeoutKeepsShownText(t *testing.T) {
 func TestKeepAliveCommentsAreNotIdle(t *testing.T) {
 	// 1,000 comment frames at once (go-openai gives up after 150), then
 	// pings at a tenth of the idle timeout for three idle periods.
-	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+	f := newFake(t, handler(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, strings.Repeat(": keep-alive\n\n", 1000))
 		w.(http.Flusher).Flush()
@@ -228,7 +234,7 @@ func TestKeepAliveCommentsAreNotIdle(t *testing.T) {
 			w.(http.Flusher).Flush()
 		}
 		io.WriteString(w, sseBody(chunk(`{"content":"alive"}`, "stop")))
-	})
+	}))
 	cfg := f.config()
 	cfg.IdleTimeout = 100 * time.Millisecond
 	s := NewSession(cfg, &fakeTools{}, nil)
@@ -321,7 +327,7 @@ func TestStreamQuirks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			steps := []http.HandlerFunc{sse(c.body)}
+			steps := []fakemodel.Reply{sse(c.body)}
 			if len(c.want) > 0 {
 				steps = append(steps, textReply("done"))
 			}
@@ -349,27 +355,27 @@ func TestStreamQuirks(t *testing.T) {
 // key everywhere it can and checks no output or error carries it.
 func TestKeyNeverShown(t *testing.T) {
 	echo := func(w http.ResponseWriter, r *http.Request) string { return r.Header.Get("Authorization") }
-	steps := []http.HandlerFunc{
-		func(w http.ResponseWriter, r *http.Request) {
+	steps := []fakemodel.Reply{
+		handler(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(401)
 			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s"}}`, echo(w, r))
-		},
-		func(w http.ResponseWriter, r *http.Request) {
+		}),
+		handler(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(400)
 			fmt.Fprintf(w, `{"error":{"message":"bad request from %s"}}`, echo(w, r))
-		},
-		func(w http.ResponseWriter, r *http.Request) {
+		}),
+		handler(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(500)
 			fmt.Fprintf(w, `{"error":{"message":"%s"}}`, echo(w, r))
-		},
-		func(w http.ResponseWriter, r *http.Request) {
+		}),
+		handler(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, sseBody(chunk(`{"content":"your key is `+testKey+`"}`, "stop")))
-		},
-		func(w http.ResponseWriter, r *http.Request) {
+		}),
+		handler(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprintf(w, "data: {\"error\":{\"message\":\"stream died for %s\"}}\n\n", echo(w, r))
-		},
+		}),
 	}
 	for i, step := range steps {
 		f := newFake(t, step, step, step)
@@ -386,7 +392,7 @@ func TestKeyNeverShown(t *testing.T) {
 				t.Errorf("step %d: the key is shown: %q", i, text)
 			}
 		}
-		if f.auth[0] != "Bearer "+testKey {
+		if f.requests()[0].auth != "Bearer "+testKey {
 			t.Errorf("step %d: the key was not sent", i)
 		}
 	}
@@ -421,7 +427,7 @@ type failedAsk struct {
 
 // askFailing asks one question of a fake server answering with steps and
 // checks that the error names want ({url} standing for the server's URL).
-func askFailing(t *testing.T, want string, steps ...http.HandlerFunc) failedAsk {
+func askFailing(t *testing.T, want string, steps ...fakemodel.Reply) failedAsk {
 	t.Helper()
 	f := newFake(t, steps...)
 	s := NewSession(f.config(), &fakeTools{}, nil)

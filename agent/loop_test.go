@@ -59,8 +59,8 @@ func TestMultiStepToolUse(t *testing.T) {
 	if sys := first.Messages[0]; sys.Role != "system" || !strings.Contains(sys.Content, "read-only") || !strings.Contains(sys.Content, ">>> x = [1, 2, 3]") {
 		t.Errorf("system message lacks prompt or automatic context: %q", sys.Content)
 	}
-	if f.auth[0] != "Bearer "+testKey {
-		t.Errorf("Authorization header %q", f.auth[0])
+	if f.requests()[0].auth != "Bearer "+testKey {
+		t.Errorf("Authorization header %q", f.requests()[0].auth)
 	}
 	for _, r := range reqs {
 		checkValid(t, r)
@@ -415,8 +415,8 @@ func TestNotConfiguredPrintsOneLine(t *testing.T) {
 	if err := s.Handle(context.Background(), "hello?", newSyncBuffer()); err != nil {
 		t.Fatal(err)
 	}
-	if f.auth[0] != "" {
-		t.Errorf("sent an Authorization header without a key: %q", f.auth[0])
+	if f.requests()[0].auth != "" {
+		t.Errorf("sent an Authorization header without a key: %q", f.requests()[0].auth)
 	}
 }
 

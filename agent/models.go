@@ -2,73 +2,24 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
 
-// maxModelsBody bounds the answer of GET /models.
-const maxModelsBody = 4 << 20
-
-// models asks the server which models it offers (GET {base}/models, as
-// OpenAI, Ollama, llama.cpp, vLLM and LM Studio answer it), sorted.
-func (c *client) models(ctx context.Context) ([]string, error) {
-	u, err := url.Parse(c.cfg.BaseURL)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.FirstByteTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.JoinPath("models").String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	c.setKey(req.Header)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, c.netError(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelsBody))
-	if err != nil {
-		return nil, fmt.Errorf("reading the model list from %s: %w", c.where(), err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s to GET /models", c.where(), resp.Status)
-	}
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("%s's model list is not the JSON OpenAI's is", c.where())
-	}
-	ids := make([]string, 0, len(list.Data))
-	for _, m := range list.Data {
-		ids = append(ids, visible(m.ID))
-	}
-	sort.Strings(ids)
-	return ids, nil
-}
-
 // modelsCommand is /models.
 func (s *Session) modelsCommand(ctx context.Context, out io.Writer) error {
-	ids, err := s.client.models(ctx)
+	ids, err := s.model.Models(ctx)
 	if err != nil {
 		_, err = fmt.Fprintf(out, "pyaichat: %v\n", s.clean(err))
 		return err
 	}
 	if len(ids) == 0 {
-		_, err = fmt.Fprintf(out, "%s lists no models\n", s.client.where())
+		_, err = fmt.Fprintf(out, "%s lists no models\n", s.model.Where())
 		return err
 	}
 	_, err = fmt.Fprintln(out, strings.Join(ids, "\n"))
@@ -88,8 +39,8 @@ func (s *Session) modelCommand(ctx context.Context, arg string, out io.Writer) e
 	if _, err := fmt.Fprintf(out, "model set to %s\n", name); err != nil {
 		return err
 	}
-	if ids, err := s.client.models(ctx); err == nil && !contains(ids, name) {
-		if _, err := fmt.Fprintf(out, "warning: %s does not list %s (see /models)\n", s.client.where(), name); err != nil {
+	if ids, err := s.model.Models(ctx); err == nil && !contains(ids, name) {
+		if _, err := fmt.Fprintf(out, "warning: %s does not list %s (see /models)\n", s.model.Where(), name); err != nil {
 			return err
 		}
 	}

@@ -5,10 +5,11 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 // Each --provider preset asks its service at the service's path with the
@@ -37,20 +38,14 @@ func TestProviderPresets(t *testing.T) {
 			if cfg.BaseURL != want || cfg.APIKey != key {
 				t.Fatalf("base %q key %q; want %q %q", cfg.BaseURL, cfg.APIKey, want, key)
 			}
-			var got *http.Request
-			handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				got = r
-				textReply("hello")(w, r)
-			})
 			u, _ := url.Parse(cfg.BaseURL)
-			var srv *httptest.Server
+			start := fakemodel.New
 			if u.Scheme == "https" {
-				srv = httptest.NewTLSServer(handler)
-			} else {
-				srv = httptest.NewServer(handler)
+				start = fakemodel.NewTLS
 			}
-			defer srv.Close()
-			target := srv.Listener.Addr().String()
+			f := start(t, textReply("hello"))
+			f.AllowAnyPath() // the request goes to the preset's own path
+			target := f.Addr()
 			cfg.HTTPClient = &http.Client{Transport: &http.Transport{
 				DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 					return (&net.Dialer{}).DialContext(ctx, network, target)
@@ -62,11 +57,13 @@ func TestProviderPresets(t *testing.T) {
 			if err := NewSession(cfg, &fakeTools{}, nil).Handle(context.Background(), "hi?", out); err != nil {
 				t.Fatal(err)
 			}
-			if got == nil || !strings.Contains(out.String(), "hello") {
+			reqs := f.Requests()
+			if len(reqs) != 1 || !strings.Contains(out.String(), "hello") {
 				t.Fatalf("no answer: %q", out.String())
 			}
-			if wantPath := strings.TrimSuffix(u.Path, "/") + "/chat/completions"; got.URL.Path != wantPath || got.URL.RawQuery != u.RawQuery {
-				t.Errorf("asked %s?%s, want %s?%s", got.URL.Path, got.URL.RawQuery, wantPath, u.RawQuery)
+			got := reqs[0]
+			if wantPath := strings.TrimSuffix(u.Path, "/") + "/chat/completions"; got.Path != wantPath || got.Query != u.RawQuery {
+				t.Errorf("asked %s?%s, want %s?%s", got.Path, got.Query, wantPath, u.RawQuery)
 			}
 			apiKey, bearer := got.Header.Get("api-key"), got.Header.Get("Authorization")
 			switch {

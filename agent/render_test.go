@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -170,13 +169,9 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 // runs, and is gone from the screen when the answer comes.
 func TestStatusLineWhileWaiting(t *testing.T) {
 	release, toolRelease := make(chan struct{}), make(chan struct{})
-	f := newFake(t,
-		func(w http.ResponseWriter, r *http.Request) {
-			<-release
-			toolReply("", fcall{"c1", "get_repr", `{"expr":"df"}`})(w, r)
-		},
-		textReply("The frame is empty."),
-	)
+	call := toolReply("", fcall{"c1", "get_repr", `{"expr":"df"}`})
+	call.Before = release
+	f := newFake(t, call, textReply("The frame is empty."))
 	tools := &fakeTools{fn: func(ctx context.Context, name string, _ json.RawMessage) (string, bool) {
 		<-toolRelease
 		return `{"repr":"df"}`, false

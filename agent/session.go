@@ -9,8 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
-
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
@@ -34,12 +33,12 @@ func (e *BoundError) Error() string { return e.Msg }
 var errDeadline = errors.New("question deadline")
 
 // Session is one ai> conversation: the memory across questions, the bounds,
-// and the client. It is used from one goroutine at a time.
+// and the model it asks. It is used from one goroutine at a time.
 type Session struct {
-	cfg    Config
-	tools  Toolset
-	ctxFn  func() string
-	client *client
+	cfg   Config
+	tools Toolset
+	ctxFn func() string
+	model model
 
 	history []Message
 	// restored: the history began as an ended session's (Resume).
@@ -50,7 +49,7 @@ type Session struct {
 	// asked says there was one.
 	lastRedacted redact.Report
 	asked        bool
-	oaTools      []openai.Tool
+	offered      llm.Tools // list, encoded for every request
 	names        map[string]bool
 	code         []markdown.CodeBlock // the last answer's, on a terminal
 	// lastSent and lastDeclined count the last question's results the
@@ -66,7 +65,7 @@ type Session struct {
 // ctxFn may be nil (no automatic context).
 func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
 	s := &Session{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn}
-	s.client = newClient(&s.cfg)
+	s.model = llmModel{llm.New(s.cfg.options())}
 	s.filter = s.cfg.Filter()
 	if tools != nil {
 		s.list = tools.Tools()
@@ -86,7 +85,7 @@ func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
 		}
 		s.list = kept
 	}
-	s.oaTools = openaiTools(s.list)
+	s.offered = llm.EncodeTools(s.list)
 	s.names = map[string]bool{}
 	for _, t := range s.list {
 		s.names[t.Name] = true
@@ -143,7 +142,7 @@ func (s *Session) Ask(ctx context.Context, question string, out io.Writer) error
 }
 
 // maxErrorLine bounds an error line; the server's part of it is already
-// cut to maxServerText, so this only stops a pathological URL or label.
+// cut to llm.MaxServerText, so this only stops a pathological URL or label.
 const maxErrorLine = 600
 
 // clean is the last step of every error that leaves the package, because
@@ -321,7 +320,7 @@ func (t *turn) run(ctx context.Context) error {
 		msgs, ctxRedacted := s.requestMessages()
 		t.context = ctxRedacted
 		t.busy(ctx, "thinking")
-		stream, err := s.client.open(ctx, s.cfg.Model, msgs, s.oaTools, t.notify)
+		stream, err := s.model.Open(ctx, s.cfg.Model, msgs, s.offered, t.notify)
 		if err != nil {
 			return err
 		}
@@ -348,7 +347,7 @@ func (t *turn) run(ctx context.Context) error {
 		}
 		if stream.Capped() {
 			t.endAnswer(true)
-			t.notify(fmt.Sprintf("(the response passed %d MiB, so pyaichat stopped reading it there)", maxResponseText>>20))
+			t.notify(fmt.Sprintf("(the response passed %d MiB, so pyaichat stopped reading it there)", llm.MaxResponseText>>20))
 			return t.final(ch) // the calls of a cut response are never run
 		}
 		calls, asText, unknown := ch.ToolCalls, false, ""
@@ -363,7 +362,7 @@ func (t *turn) run(ctx context.Context) error {
 		}
 		if len(calls) == 0 {
 			if stream.Unfinished() {
-				t.notify(fmt.Sprintf("(the answer may be incomplete: the connection to %s closed before the server marked the answer finished)", s.client.where()))
+				t.notify(fmt.Sprintf("(the answer may be incomplete: the connection to %s closed before the server marked the answer finished)", s.model.Where()))
 			}
 			return t.final(ch)
 		}
@@ -395,14 +394,14 @@ func (t *turn) run(ctx context.Context) error {
 }
 
 // show streams one response's visible text to the user as it arrives.
-func (t *turn) show(stream *Stream) {
+func (t *turn) show(stream response) {
 	t.held.Reset()
 	t.holding = true
 	for stream.Next() {
 		kind, choice, text := stream.Current()
 		switch {
 		case choice != 0:
-		case kind == DeltaReasoning:
+		case kind == llm.DeltaReasoning:
 			t.think(text)
 		default:
 			t.answerText(text)
@@ -445,7 +444,7 @@ func (t *turn) endAnswer(showHeld bool) {
 }
 
 // final records an answer without tool calls and reports how it ended.
-func (t *turn) final(ch Choice) error {
+func (t *turn) final(ch llm.Choice) error {
 	content := ch.Content
 	if content == "" {
 		content = ch.Refusal
@@ -455,7 +454,7 @@ func (t *turn) final(ch Choice) error {
 	case "length":
 		return errors.New("answer incomplete: the model reached its output limit")
 	case "content_filter":
-		return fmt.Errorf("answer blocked by the content filter of %s", t.s.client.where())
+		return fmt.Errorf("answer blocked by the content filter of %s", t.s.model.Where())
 	}
 	if strings.TrimSpace(content) == "" {
 		t.notify("(the model returned an empty answer)")
@@ -526,7 +525,7 @@ func (t *turn) runCall(ctx context.Context, c ToolCall) string {
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal([]byte(args), &obj) != nil {
-		return spec.ErrorResult(spec.InvalidArguments, fmt.Sprintf("arguments must be a JSON object, got %s; the tools are: %s", truncateRunes(args, 200), s.toolNames()))
+		return spec.ErrorResult(spec.InvalidArguments, fmt.Sprintf("arguments must be a JSON object, got %s; the tools are: %s", termsafe.Shorten(args, 200), s.toolNames()))
 	}
 	key := c.Name + "\x00" + canonical(obj)
 	t.seen[key]++
@@ -619,10 +618,10 @@ func rawLabel(name, args string) string {
 			return name + "()"
 		}
 		if e, ok := a["expr"].(string); ok && len(a) == 1 {
-			return name + "(" + truncateRunes(e, 60) + ")"
+			return name + "(" + termsafe.Shorten(e, 60) + ")"
 		}
 	}
-	return name + "(" + truncateRunes(args, 60) + ")"
+	return name + "(" + termsafe.Shorten(args, 60) + ")"
 }
 
 func (s *Session) toolNames() string {

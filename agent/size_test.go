@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 // manyDeltas streams n deltas of the given field, each piece long.
@@ -57,8 +59,8 @@ func TestResponseSizeIsCapped(t *testing.T) {
 				t.Fatal(err)
 			}
 			shown := strings.NewReplacer("\x1b[2m", "", "\x1b[0m", "").Replace(out.String() + notices.String())
-			if n := strings.Count(shown, "é"); n > maxResponseText/2 || n < maxResponseText/2-1 {
-				t.Errorf("%d runes shown, want the first 1 MiB (%d)", n, maxResponseText/2)
+			if n := strings.Count(shown, "é"); n > llm.MaxResponseText/2 || n < llm.MaxResponseText/2-1 {
+				t.Errorf("%d runes shown, want the first 1 MiB (%d)", n, llm.MaxResponseText/2)
 			}
 			if !strings.Contains(notices.String(), "(the response passed 1 MiB, so pyaichat stopped reading it there)") {
 				t.Errorf("no notice: %q", notices.String()[max(0, len(notices.String())-200):])

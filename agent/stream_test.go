@@ -6,13 +6,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 // closeAfter answers over the bare connection with no Content-Length and no
 // chunked encoding, so the body ends when the server closes the connection,
 // which the client cannot tell from a complete body.
-func closeAfter(header, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func closeAfter(header, body string) fakemodel.Reply {
+	return handler(func(w http.ResponseWriter, r *http.Request) {
 		conn, buf, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			panic(err)
@@ -20,13 +22,13 @@ func closeAfter(header, body string) http.HandlerFunc {
 		defer conn.Close()
 		io.WriteString(buf, "HTTP/1.1 200 OK\r\n"+header+"Connection: close\r\n\r\n"+body)
 		buf.Flush()
-	}
+	})
 }
 
 func TestBodiesThatAreNoChatStream(t *testing.T) {
 	cases := []struct {
 		name string
-		step http.HandlerFunc
+		step fakemodel.Reply
 		want string
 	}{
 		{"captive portal", raw(200, "text/html; charset=utf-8", "<html><head><title>Hotel WiFi login</title></head><body>Accept the terms</body></html>"),

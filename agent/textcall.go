@@ -70,7 +70,7 @@ func (t *turn) textToolCalls(content string) (calls []ToolCall, unknown string) 
 		if a == "" || a == "null" {
 			a = "{}"
 		}
-		calls = append(calls, ToolCall{ID: t.s.client.newID(), Type: "function", Name: name, Arguments: a})
+		calls = append(calls, ToolCall{ID: t.s.model.NewCallID(), Type: "function", Name: name, Arguments: a})
 	}
 	return calls, ""
 }

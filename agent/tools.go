@@ -3,14 +3,13 @@ package agent
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
-// Tool describes one capability to the model.
-type Tool struct {
-	Name        string
-	Description string
-	Schema      json.RawMessage // JSON schema of the arguments object
-}
+// Tool describes one capability to the model: name, description and the
+// JSON schema of its arguments object (the provider's type).
+type Tool = llm.Tool
 
 // Toolset is what the loop needs from the capabilities: their descriptions
 // and a way to call one. It is defined here, not in capabilities, so that the

@@ -1,30 +1,21 @@
 package e2e
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
 
-// fakeOpenAI is an OpenAI-compatible chat-completions server for the built
-// binary: the first request gets a streamed tool call, the second a streamed
-// answer that quotes the tool result the client sent back, so the test sees
-// that the real capability ran on the live session.
-type fakeOpenAI struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	reqs []map[string]any
-	auth []string
-}
+// fakeOpenAI is the shared fake model (agent/fakemodel) as these tests
+// script it: the first request gets a streamed tool call, every later one
+// a streamed answer that quotes the tool result the client sent back, so
+// the test sees that the real capability ran on the live session.
+type fakeOpenAI struct{ *fakemodel.Server }
 
 func newFakeOpenAI(t *testing.T, toolName, toolArgs string) *fakeOpenAI {
 	return newFakeOpenAICalls(t, [2]string{toolName, toolArgs})
@@ -33,53 +24,31 @@ func newFakeOpenAI(t *testing.T, toolName, toolArgs string) *fakeOpenAI {
 // newFakeOpenAICalls is newFakeOpenAI whose first response makes several
 // tool calls (name, arguments) at once.
 func newFakeOpenAICalls(t *testing.T, calls ...[2]string) *fakeOpenAI {
-	f := &fakeOpenAI{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.Error(w, `{"error":{"message":"no such path"}}`, 404)
-			return
+	first := fakemodel.Reply{Usage: fakeUsage}
+	for _, c := range calls {
+		first.Calls = append(first.Calls, fakemodel.Call{Name: c[0], Args: c[1]})
+	}
+	var answered atomic.Bool
+	return &fakeOpenAI{fakemodel.NewFunc(t, func(r fakemodel.Request) fakemodel.Reply {
+		if !answered.Swap(true) {
+			return first
 		}
-		body, _ := io.ReadAll(r.Body)
-		var req map[string]any
-		if err := json.Unmarshal(body, &req); err != nil {
-			http.Error(w, `{"error":{"message":"bad json"}}`, 400)
-			return
-		}
-		f.mu.Lock()
-		f.reqs = append(f.reqs, req)
-		f.auth = append(f.auth, r.Header.Get("Authorization"))
-		n := len(f.reqs)
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		chunk := func(delta string) {
-			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":null}]}\n\n", delta)
-			w.(http.Flusher).Flush()
-		}
-		if n == 1 {
-			var list []string
-			for i, c := range calls {
-				args, _ := json.Marshal(c[1])
-				list = append(list, fmt.Sprintf(`{"index":%d,"id":"call_%d","type":"function","function":{"name":%q,"arguments":%s}}`, i, i+1, c[0], args))
-			}
-			chunk(`{"role":"assistant","tool_calls":[` + strings.Join(list, ",") + `]}`)
-		} else {
-			// Quote the tool message the client sent back.
-			msgs, _ := req["messages"].([]any)
-			last, _ := msgs[len(msgs)-1].(map[string]any)
-			content, _ := json.Marshal(fmt.Sprintf("The tool said: %v", last["content"]))
-			chunk(fmt.Sprintf(`{"role":"assistant","content":%s}`, content))
-		}
-		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"fake\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7,\"total_tokens\":107}}\n\n")
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
+		return fakemodel.Reply{Pieces: []string{"The tool said: " + r.Last().Content}, Usage: fakeUsage}
+	})}
 }
 
-func (f *fakeOpenAI) requests() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.reqs...)
+// fakeUsage is the usage the fake models report.
+var fakeUsage = &fakemodel.Usage{Prompt: 100, Completion: 7}
+
+// requests are the bodies of the chat requests received, decoded.
+func (f *fakeOpenAI) requests() []map[string]any { return bodies(f.Server) }
+
+func bodies(s *fakemodel.Server) []map[string]any {
+	var out []map[string]any
+	for _, r := range s.Requests() {
+		out = append(out, r.JSON())
+	}
+	return out
 }
 
 func TestPTYAskAboutLiveSession(t *testing.T) {
@@ -87,7 +56,7 @@ func TestPTYAskAboutLiveSession(t *testing.T) {
 	fake := newFakeOpenAI(t, "get_repr", `{"expr":"prices"}`)
 	home := t.TempDir()
 	s := startREPLNoWait(t, home, []string{
-		"OPENAI_BASE_URL=" + fake.srv.URL + "/v1",
+		"OPENAI_BASE_URL=" + fake.URL,
 		"OPENAI_API_KEY=sk-e2e-secret-key",
 		"PYAICHAT_MODEL=fake-model",
 	})
@@ -130,7 +99,7 @@ func TestOneShotQuestion(t *testing.T) {
 	fake := newFakeOpenAI(t, "eval_expr", `{"expr":"len(words)"}`)
 	home := t.TempDir()
 	cmd := exec.Command(binary, "-p", "how many words?", "-c", "words = 'a b c'.split()")
-	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.srv.URL+"/v1", "OPENAI_API_KEY=k")
+	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -160,19 +129,7 @@ func TestOneShotUnconfigured(t *testing.T) {
 func TestPTYTypingWhileAnswerStreams(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		chunk := func(text string) {
-			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", text)
-			w.(http.Flusher).Flush()
-		}
-		chunk("first half, ")
-		<-release
-		chunk("second half.")
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(srv.Close)
+	srv := fakemodel.New(t, fakemodel.Reply{Pieces: []string{"first half, ", "second half."}, Pause: 1, Resume: release})
 	t.Cleanup(func() {
 		select {
 		case <-release:
@@ -181,7 +138,7 @@ func TestPTYTypingWhileAnswerStreams(t *testing.T) {
 		}
 	})
 	s := startREPLNoWait(t, t.TempDir(), []string{
-		"OPENAI_BASE_URL=" + srv.URL + "/v1", "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake",
+		"OPENAI_BASE_URL=" + srv.URL, "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake",
 	})
 	s.ExpectString("py> ")
 	s.Send("\t")
@@ -203,16 +160,10 @@ func TestPTYTypingWhileAnswerStreams(t *testing.T) {
 // one line says the question was cancelled.
 func TestPTYCancelWhileAnswerStreams(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", "first line\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done() // the rest never comes
-	}))
-	t.Cleanup(srv.Close)
+	// The rest never comes: the answer stops after its first piece.
+	srv := fakemodel.New(t, fakemodel.Reply{Pieces: []string{"first line\n", "never"}, Pause: 1})
 	s := startREPLNoWait(t, t.TempDir(), []string{
-		"OPENAI_BASE_URL=" + srv.URL + "/v1", "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake",
+		"OPENAI_BASE_URL=" + srv.URL, "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake",
 	})
 	s.ExpectString("py> ")
 	s.Send("\t")

@@ -56,7 +56,7 @@ func askAtPrompt(t *testing.T) (*ptytest.Session, *fakeOpenAI) {
 	home := t.TempDir()
 	writeConfig(t, home, "share = \"ask\"\n")
 	s := startREPLNoWait(t, home, []string{
-		"OPENAI_BASE_URL=" + fake.srv.URL + "/v1",
+		"OPENAI_BASE_URL=" + fake.URL,
 		"OPENAI_API_KEY=sk-e2e-secret-key",
 		"PYAICHAT_MODEL=fake-model",
 	})
@@ -162,7 +162,7 @@ func TestOneShotAskWithoutTerminal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "-p", "what is in note?", "-c", "note = '"+askMarker+"'")
-	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.srv.URL+"/v1", "OPENAI_API_KEY=k")
+	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
 	cmd.Stdin = strings.NewReader("")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -198,7 +198,7 @@ func TestPTYOneShotAsks(t *testing.T) {
 	fake := newFakeOpenAI(t, "get_repr", `{"expr":"note"}`)
 	home := t.TempDir()
 	writeConfig(t, home, "share = \"ask\"\n")
-	s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.srv.URL + "/v1", "OPENAI_API_KEY=k"},
+	s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.URL, "OPENAI_API_KEY=k"},
 		"-p", "what is in note?", "-c", "note = '"+askMarker+"'")
 	s.ExpectString(`tool result of get_repr {"expr":"note"}:`)
 	s.ExpectString(askQuestion)

@@ -3,15 +3,14 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
 
@@ -43,7 +42,7 @@ func TestPTYExitAtAIPrompt(t *testing.T) {
 			t.Parallel()
 			fake := newFakeOpenAI(t, "eval_expr", `{"expr":"1"}`)
 			home := t.TempDir()
-			s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.srv.URL + "/v1", "OPENAI_API_KEY=k"}, "-q")
+			s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.URL, "OPENAI_API_KEY=k"}, "-q")
 			s.ExpectString("py> ")
 			s.Send(ptytest.Tab)
 			s.ExpectCursorLine("ai>")
@@ -78,7 +77,7 @@ func TestOneShotInPipeline(t *testing.T) {
 	fake := newFakeOpenAI(t, "eval_expr", `{"expr":"len(words)"}`)
 	home := t.TempDir()
 	cmd := exec.Command(binary, "-p", "why did this fail?", "-c", "words = 'a b c'.split(); print('setup output')")
-	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.srv.URL+"/v1", "OPENAI_API_KEY=k")
+	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
 	cmd.Stdin = strings.NewReader("Traceback: KeyError 'b'\n")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -102,15 +101,9 @@ func TestOneShotInPipeline(t *testing.T) {
 // configuration, 1 when the question fails, 130 for Ctrl-C.
 func TestOneShotExitStatuses(t *testing.T) {
 	t.Parallel()
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, `{"error":{"message":"the model is not here"}}`, http.StatusNotFound)
-	}))
-	defer failing.Close()
-	hanging := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body) // then the server sees the client leave
-		<-r.Context().Done()
-	}))
-	defer hanging.Close()
+	failing := fakemodel.New(t, fakemodel.Reply{Status: http.StatusNotFound, Error: "the model is not here"})
+	// Never answers: it waits for the client to leave.
+	hanging := fakemodel.New(t, fakemodel.Reply{Before: make(chan struct{})})
 	run := func(env []string, interruptAfter time.Duration, args ...string) int {
 		cmd := exec.Command(binary, args...)
 		cmd.Env = append(testEnv(t.TempDir(), ""), env...)
@@ -133,10 +126,10 @@ func TestOneShotExitStatuses(t *testing.T) {
 	if got := run(nil, 0, "--venv", "/nonexistent", "-p", "hello?"); got != 2 {
 		t.Errorf("a --venv that does not exist: status %d, want 2", got)
 	}
-	if got := run([]string{"OPENAI_BASE_URL=" + failing.URL + "/v1", "OPENAI_API_KEY=k"}, 0, "-p", "hello?"); got != 1 {
+	if got := run([]string{"OPENAI_BASE_URL=" + failing.URL, "OPENAI_API_KEY=k"}, 0, "-p", "hello?"); got != 1 {
 		t.Errorf("a server error: status %d, want 1", got)
 	}
-	if got := run([]string{"OPENAI_BASE_URL=" + hanging.URL + "/v1", "OPENAI_API_KEY=k"}, time.Second, "-p", "hello?"); got != 130 {
+	if got := run([]string{"OPENAI_BASE_URL=" + hanging.URL, "OPENAI_API_KEY=k"}, time.Second, "-p", "hello?"); got != 130 {
 		t.Errorf("Ctrl-C: status %d, want 130", got)
 	}
 }

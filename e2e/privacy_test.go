@@ -27,7 +27,7 @@ func askOnce(t *testing.T, env []string, setup, tool, args string) string {
 	fake := newFakeOpenAI(t, tool, args)
 	home := t.TempDir()
 	cmd := exec.Command(binary, "-p", "tell me", "-c", setup)
-	cmd.Env = append(append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.srv.URL+"/v1"), env...)
+	cmd.Env = append(append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL), env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -142,7 +142,7 @@ func TestPTYContextIsRedacted(t *testing.T) {
 	fake := newFakeOpenAI(t, "get_type", `{"expr":"dsn"}`)
 	home := t.TempDir()
 	s := startREPLNoWait(t, home, []string{
-		"OPENAI_BASE_URL=" + fake.srv.URL + "/v1",
+		"OPENAI_BASE_URL=" + fake.URL,
 		"OPENAI_API_KEY=" + fakeOpenAIKey,
 		"PYAICHAT_MODEL=fake-model",
 	})

@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -13,6 +9,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
 
@@ -30,37 +27,25 @@ const markdownAnswer = "<think>\nthe user asks about the frame\n</think>\n\n" +
 	"df = pd.DataFrame({\"name\": [\"apple\", \"pear\"], \"price\": [1.25, 2.5]})  # a comment to pass sixty columns\n" +
 	"```\n"
 
-// newMarkdownServer streams answer in pieces of 7 bytes (cutting ** and
-// ``` markers), after first waiting for release when it is not nil.
-func newMarkdownServer(t *testing.T, answer string, release <-chan struct{}) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		if release != nil {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for i := 0; i < len(answer); i += 7 {
-			piece, _ := json.Marshal(answer[i:min(i+7, len(answer))])
-			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", piece)
-			w.(http.Flusher).Flush()
-		}
-		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7,\"total_tokens\":107}}\n\n")
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+// newMarkdownServer streams answer to every question in pieces of 7 bytes
+// (cutting ** and ``` markers), after first waiting for release when it is
+// not nil.
+func newMarkdownServer(t *testing.T, answer string, release <-chan struct{}) *fakemodel.Server {
+	var pieces []string
+	for i := 0; i < len(answer); i += 7 {
+		pieces = append(pieces, answer[i:min(i+7, len(answer))])
+	}
+	return fakemodel.NewFunc(t, func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Pieces: pieces, Before: release, Usage: fakeUsage}
+	})
 }
 
-// startAsking starts pyaichat on a PTY of cols columns, switches to ai>
-// and asks a question.
-func startAsking(t *testing.T, srvURL, term string, cols int, extra ...string) *ptytest.Session {
+// startAsking starts pyaichat on a PTY of cols columns with the model at
+// baseURL, switches to ai> and asks a question.
+func startAsking(t *testing.T, baseURL, term string, cols int, extra ...string) *ptytest.Session {
 	t.Helper()
 	home := t.TempDir()
-	env := append(testEnv(home, term), "OPENAI_BASE_URL="+srvURL+"/v1", "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake")
+	env := append(testEnv(home, term), "OPENAI_BASE_URL="+baseURL, "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake")
 	s := ptytest.Start(t, binary, ptytest.Options{Env: append(env, extra...), Dir: home, Cols: cols, Rows: 50})
 	s.ExpectString("py> ")
 	s.Send(ptytest.Tab)
@@ -191,7 +176,7 @@ func TestOneShotPipedMarkdown(t *testing.T) {
 	t.Parallel()
 	srv := newMarkdownServer(t, markdownAnswer, nil)
 	cmd := exec.Command(binary, "-p", "what is in df?")
-	cmd.Env = append(testEnv(t.TempDir(), "xterm-256color"), "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=k")
+	cmd.Env = append(testEnv(t.TempDir(), "xterm-256color"), "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=k")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -15,59 +15,38 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 // chatFake answers every question with one tool call, get_repr of the
 // expression named by the question's last word, and every request that
 // carries the tool's result with "Answer N" (N counting answers), and
 // usage; so each question makes exactly one call.
-type chatFake struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	reqs []map[string]any
-	n    int
-}
+type chatFake struct{ *fakemodel.Server }
 
 func newChatFake(t *testing.T) *chatFake {
-	f := &chatFake{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, `{"error":{"message":"bad json"}}`, 400)
-			return
+	var mu sync.Mutex
+	reqs, n := 0, 0
+	return &chatFake{fakemodel.NewFunc(t, func(r fakemodel.Request) fakemodel.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		reqs++
+		last := r.Last()
+		if last.Role == "user" {
+			words := strings.Fields(strings.TrimSuffix(last.Content, "?"))
+			call := fakemodel.Call{ID: fmt.Sprintf("call_%d", reqs), Name: "get_repr", Args: fmt.Sprintf(`{"expr":%q}`, words[len(words)-1])}
+			return fakemodel.Reply{Calls: []fakemodel.Call{call}, Usage: fakeUsage}
 		}
-		msgs, _ := req["messages"].([]any)
-		last, _ := msgs[len(msgs)-1].(map[string]any)
-		f.mu.Lock()
-		f.reqs = append(f.reqs, req)
-		var delta string
-		if last["role"] == "user" {
-			q, _ := last["content"].(string)
-			words := strings.Fields(strings.TrimSuffix(q, "?"))
-			args, _ := json.Marshal(fmt.Sprintf(`{"expr":%q}`, words[len(words)-1]))
-			delta = fmt.Sprintf(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_%d","type":"function","function":{"name":"get_repr","arguments":%s}}]}`, len(f.reqs), args)
-		} else {
-			f.n++
-			delta = fmt.Sprintf(`{"role":"assistant","content":"Answer %d"}`, f.n)
-		}
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprintf(w, "data: {\"id\":\"c\",\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":null}]}\n\n", delta)
-		fmt.Fprint(w, "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":7,\"total_tokens\":107}}\n\n")
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
+		n++
+		return fakemodel.Reply{Pieces: []string{fmt.Sprintf("Answer %d", n)}, Usage: fakeUsage}
+	})}
 }
 
-func (f *chatFake) requests() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.reqs...)
-}
+func (f *chatFake) requests() []map[string]any { return bodies(f.Server) }
 
 func (f *chatFake) env() []string {
-	return []string{"OPENAI_BASE_URL=" + f.srv.URL + "/v1", "OPENAI_API_KEY=" + sessionKey, "PYAICHAT_MODEL=fake-model"}
+	return []string{"OPENAI_BASE_URL=" + f.URL, "OPENAI_API_KEY=" + sessionKey, "PYAICHAT_MODEL=fake-model"}
 }
 
 const sessionKey = "sk-e2e-session-key-0123456789"

@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +13,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 // speedWorkloads are the workloads of testdata/speed/workloads.py, each a
@@ -95,7 +94,7 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 			}
 			big[p.name] = append(big[p.name], d)
 		}
-		d, err := firstRequest(b.TempDir())
+		d, err := firstRequest(b, b.TempDir())
 		if err != nil {
 			b.Fatalf("first ai> request, run %d: %v", i+1, err)
 		}
@@ -265,17 +264,15 @@ func bigSessionLines(p replProg, home string) (float64, error) {
 // its Enter to the moment a local OpenAI-compatible server has the whole
 // request: what pyaichat spends building it (the automatic context, the
 // tools) and sending it.
-func firstRequest(home string) (float64, error) {
+func firstRequest(tb testing.TB, home string) (float64, error) {
 	arrived := make(chan time.Time, 4)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		arrived <- time.Now()
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"answered\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
-	}))
+	srv := fakemodel.NewFunc(tb, func(fakemodel.Request) fakemodel.Reply {
+		arrived <- time.Now() // the whole body has been read
+		return fakemodel.Reply{Pieces: []string{"answered"}}
+	})
 	defer srv.Close()
 	p := replProg{name: "pyaichat", argv: []string{binary}, prompt: "py> "}
-	f, r, stop, err := spawnREPL(p, home, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-bench-0123456789abcdef")
+	f, r, stop, err := spawnREPL(p, home, "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-bench-0123456789abcdef")
 	if err != nil {
 		return 0, err
 	}

@@ -22,7 +22,7 @@ func TestRealCapabilitiesOnALiveSession(t *testing.T) {
 	)
 	home := t.TempDir()
 	cmd := exec.Command(binary, "-p", "what do my orders add up to?", "-c", ordersSetup)
-	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.srv.URL+"/v1", "OPENAI_API_KEY=sk-e2e-0123456789")
+	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=sk-e2e-0123456789")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("pyaichat -p: %v\n%s", err, out)
@@ -54,7 +54,7 @@ func TestRealCapabilitiesOnALiveSession(t *testing.T) {
 func TestPTYCapCommand(t *testing.T) {
 	t.Parallel()
 	fake := newFakeOpenAI(t, "get_repr", `{"expr":"orders"}`)
-	s := startREPLNoWait(t, "", []string{"OPENAI_BASE_URL=" + fake.srv.URL + "/v1", "OPENAI_API_KEY=sk-e2e-0123456789"}, "-c", ordersSetup)
+	s := startREPLNoWait(t, "", []string{"OPENAI_BASE_URL=" + fake.URL, "OPENAI_API_KEY=sk-e2e-0123456789"}, "-c", ordersSetup)
 	s.ExpectString("py> ")
 	s.Send("\t")
 	s.ExpectString("ai> ")

@@ -8,6 +8,7 @@ package termsafe
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -76,3 +77,25 @@ func Prefix(s string, n int) string {
 	}
 	return s[:max(n, 0)]
 }
+
+// Shorten is s cut to at most n bytes (at a character boundary), with
+// "..." added when anything was cut.
+func Shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return Prefix(s, n) + "..."
+}
+
+// Squash collapses runs of white space (newlines included) to one space and
+// shortens the result to about n bytes: a server's error message or an HTML
+// page quoted in one line.
+func Squash(s string, n int) string {
+	return Shorten(strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " "), n)
+}
+
+// OneLine makes s one harmless line of about n bytes: Squash, then
+// Visible. Server error messages and notices are shown this way, since an
+// HTML page or a multi-line message would otherwise push the answer off
+// the screen.
+func OneLine(s string, n int) string { return Visible(Squash(s, n)) }

@@ -37,3 +37,28 @@ func TestPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestSquashAndOneLine(t *testing.T) {
+	cases := []struct {
+		in      string
+		n       int
+		squash  string
+		oneLine string
+	}{
+		{"a\n\n  b\tc ", 40, "a b c", "a b c"},
+		{"héllo wörld and more", 6, "héllo...", "héllo..."}, // 6 bytes end inside neither character
+		{"hé", 2, "h...", "h..."},                           // 2 bytes would end inside é
+		{"x\x1b[2Jy", 40, "x\x1b[2Jy", `x\x1b[2Jy`},
+	}
+	for _, c := range cases {
+		if got := Squash(c.in, c.n); got != c.squash {
+			t.Errorf("Squash(%q, %d) = %q, want %q", c.in, c.n, got, c.squash)
+		}
+		if got := OneLine(c.in, c.n); got != c.oneLine {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", c.in, c.n, got, c.oneLine)
+		}
+	}
+	if got := Shorten("abcdef", 3); got != "abc..." {
+		t.Errorf("Shorten = %q", got)
+	}
+}

@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"bytes"
@@ -127,22 +127,23 @@ type wireToolCall struct {
 	ExtraContent json.RawMessage `json:"extra_content"`
 }
 
-// maxResponseText bounds the text one response may add up to (answer,
+// MaxResponseText bounds the text one response may add up to (answer,
 // thinking, refusal and tool-call arguments together). 1 MiB is some
 // 250,000 tokens, more than any model writes in one response; past it the
 // server is broken or hostile, and without a bound a 600 MB answer would
 // need gigabytes of memory. A response that reaches it stops being read.
-const maxResponseText = 1 << 20
+const MaxResponseText = 1 << 20
 
-// accumulator folds chunks into a Completion following the rules in
-// provider-quirks.md section 3, and emits the visible deltas as it goes.
+// accumulator folds chunks into a Completion (never indexing choices[0]
+// blindly, reading until [DONE] for the usage chunk), and emits the
+// visible deltas as it goes.
 type accumulator struct {
 	c       Completion
 	choices map[int]*accChoice
 	order   []int
 	newID   func() string
 	// size is the text kept so far; capped is set once it reached
-	// maxResponseText and the rest was dropped.
+	// MaxResponseText and the rest was dropped.
 	size   int
 	capped bool
 }
@@ -160,8 +161,8 @@ type accChoice struct {
 // take returns as much of text as the response's budget still allows, cut
 // on a rune boundary, and counts it.
 func (a *accumulator) take(text string) string {
-	if a.size+len(text) > maxResponseText {
-		text, a.capped = termsafe.Prefix(text, maxResponseText-a.size), true
+	if a.size+len(text) > MaxResponseText {
+		text, a.capped = termsafe.Prefix(text, MaxResponseText-a.size), true
 	}
 	a.size += len(text)
 	return text
@@ -358,7 +359,7 @@ func contentText(raw json.RawMessage) (text, thinking string) {
 	return tb.String(), kb.String()
 }
 
-// addToolFragment applies rule 5 of provider-quirks.md: key by wire index
+// addToolFragment joins tool-call fragments across chunks: key by wire index
 // when present (never a dense slice: gateways start at 1); a different
 // non-empty id at a known index starts a new call (Ollama sends index 0 for
 // every call); without an index, an id or name starts a new call and an
@@ -485,16 +486,16 @@ type APIError struct {
 	Detail     string // extra text some servers add (OpenRouter metadata.raw)
 }
 
-// maxServerText bounds a server's own words in one of our lines: enough
+// MaxServerText bounds a server's own words in one of our lines: enough
 // for any real error message (Groq's tool-validation ones run to ~210),
 // short enough that an HTML page or a stack trace cannot fill the screen.
-const maxServerText = 240
+const MaxServerText = 240
 
 // Error is the server's message (and its detail) as one line of at most
-// about maxServerText bytes; Message and Detail keep the text as sent.
+// about MaxServerText bytes; Message and Detail keep the text as sent.
 func (e *APIError) Error() string {
-	msg := squash(e.Message, maxServerText)
-	if d := squash(e.Detail, maxServerText); d != "" && !strings.Contains(msg, d) {
+	msg := termsafe.Squash(e.Message, MaxServerText)
+	if d := termsafe.Squash(e.Detail, MaxServerText); d != "" && !strings.Contains(msg, d) {
 		if msg == "" {
 			msg = d
 		} else {
@@ -504,14 +505,13 @@ func (e *APIError) Error() string {
 	if msg == "" {
 		msg = "error without a message"
 		if e.Code != "" {
-			msg += " (code " + squash(e.Code, 40) + ")"
+			msg += " (code " + termsafe.Squash(e.Code, 40) + ")"
 		}
 	}
-	return squash(msg, maxServerText)
+	return termsafe.Squash(msg, MaxServerText)
 }
 
-// parseErrorBody reads an error body in any of the shapes in rule 8 of
-// provider-quirks.md: {"error":{...}}, [{"error":{...}}], {"message":...},
+// parseErrorBody reads an error body in any of the shapes servers use: {"error":{...}}, [{"error":{...}}], {"message":...},
 // {"error":"text"}, {"detail":...}, else the text (an HTML page's title).
 func parseErrorBody(status int, body []byte) *APIError {
 	e := parseErrorValue(body)
@@ -600,7 +600,7 @@ func bodyText(body []byte) string {
 		}
 		s = html.UnescapeString(s)
 	}
-	return squash(s, maxServerText)
+	return termsafe.Squash(s, MaxServerText)
 }
 
 func errorFromObject(o map[string]json.RawMessage) APIError {
@@ -647,11 +647,4 @@ func rawDetail(raw json.RawMessage) string {
 	}
 	e := parseErrorValue(raw)
 	return e.Error()
-}
-
-func truncateRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return termsafe.Prefix(s, n) + "..."
 }

@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"context"
@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
-// TestAzureKeyAndQuery sends a question to Azure-style base URLs. The
+// TestAzureKeyAndQuery sends a request to Azure-style base URLs. The
 // fake server stands in for the Azure host: the client's dialer reaches it
 // whatever host the URL names.
 func TestAzureKeyAndQuery(t *testing.T) {
@@ -27,28 +29,27 @@ func TestAzureKeyAndQuery(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.base, func(t *testing.T) {
-			var got *http.Request
-			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-				got = r
-				textReply("hello")(w, r)
-			})
-			target := f.srv.Listener.Addr().String()
-			cfg := f.config()
-			cfg.BaseURL = c.base
-			cfg.HTTPClient = &http.Client{Transport: &http.Transport{
+			f := fakemodel.New(t, fakemodel.Reply{Text: "hello"})
+			f.AllowAnyPath() // the request goes to the base URL's own path
+			target := f.Addr()
+			client := New(Options{BaseURL: c.base, APIKey: testKey, HTTPClient: &http.Client{Transport: &http.Transport{
 				DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 					return (&net.Dialer{}).DialContext(ctx, network, target)
 				},
-			}}
-			out := newSyncBuffer()
-			if err := NewSession(cfg, &fakeTools{}, nil).Handle(context.Background(), "hi?", out); err != nil {
+			}}})
+			st, err := client.Open(context.Background(), "m", []Message{{Role: "user", Content: "hi?"}}, Tools{}, func(string) {})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(out.String(), "hello") {
-				t.Errorf("answer %q", out.String())
+			for st.Next() {
 			}
-			if got.URL.Path != c.wantPath || got.URL.RawQuery != c.wantQuery {
-				t.Errorf("request to %s?%s, want %s?%s", got.URL.Path, got.URL.RawQuery, c.wantPath, c.wantQuery)
+			st.Close()
+			if got := st.Result().Choice0().Content; got != "hello" || st.Err() != nil {
+				t.Errorf("answer %q, error %v", got, st.Err())
+			}
+			got := f.Requests()[0]
+			if got.Path != c.wantPath || got.Query != c.wantQuery {
+				t.Errorf("request to %s?%s, want %s?%s", got.Path, got.Query, c.wantPath, c.wantQuery)
 			}
 			apiKey, bearer := got.Header.Get("api-key"), got.Header.Get("Authorization")
 			if c.azure && (apiKey != testKey || bearer != "") {
@@ -63,7 +64,7 @@ func TestAzureKeyAndQuery(t *testing.T) {
 
 // The base URL as shown to the user never carries its query.
 func TestAzureQueryNotShown(t *testing.T) {
-	u, _ := url.Parse(displayURL("https://res.openai.azure.com/openai/deployments/x?api-version=1&api-key=SECRET"))
+	u, _ := url.Parse(DisplayURL("https://res.openai.azure.com/openai/deployments/x?api-version=1&api-key=SECRET"))
 	if u.RawQuery != "" || strings.Contains(u.String(), "SECRET") {
 		t.Errorf("shown as %s", u)
 	}

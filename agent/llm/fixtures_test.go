@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"bytes"
@@ -246,9 +246,8 @@ func TestFixturesParseToOracle(t *testing.T) {
 				t.Fatalf("oracle for %s parsed to almost nothing (%d lines)", o.File, o.lineMatched)
 			}
 			srv := serveFixture(t, o.File)
-			cfg := Config{BaseURL: srv.URL + "/v1", APIKey: "sk-fixture", Model: "m", MaxRetries: -1}.withDefaults()
-			c := newClient(&cfg)
-			s, err := c.open(context.Background(), "m", []Message{{Role: "user", Content: "hi"}}, nil, func(string) {})
+			c := New(Options{BaseURL: srv.URL + "/v1", APIKey: "sk-fixture", MaxRetries: -1})
+			s, err := c.Open(context.Background(), "m", []Message{{Role: "user", Content: "hi"}}, Tools{}, func(string) {})
 			if isErr {
 				checkHTTPError(t, o, err)
 				return

@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 // TestHugeRetryAfterMeansTheCap checks that values too large for a
@@ -24,14 +27,17 @@ func TestHugeRetryAfterMeansTheCap(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.header+": "+c.value, func(t *testing.T) {
-			f := newFake(t, raw(429, "application/json", `{"error":{"message":"slow down"}}`, c.header, c.value), textReply("ok"))
-			s := NewSession(f.config(), &fakeTools{}, nil)
-			out := newSyncBuffer()
-			if err := s.Handle(context.Background(), "q", out); err != nil {
+			f := fakemodel.New(t, fakemodel.Reply{Status: 429, ContentType: "application/json", Body: `{"error":{"message":"slow down"}}`, Header: []string{c.header, c.value}},
+				fakemodel.Reply{Text: "ok"})
+			client := New(Options{BaseURL: f.URL, APIKey: testKey, RetryBaseDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond, RetryAfterCap: 30 * time.Millisecond})
+			var notices []string
+			st, err := client.Open(context.Background(), "m", []Message{{Role: "user", Content: "q"}}, Tools{}, func(n string) { notices = append(notices, n) })
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(out.String(), c.want) {
-				t.Errorf("out %q, want %q", out.String(), c.want)
+			st.Close()
+			if len(notices) != 1 || !strings.Contains(notices[0], c.want) {
+				t.Errorf("notices %q, want one with %q", notices, c.want)
 			}
 		})
 	}
@@ -74,26 +80,18 @@ func TestFailuresThatCannotFixThemselvesAreNotRetried(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hits.Store(0)
-			cfg := Config{BaseURL: c.base, APIKey: c.key, Model: "m"} // real backoff: a retry would show
-			s := NewSession(cfg, &fakeTools{}, nil)
-			out := newSyncBuffer()
-			err := s.Handle(context.Background(), "q", out)
+			client := New(Options{BaseURL: c.base, APIKey: c.key}) // real backoff: a retry would show
+			var notices []string
+			_, err := client.Open(context.Background(), "m", []Message{{Role: "user", Content: "q"}}, Tools{}, func(n string) { notices = append(notices, n) })
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("err = %v\nwant   %s", err, c.want)
 			}
-			if strings.Contains(out.String(), "retrying") || hits.Load() != c.requests {
-				t.Errorf("%d requests, want %d; out %q", hits.Load(), c.requests, out.String())
+			if len(notices) > 0 || hits.Load() != c.requests {
+				t.Errorf("%d requests, want %d; notices %q", hits.Load(), c.requests, notices)
 			}
 			if strings.Contains(err.Error(), "abc") {
 				t.Errorf("the key is shown: %v", err)
 			}
 		})
-	}
-	// LoadConfig refuses such a key at start-up too.
-	configEnv(t, "")
-	t.Setenv("OPENAI_BASE_URL", "http://localhost:8080/v1")
-	t.Setenv("OPENAI_API_KEY", "sk-abc\x01def")
-	if _, err := LoadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "the API key is malformed") {
-		t.Errorf("LoadConfig: %v", err)
 	}
 }

@@ -1,0 +1,72 @@
+package llm
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/pyaichat/pyaichat/agent/redact"
+)
+
+// Options are the server, the key and the bounds of a Client. Zero bounds
+// take the defaults in parentheses (WithDefaults).
+type Options struct {
+	BaseURL string // with /chat/completions and /models below it
+	APIKey  string // "" for servers that need none
+
+	ConnectTimeout   time.Duration // TCP+TLS connect (10 s)
+	FirstByteTimeout time.Duration // request sent -> response headers (120 s: local prefill is slow)
+	IdleTimeout      time.Duration // silence inside a stream, keep-alive comments count as data (90 s)
+	MaxRetries       int           // extra attempts for retryable failures (2; negative: none)
+	RetryBaseDelay   time.Duration // first backoff, doubled each retry (500 ms)
+	RetryMaxDelay    time.Duration // backoff cap (8 s)
+	RetryAfterCap    time.Duration // longest Retry-After honoured (20 s)
+
+	// HTTPClient replaces the default client (tests); nil builds one with
+	// ConnectTimeout.
+	HTTPClient *http.Client
+}
+
+// WithDefaults fills every zero bound.
+func (o Options) WithDefaults() Options {
+	def := func(p *time.Duration, d time.Duration) {
+		if *p <= 0 {
+			*p = d
+		}
+	}
+	def(&o.ConnectTimeout, 10*time.Second)
+	def(&o.FirstByteTimeout, 120*time.Second)
+	def(&o.IdleTimeout, 90*time.Second)
+	if o.MaxRetries == 0 {
+		o.MaxRetries = 2
+	}
+	def(&o.RetryBaseDelay, 500*time.Millisecond)
+	def(&o.RetryMaxDelay, 8*time.Second)
+	def(&o.RetryAfterCap, 20*time.Second)
+	return o
+}
+
+// RedactKey replaces the API key in s where it is a whole token and long
+// enough to be a secret (see redact.ReplaceToken): servers echo keys in
+// their errors, and models in their answers.
+func RedactKey(s, key string) string { return redact.ReplaceToken(s, key, "[key]") }
+
+// clean redacts the key from a line that may quote a server.
+func (c *Client) clean(msg string) string { return RedactKey(msg, c.cfg.APIKey) }
+
+// cleanErr is err with the key redacted from its message; errors.As still
+// finds what it wraps (an *APIError).
+func (c *Client) cleanErr(err error) error {
+	msg := c.clean(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &keyless{err, msg}
+}
+
+type keyless struct {
+	err error
+	msg string
+}
+
+func (k *keyless) Error() string { return k.msg }
+func (k *keyless) Unwrap() error { return k.err }
