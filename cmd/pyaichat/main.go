@@ -93,7 +93,7 @@ func run(std stdio, args []string) int {
 			return 2
 		}
 	}
-	cfg, cfgErr := agent.LoadConfig(c.model, c.baseURL, c.provider)
+	cfg, cfgErr := agent.LoadConfig(xdgPaths().configFile(), c.model, c.baseURL, c.provider)
 	if cfgErr != nil && c.question != "" {
 		return configFailed(std, c, cfgErr)
 	}
