@@ -1,0 +1,224 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// chromiumPath is the browser the page test drives: $PYAICHAT_CHROMIUM, or
+// Debian's chromium (scripts/deps.sh installs it).
+func chromiumPath() (string, error) {
+	if p := os.Getenv("PYAICHAT_CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no chromium on PATH: install Debian's chromium (scripts/deps.sh does) or name one in PYAICHAT_CHROMIUM")
+}
+
+// page drives one tab of headless Chromium.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p *page) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		p.t.Fatalf("%s: %v\nscreen:\n%s", what, err, p.screen())
+	}
+}
+
+func eval[T any](p *page, js string) T {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		p.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// screen is the text of xterm's buffer, read by the page itself.
+func (p *page) screen() string {
+	s, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`window.__screenText ? window.__screenText() : ''`))
+	return s
+}
+
+// waitScreen waits until the screen matches re (a failure shows it).
+func (p *page) waitScreen(re string) {
+	p.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(30 * time.Second)
+	for !rx.MatchString(p.screen()) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the screen never matched %q:\n%s", re, p.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// run types a line of Python and waits for the prompt after it.
+func (p *page) run(line string) {
+	p.t.Helper()
+	prompts := p.count(`(?m)^py>`)
+	p.keys(line + "\r")
+	deadline := time.Now().Add(30 * time.Second)
+	for p.count(`(?m)^py>`) <= prompts || !regexp.MustCompile(`(?m)^py>\s*\z`).MatchString(strings.TrimRight(p.screen(), "\n")) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("no prompt after %q:\n%s", line, p.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// count is how many times re matches the screen.
+func (p *page) count(re string) int {
+	return len(regexp.MustCompile(re).FindAllStringIndex(p.screen(), -1))
+}
+
+func (p *page) keys(k string) { p.t.Helper(); p.do(fmt.Sprintf("typing %q", k), typeKeys(k)) }
+
+// typeKeys types k as a keyboard does: a keyDown that carries the key's
+// text, then a keyUp. (chromedp.KeyEvent adds a separate char event, which
+// xterm.js, having handled the keydown, would receive again as input.)
+func typeKeys(k string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, r := range k {
+			events := kb.Encode(r)
+			down, up := *events[0], *events[len(events)-1]
+			if len(events) == 3 {
+				down.Text, down.UnmodifiedText = events[1].Text, events[1].UnmodifiedText
+			}
+			if r == '\r' {
+				down.Text, down.UnmodifiedText = "\r", "\r"
+			}
+			for _, ev := range []input.DispatchKeyEventParams{down, up} {
+				if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, ev); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// The page in a real browser: it starts a pyaichat, runs Python typed at
+// it, switches to ai> with TAB, keeps the session through a reload, and
+// inserts the path of a dropped file. Where Chromium cannot start, this
+// fails with the reason. PYAICHAT_SCREENSHOT=FILE saves the page as
+// README.md shows it (docs/serve.png).
+func TestServeInChromium(t *testing.T) {
+	exe, err := chromiumPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	srv := startServe(t, home, nil, "-q")
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(exe),
+			chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.WindowSize(760, 420),
+			chromedp.UserDataDir(filepath.Join(home, "chromium")),
+		)...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancelTime()
+	p := &page{t: t, ctx: ctx}
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("chromium (%s) could not start: %v", exe, err)
+	}
+
+	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
+	p.waitScreen(`(?m)^py>\s*$`)
+	if h := eval[string](p, `location.hash`); h != "" {
+		t.Errorf("the token stayed in the address bar: %q", h)
+	}
+	if tok := eval[string](p, `sessionStorage.getItem('pyaichat.token')`); tok != srv.Token {
+		t.Errorf("sessionStorage holds %q, not the token", tok)
+	}
+
+	p.run("x = 6 * 7")
+	p.run("x")
+	p.waitScreen(`(?m)^42$`)
+	p.keys("\t")
+	p.waitScreen(`(?m)^ai>\s*$`)
+	p.keys("\t")
+	p.waitScreen(`(?m)^py>\s*$`)
+
+	// A reload: the same session, its screen replayed, x still 42.
+	before := eval[string](p, `window.__sessionState().sessionId`)
+	p.do("reloading", chromedp.Reload())
+	p.waitScreen(`(?m)^42$`)
+	if after := eval[string](p, `window.__sessionState().sessionId`); after != before || before == "" {
+		t.Errorf("session %q before the reload, %q after", before, after)
+	}
+	p.waitScreen(`(?m)^py>\s*$`)
+	p.run("print(x + 1)")
+	p.waitScreen(`(?m)^43$`)
+
+	// A file dropped on the terminal, as a desktop drops one: uploaded,
+	// and its stored path inserted at the prompt.
+	dropped := filepath.Join(home, "data.csv")
+	if err := os.WriteFile(dropped, []byte("a,b\n1,2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.keys("print(open(")
+	p.waitScreen(`(?m)print\(open\($`)
+	p.do("dropping data.csv", dropFile(dropped))
+	p.waitScreen(`(?m)data\.csv'$`)
+	p.keys(").read())\r")
+	p.waitScreen(`(?m)^1,2$`)
+	path := regexp.MustCompile(`'(/[^']*data\.csv)'`).FindStringSubmatch(p.screen())
+	if path == nil || path[1] == dropped || !strings.Contains(path[1], "pyaichat-serve-") {
+		t.Errorf("inserted path %q, want a copy in the session's upload directory", path)
+	}
+	if p.count(`(?m)^1,2$`) != 1 {
+		t.Errorf("the file's contents are shown %d times", p.count(`(?m)^1,2$`))
+	}
+
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil || !bytes.HasPrefix(shot, []byte("\x89PNG")) {
+		t.Fatalf("screenshot: %v (%d bytes)", err, len(shot))
+	}
+	if out := os.Getenv("PYAICHAT_SCREENSHOT"); out != "" {
+		if err := os.WriteFile(out, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// dropFile drags file over the terminal and drops it there through the
+// browser's own drag and drop (Input.dispatchDragEvent).
+func dropFile(file string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		box, err := chromedp.Evaluate[[]float64](`(() => { const r = document.getElementById('term').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)(ctx, t)
+		if err != nil {
+			return err
+		}
+		data := &input.DragData{Items: []*input.DragDataItem{}, Files: []string{file}, DragOperationsMask: 1}
+		for _, typ := range []input.DispatchDragEventType{input.DispatchDragEventTypeDragEnter, input.DispatchDragEventTypeDragOver, input.DispatchDragEventTypeDrop} {
+			if _, err := chromedp.Call(ctx, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: box[0], Y: box[1], Data: data}); err != nil {
+				return fmt.Errorf("%s: %w", typ, err)
+			}
+		}
+		return nil
+	})
+}
