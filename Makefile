@@ -73,7 +73,7 @@ fresh-debian:
 
 bench: pyflags assets
 	$(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
-	$(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessions ./cmd/pyaichat/serve
+	$(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessions
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
 bench-repl: pyflags assets
@@ -88,4 +88,3 @@ bench-speed: pyflags assets
 # through the server beside a plain PTY, the server's memory per idle session.
 bench-serve: pyflags assets
 	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkServe' -benchtime 5x ./e2e
-	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench . ./cmd/pyaichat/serve
