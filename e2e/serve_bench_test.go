@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/coder/websocket"
 )
 
@@ -305,4 +307,61 @@ func readChildren(pid int) ([]int, error) {
 		}
 	}
 	return kids, nil
+}
+
+// BenchmarkServeThroughputInChromium is the loop of BenchmarkServeThroughput
+// shown by the page in headless Chromium: from the Enter that runs the
+// loop, typed into the page, to its last line on xterm.js's screen (read
+// every 20 ms), beside the same loop on a plain PTY. Run it with
+//
+//	go test ./e2e -run '^$' -bench ServeThroughputInChromium -benchtime 3x
+func BenchmarkServeThroughputInChromium(b *testing.B) {
+	exe, err := chromiumPath()
+	if err != nil {
+		b.Fatal(err)
+	}
+	home := b.TempDir()
+	srv := startServe(b, home, nil, "-q")
+	p := &page{t: b, ctx: newBrowser(b, exe, home)}
+	plain := replProg{name: "pyaichat", argv: []string{binary, "-q"}, prompt: "py> "}
+	var viaPage, viaPTY []float64
+	for i := 0; i < b.N; i++ {
+		// A new session each time, through the page's Restart button.
+		if i == 0 {
+			p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
+		} else {
+			p.do("restarting", chromedp.Evaluate[chromedp.Void](`document.getElementById('restart').click()`))
+		}
+		p.waitScreen(`\A\s*py>\s*\z`)
+		// The clock starts at the Enter that runs the loop, as if the
+		// line had been pasted (typing it takes about 0.1 s).
+		p.keys("for i in range(200000): print(i, 'x' * 60)\r")
+		start := time.Now()
+		p.keys("\rprint('printed' + '-all')\r")
+		deadline := time.Now().Add(120 * time.Second)
+		for {
+			last, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`window.__screenText(40)`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if regexp.MustCompile(`(?m)^printed-all$`).MatchString(last) {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("the loop's last line did not show in 120 s; screen ends %q", last)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		viaPage = append(viaPage, time.Since(start).Seconds())
+		d, err := measurePrint(plain, home)
+		if err != nil {
+			b.Fatal(err)
+		}
+		viaPTY = append(viaPTY, d.Seconds())
+	}
+	s, q := median(viaPage), median(viaPTY)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(s, "page-print-s")
+	b.ReportMetric(q, "pty-print-s")
+	b.ReportMetric(s/q, "print-ratio")
 }

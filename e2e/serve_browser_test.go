@@ -31,9 +31,31 @@ func chromiumPath() (string, error) {
 	return "", fmt.Errorf("no chromium on PATH: install Debian's chromium (scripts/deps.sh does) or name one in PYAICHAT_CHROMIUM")
 }
 
+// newBrowser starts headless Chromium (as root in CI, hence no sandbox)
+// with its profile under home, and fails with the reason when it cannot.
+func newBrowser(tb testing.TB, exe, home string) context.Context {
+	tb.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(exe),
+			chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.WindowSize(760, 420),
+			chromedp.UserDataDir(filepath.Join(home, "chromium")),
+		)...)
+	tb.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(alloc)
+	tb.Cleanup(cancel)
+	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	tb.Cleanup(cancelTime)
+	if err := chromedp.Do(ctx); err != nil {
+		tb.Fatalf("chromium (%s) could not start: %v", exe, err)
+	}
+	return ctx
+}
+
 // page drives one tab of headless Chromium.
 type page struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 }
 
@@ -129,23 +151,7 @@ func TestServeInChromium(t *testing.T) {
 	}
 	home := t.TempDir()
 	srv := startServe(t, home, nil, "-q")
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(exe),
-			chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-			chromedp.WindowSize(760, 420),
-			chromedp.UserDataDir(filepath.Join(home, "chromium")),
-		)...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelTime()
-	p := &page{t: t, ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("chromium (%s) could not start: %v", exe, err)
-	}
-
+	p := &page{t: t, ctx: newBrowser(t, exe, home)}
 	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
 	p.waitScreen(`(?m)^py>\s*$`)
 	if h := eval[string](p, `location.hash`); h != "" {
@@ -194,7 +200,7 @@ func TestServeInChromium(t *testing.T) {
 		t.Errorf("the file's contents are shown %d times", p.count(`(?m)^1,2$`))
 	}
 
-	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	shot, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 	if err != nil || !bytes.HasPrefix(shot, []byte("\x89PNG")) {
 		t.Fatalf("screenshot: %v (%d bytes)", err, len(shot))
 	}
