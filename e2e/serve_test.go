@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -222,5 +224,46 @@ func TestServeRefusesANonLoopbackAddr(t *testing.T) {
 	msg := strings.TrimSpace(string(out))
 	if strings.Count(msg, "\n") != 0 || !strings.Contains(msg, "not a loopback address") {
 		t.Errorf("message %q, want one line saying it is not loopback", msg)
+	}
+}
+
+// Without --print-conn-json, serve prints the URL to open with the token
+// in its fragment, and the token appears nowhere else: not in its log of
+// sessions on stderr.
+func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command(binary, "serve", "--", "-q")
+	cmd.Env = testEnv(home, "")
+	cmd.Dir = home
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`^pyaichat serve: open http://127\.0\.0\.1:(\d+)/#token=([0-9a-f]{48})\n$`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("first line %q, want the URL with a 192-bit token in its fragment", line)
+	}
+	port, _ := strconv.Atoi(m[1])
+	c := dialServe(t, serveConn{Port: port, Token: m[2]})
+	c.open()
+	c.waitFor(0, "py> ")
+	c.keys("raise SystemExit(0)\r")
+	c.until("exit")
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after SIGTERM: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "started") || strings.Contains(stderr.String(), m[2]) {
+		t.Errorf("stderr %q: want the session's start, and never the token", stderr.String())
 	}
 }

@@ -54,7 +54,7 @@ func Run(ctx context.Context, l Launch, out io.Writer) error {
 	}
 	if l.Open {
 		if err := openBrowser(base + "#token=" + l.Token); err != nil {
-			fmt.Fprintf(l.Log, "serve: could not open a browser: %v\n", err)
+			fmt.Fprintf(srv.opts.Log, "serve: could not open a browser: %v\n", err)
 		}
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}

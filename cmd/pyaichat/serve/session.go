@@ -78,9 +78,9 @@ func (s *session) pump() {
 			break
 		}
 	}
-	err := s.cmd.Wait()
+	s.cmd.Wait() // its status is in ProcessState
 	s.mu.Lock()
-	s.exitCode = exitStatus(s.cmd.ProcessState, err)
+	s.exitCode = exitStatus(s.cmd.ProcessState)
 	if s.idle != nil {
 		s.idle.Stop()
 	}
@@ -93,15 +93,12 @@ func (s *session) pump() {
 
 // exitStatus is the child's status as a shell reports it: 128+N for a
 // death by signal N.
-func exitStatus(st *os.ProcessState, err error) int {
+func exitStatus(st *os.ProcessState) int {
 	if st == nil {
 		return -1
 	}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
-	}
-	if st.ExitCode() < 0 && err != nil {
-		return -1
 	}
 	return st.ExitCode()
 }
@@ -168,6 +165,9 @@ func (s *session) resize(cols, rows uint16) error {
 // its process group, then SIGKILL if it is still there after grace.
 func (s *session) terminate(grace time.Duration) {
 	s.closeOnce.Do(func() {
+		if done, _ := s.exited(); done {
+			return // reaped: its pid may be another process's by now
+		}
 		pid := s.cmd.Process.Pid
 		syscall.Kill(-pid, syscall.SIGHUP)
 		go func() {
