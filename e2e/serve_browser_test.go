@@ -8,11 +8,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -152,6 +157,7 @@ func TestServeInChromium(t *testing.T) {
 	home := t.TempDir()
 	srv := startServe(t, home, nil, "-q")
 	p := &page{t: t, ctx: newBrowser(t, exe, home)}
+	watch := watchPage(t, p.ctx)
 	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
 	p.waitScreen(`(?m)^py>\s*$`)
 	if h := eval[string](p, `location.hash`); h != "" {
@@ -200,6 +206,25 @@ func TestServeInChromium(t *testing.T) {
 		t.Errorf("the file's contents are shown %d times", p.count(`(?m)^1,2$`))
 	}
 
+	// Every request went to the server itself, none had a query string,
+	// and nothing went wrong on the page (a script error, a violation of
+	// its Content-Security-Policy).
+	wsURL := fmt.Sprintf("ws://127.0.0.1:%d/ws", srv.Port)
+	if !slices.Contains(watch.urls(), wsURL) {
+		t.Errorf("the page's requests %q do not include its WebSocket %s", watch.urls(), wsURL)
+	}
+	for _, u := range watch.urls() {
+		if !strings.HasPrefix(u, srv.UIBase) && !strings.HasPrefix(u, fmt.Sprintf("ws://127.0.0.1:%d/", srv.Port)) {
+			t.Errorf("the page asked for %s, not its server", u)
+		}
+		if strings.Contains(u, "?") || strings.Contains(u, srv.Token) {
+			t.Errorf("the page asked for %s: a query string or the token in a URL", u)
+		}
+	}
+	for _, problem := range watch.problems() {
+		t.Errorf("on the page: %s", problem)
+	}
+
 	shot, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 	if err != nil || !bytes.HasPrefix(shot, []byte("\x89PNG")) {
 		t.Fatalf("screenshot: %v (%d bytes)", err, len(shot))
@@ -227,4 +252,47 @@ func dropFile(file string) chromedp.Action[chromedp.Void] {
 		}
 		return nil
 	})
+}
+
+// pageWatch records what a page requested and what went wrong on it.
+type pageWatch struct {
+	mu       sync.Mutex
+	requests []string
+	errors   []string
+}
+
+func watchPage(t *testing.T, ctx context.Context) *pageWatch {
+	w := &pageWatch{}
+	err := chromedp.Listen(ctx, func(ev any) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			w.requests = append(w.requests, ev.Request.URL)
+		case *network.EventWebSocketCreated:
+			w.requests = append(w.requests, ev.URL)
+		case *runtime.EventExceptionThrown:
+			w.errors = append(w.errors, fmt.Sprintf("exception: %s %v", ev.ExceptionDetails.Text, ev.ExceptionDetails.Exception))
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.EntryLevelError || ev.Entry.Source == log.EntrySourceSecurity {
+				w.errors = append(w.errors, fmt.Sprintf("%s %s: %s %s", ev.Entry.Source, ev.Entry.Level, ev.Entry.Text, ev.Entry.URL))
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *pageWatch) urls() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.requests...)
+}
+
+func (w *pageWatch) problems() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.errors...)
 }
