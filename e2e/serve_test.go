@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -265,5 +267,49 @@ func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "started") || strings.Contains(stderr.String(), m[2]) {
 		t.Errorf("stderr %q: want the session's start, and never the token", stderr.String())
+	}
+}
+
+// --open hands the URL, token in its fragment, to the desktop's opener
+// (xdg-open, here a stand-in that records its argument).
+func TestServeOpensTheBrowser(t *testing.T) {
+	home := t.TempDir()
+	bin := filepath.Join(home, "bin")
+	got := filepath.Join(home, "opened")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nprintf '%s' \"$1\" > " + got + ".tmp && mv " + got + ".tmp " + got + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "serve", "--open")
+	cmd.Env = append(testEnv(home, ""), "PATH="+bin+":/usr/bin:/bin")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimSpace(strings.TrimPrefix(line, "pyaichat serve: open "))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(got)
+		if err == nil {
+			if string(b) != url || !strings.Contains(url, "/#token=") {
+				t.Errorf("xdg-open got %q; serve printed %q", b, url)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("xdg-open was not run within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
