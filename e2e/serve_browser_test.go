@@ -145,8 +145,9 @@ func typeKeys(k string) chromedp.Action[chromedp.Void] {
 }
 
 // The page in a real browser: it starts a pyaichat, runs Python typed at
-// it, switches to ai> with TAB, keeps the session through a reload, and
-// inserts the path of a dropped file. Where Chromium cannot start, this
+// it, switches to ai> with TAB, keeps the session through a reload,
+// inserts the path of a dropped file, and when pyaichat exits shows its
+// status and starts another with Restart. Where Chromium cannot start, this
 // fails with the reason. PYAICHAT_SCREENSHOT=FILE saves the page as
 // README.md shows it (docs/serve.png).
 func TestServeInChromium(t *testing.T) {
@@ -234,6 +235,24 @@ func TestServeInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+
+	// pyaichat exits: the banner says how, and Restart starts another.
+	p.keys("raise SystemExit(3)\r")
+	banner := `document.getElementById('banner').hidden ? '' : document.getElementById('banner-text').textContent`
+	deadline := time.Now().Add(30 * time.Second)
+	for eval[string](p, banner) != "pyaichat exited with status 3." {
+		if time.Now().After(deadline) {
+			t.Fatalf("no exit banner; it says %q", eval[string](p, banner))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.do("restarting", chromedp.Evaluate[chromedp.Void](`document.getElementById('banner-restart').click()`))
+	p.waitScreen(`\A\s*py>\s*\z`)
+	if after := eval[string](p, `window.__sessionState().sessionId`); after == before {
+		t.Errorf("Restart kept session %s", before)
+	}
+	p.run("print(x)")
+	p.waitScreen(`NameError: name 'x' is not defined`)
 }
 
 // dropFile drags file over the terminal and drops it there through the
