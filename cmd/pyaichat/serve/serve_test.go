@@ -299,6 +299,23 @@ func TestChildKilledUnderTheServer(t *testing.T) {
 	d.untilOutput(other, "alive")
 }
 
+// A child that exits leaving a process that holds the terminal open: the
+// exit is reported all the same.
+func TestExitWithAProcessLeftHoldingThePTY(t *testing.T) {
+	srv, hs := newTestServer(t, Options{}, "/bin/sh", "-c", "trap '' HUP; sleep 300 & echo left-behind; exit 5")
+	c := dial(t, hs)
+	id := c.open()
+	sess, err := srv.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-sess.cmd.Process.Pid, syscall.SIGKILL) // the sleep, still in the group
+	c.untilOutput(id, "left-behind")
+	if m := c.until("exit"); m["code"] != float64(5) {
+		t.Errorf("exit: %v, want status 5", m)
+	}
+}
+
 func TestTwentyConcurrentSessions(t *testing.T) {
 	_, hs := newTestServer(t, Options{}, "cat")
 	var wg sync.WaitGroup

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // Command makes the command a new session runs; it is not started yet.
@@ -51,9 +52,15 @@ func startSession(cmd *exec.Cmd, cols, rows uint16, replay int, uploadRoot strin
 	if err != nil {
 		return nil, err
 	}
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
+	started, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
 	if err != nil {
 		return nil, fmt.Errorf("starting %s in a PTY: %w", cmd.Path, err)
+	}
+	ptmx, err := pollable(started)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, err
 	}
 	s := &session{
 		id: id, ptmx: ptmx, cmd: cmd, out: newOutput(replay),
@@ -64,9 +71,36 @@ func startSession(cmd *exec.Cmd, cols, rows uint16, replay int, uploadRoot strin
 	return s, nil
 }
 
+// pollable makes the PTY's descriptor non-blocking, so that reads wait in
+// Go's poller and can end at a deadline. (pty.StartWithSize hands it back
+// blocking: it took the descriptor with Fd to size the window.)
+func pollable(f *os.File) (*os.File, error) {
+	defer f.Close()
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("duplicating the PTY: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("making the PTY non-blocking: %w", err)
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}
+
+// drainGrace is how long output is still read after the child has exited.
+// The PTY reports its end only once every process holding it has closed
+// it, and one the child left running (nohup, a daemon) may never do so.
+const drainGrace = 500 * time.Millisecond
+
 // pump copies the PTY's output into the replay buffer until the child
 // has gone, then reaps it.
 func (s *session) pump() {
+	reaped := make(chan struct{})
+	go func() {
+		s.cmd.Wait() // its status is in ProcessState
+		close(reaped)
+		s.ptmx.SetReadDeadline(time.Now().Add(drainGrace))
+	}()
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := s.ptmx.Read(buf)
@@ -74,11 +108,11 @@ func (s *session) pump() {
 			s.notePasteMode(buf[:n])
 			s.out.write(buf[:n])
 		}
-		if err != nil { // EIO once the child and its children closed the PTY
+		if err != nil { // EIO once every process closed the PTY, or the drain deadline
 			break
 		}
 	}
-	s.cmd.Wait() // its status is in ProcessState
+	<-reaped
 	s.mu.Lock()
 	s.exitCode = exitStatus(s.cmd.ProcessState)
 	if s.idle != nil {
@@ -158,7 +192,20 @@ func (s *session) resize(cols, rows uint16) error {
 	if done, _ := s.exited(); done {
 		return errors.New("the session has exited")
 	}
-	return pty.Setsize(s.ptmx, &pty.Winsize{Cols: cols, Rows: rows})
+	// Not pty.Setsize: it takes the descriptor with Fd, which would make
+	// it blocking again.
+	rc, err := s.ptmx.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ioErr error
+	err = rc.Control(func(fd uintptr) {
+		ioErr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols})
+	})
+	if err != nil {
+		return err
+	}
+	return ioErr
 }
 
 // terminate ends the child as closing a terminal window does: SIGHUP to
