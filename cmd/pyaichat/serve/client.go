@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -47,7 +48,31 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		c.pumpWG.Wait()
 		conn.CloseNow()
 	}()
+	go c.keepAlive(cancel)
 	c.readLoop()
+}
+
+// keepAlive pings the client and ends the connection when a ping goes
+// unanswered for an interval.
+func (c *client) keepAlive(cancel context.CancelFunc) {
+	every := c.srv.opts.PingInterval
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		ctx, done := context.WithTimeout(c.ctx, every)
+		err := c.conn.Ping(ctx)
+		done()
+		if err != nil {
+			cancel()
+			c.conn.CloseNow()
+			return
+		}
+	}
 }
 
 // readLoop handles messages until the connection goes. A message that is

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -345,7 +346,7 @@ func TestTwentyConcurrentSessions(t *testing.T) {
 
 // A session no page shows for the idle timeout ends.
 func TestIdleSessionEnds(t *testing.T) {
-	srv, hs := newTestServer(t, Options{IdleTimeout: 50 * 1e6}, "cat")
+	srv, hs := newTestServer(t, Options{IdleTimeout: 50 * time.Millisecond}, "cat")
 	c := dial(t, hs)
 	id := c.open()
 	sess, _ := srv.lookup(id)
@@ -353,6 +354,26 @@ func TestIdleSessionEnds(t *testing.T) {
 	<-sess.done
 	if _, err := srv.lookup(id); err == nil {
 		t.Errorf("the idle session is still listed")
+	}
+}
+
+// A page gone without closing its connection (it reads nothing, answers
+// no ping) stops holding its session: the idle timeout ends it.
+func TestSilentClientIsDropped(t *testing.T) {
+	srv, hs := newTestServer(t, Options{IdleTimeout: 50 * time.Millisecond, PingInterval: 50 * time.Millisecond}, "cat")
+	c := dial(t, hs)
+	id := c.open()
+	sess, err := srv.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select { // the client never reads again, so never answers a ping
+	case <-sess.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session outlived its silent client by 30 s")
+	}
+	if _, err := srv.lookup(id); err == nil {
+		t.Errorf("the session of the silent client is still listed")
 	}
 }
 

@@ -24,7 +24,12 @@ type Options struct {
 	MaxSessions int           // sessions at once (default 64)
 	UploadLimit int64         // bytes of dropped files per session (default 100 MiB)
 	UploadRoot  string        // where sessions' upload directories go (default a new temp dir)
-	Log         io.Writer     // one line per session start and end (default: nowhere)
+	// PingInterval is how often a connection is pinged; one that has not
+	// answered by the next ping is dropped, so that a page gone without a
+	// word (a dropped network, a sleeping laptop) stops holding its
+	// sessions from the idle timeout (default 30 s).
+	PingInterval time.Duration
+	Log          io.Writer // one line per session start and end (default: nowhere)
 }
 
 const (
@@ -75,6 +80,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.UploadLimit <= 0 {
 		opts.UploadLimit = defaultUploadLimit
+	}
+	if opts.PingInterval <= 0 {
+		opts.PingInterval = 30 * time.Second
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
