@@ -57,6 +57,9 @@ func run(std stdio, args []string) int {
 	if len(args) > 0 && args[0] == "sessions" {
 		return runSessions(std, args[1:])
 	}
+	if len(args) > 0 && args[0] == "serve" {
+		return runServe(std, args[1:])
+	}
 	c, err := parseArgs(args)
 	var uerr usageError
 	switch {
