@@ -669,6 +669,13 @@ static void settle_after_user_code(int exiting, int status) {
     if (PyErr_CheckSignals() < 0) PyErr_Clear();
 }
 
+/* Set while user code may run (pyb_busy). */
+static int user_code_running;
+
+int pyb_busy(void) { return __atomic_load_n(&user_code_running, __ATOMIC_RELAXED); }
+
+static void set_busy(int busy) { __atomic_store_n(&user_code_running, busy, __ATOMIC_RELAXED); }
+
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
                size_t *out_len, int kind, pyb_error *err) {
     char *out = NULL;
@@ -677,7 +684,10 @@ char *pyb_call(const char *module, const char *func, const char *arg, size_t arg
      * read-only call must not (a ready copy of the session would miss its
      * effects). */
     int gc_was = kind == PYB_CALL_READ_ONLY ? PyGC_Disable() : 0;
-    if (kind == PYB_CALL_USER) pyb_signals_user_begin();
+    if (kind == PYB_CALL_USER) {
+        set_busy(1);
+        pyb_signals_user_begin();
+    }
 
     PyObject *fn = NULL, *py_arg = NULL, *res = NULL;
     PyObject *mod = pyb_helper(module);
@@ -699,31 +709,56 @@ done:
     Py_XDECREF(py_arg);
     Py_XDECREF(fn);
     if (gc_was > 0) PyGC_Enable();
-    if (kind == PYB_CALL_USER) settle_after_user_code(0, 0);
+    if (kind == PYB_CALL_USER) {
+        settle_after_user_code(0, 0);
+        set_busy(0);
+    }
     main_tstate = PyEval_SaveThread();
     return out;
 }
 
-char *pyb_run_pending(size_t *out_len, pyb_error *err) {
-    char *out = NULL;
-    PyEval_RestoreThread(main_tstate);
-    pyb_signals_user_begin();
+/* The REPL helper's answer to a step (python/repl.py, STEP_*): a tuple
+ * (step, exit status, exception type or "", what output left on the
+ * current line). */
+enum { STEP_DONE = 0, STEP_MORE = 1, STEP_RUN = 2, STEP_EXIT = 3 };
 
-    PyObject *codes = NULL, *res = NULL;
-    PyObject *mod = pyb_helper("_pyaichat_repl");
-    if (mod == NULL) goto error;
-    codes = PyObject_CallMethod(mod, "take_pending", NULL);
-    if (codes == NULL) goto error;
+/* Reads a step tuple into *out and returns its step, or -1 with a
+ * TypeError set. */
+static int read_step(PyObject *res, pyb_outcome *out) {
+    long step, status;
+    PyObject *error, *partial;
+    if (!PyTuple_Check(res) || !PyArg_ParseTuple(res, "llUU", &step, &status, &error, &partial)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "the REPL helper answered %.100s, not a step tuple", Py_TYPE(res)->tp_name);
+        return -1;
+    }
+    if (step == STEP_RUN) return STEP_RUN;
+    out->more = step == STEP_MORE;
+    out->exit = step == STEP_EXIT;
+    out->status = (int)status;
+    out->error = PyUnicode_GET_LENGTH(error) > 0 ? dup_utf8(error, NULL) : NULL;
+    out->partial = PyUnicode_GET_LENGTH(partial) > 0 ? dup_utf8(partial, NULL) : NULL;
+    return (int)step;
+}
+
+/* Runs the code the REPL helper queued in __main__, from C so that no
+ * Python frame sits under user code, as in python3's own interactive
+ * loop, then lets the helper show an exception or record the input.
+ * Returns the helper's answer (a new reference) or NULL. */
+static PyObject *run_pending(PyObject *mod) {
+    PyObject *codes = PyObject_CallMethod(mod, "take_pending", NULL);
+    if (codes == NULL) return NULL;
     if (!PyList_Check(codes)) {
+        Py_DECREF(codes);
         PyErr_SetString(PyExc_TypeError, "take_pending did not return a list");
-        goto error;
+        return NULL;
     }
     PyObject *main_mod = PyImport_AddModule("__main__"); /* borrowed */
-    if (main_mod == NULL) goto error;
+    if (main_mod == NULL) {
+        Py_DECREF(codes);
+        return NULL;
+    }
     PyObject *globals = PyModule_GetDict(main_mod); /* borrowed */
-
-    /* User code runs here, with no Python frame beneath it, as in python3's
-     * own interactive loop. */
     int failed = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(codes); i++) {
         PyObject *r = PyEval_EvalCode(PyList_GET_ITEM(codes, i), globals, globals);
@@ -733,33 +768,62 @@ char *pyb_run_pending(size_t *out_len, pyb_error *err) {
         }
         Py_DECREF(r);
     }
-    if (failed) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
-        res = PyObject_CallMethod(mod, "show_exception", "O", value ? value : Py_None);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-    } else {
-        res = PyObject_CallMethod(mod, "after_run", NULL);
-    }
-    if (res == NULL) goto error;
-    out = str_result(res, "the REPL helper", out_len, err);
-    goto done;
+    Py_DECREF(codes);
+    if (!failed) return PyObject_CallMethod(mod, "after_run", NULL);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
+    PyObject *res = PyObject_CallMethod(mod, "show_exception", "O", value ? value : Py_None);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return res;
+}
 
-error:
-    fetch_error(err);
+int pyb_repl_step(const char *func, const char *arg, size_t arg_len, pyb_outcome *out,
+                  pyb_error *err) {
+    memset(out, 0, sizeof *out);
+    int rc = -1, ran = 0;
+    PyEval_RestoreThread(main_tstate);
+    PyObject *mod = pyb_helper("_pyaichat_repl");
+    PyObject *res = NULL;
+    if (mod == NULL) goto done;
+    PyObject *py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)arg_len, "surrogateescape");
+    if (py_arg == NULL) goto done;
+    res = PyObject_CallMethod(mod, func, "O", py_arg);
+    Py_DECREF(py_arg);
+    if (res == NULL) goto done;
+    int step = read_step(res, out);
+    if (step == STEP_RUN) {
+        Py_CLEAR(res);
+        ran = 1;
+        set_busy(1);
+        pyb_signals_user_begin();
+        res = run_pending(mod);
+        if (res != NULL) step = read_step(res, out);
+        if (step == STEP_RUN) {
+            PyErr_SetString(PyExc_TypeError, "the REPL helper asked to run code twice");
+            step = -1;
+        }
+    }
+    if (step >= 0) rc = 0;
 done:
+    if (rc != 0) fetch_error(err);
     Py_XDECREF(res);
-    Py_XDECREF(codes);
     Py_XDECREF(mod);
-    /* The REPL helper answers "exit:N" for a SystemExit. */
-    int exiting = out != NULL && strncmp(out, "exit:", 5) == 0;
-    settle_after_user_code(exiting, exiting ? atoi(out + 5) : 0);
+    if (ran) {
+        settle_after_user_code(out->exit, out->status);
+        set_busy(0);
+    }
     main_tstate = PyEval_SaveThread();
-    return out;
+    return rc;
+}
+
+void pyb_outcome_free(pyb_outcome *out) {
+    free(out->error);
+    free(out->partial);
+    out->error = out->partial = NULL;
 }
 
 void pyb_kick(void) {

@@ -40,7 +40,6 @@ type Interp struct {
 	jobs      *jobLine
 	code      codeCache
 	tid       int          // OS thread that owns the interpreter
-	busy      atomic.Bool  // Python is running user code
 	kicking   atomic.Bool  // a pyb_kick is in flight
 	kickSince atomic.Int64 // when it started, unix nanos
 	closeMu   sync.Mutex
@@ -322,25 +321,7 @@ func (in *Interp) call(module, fn, arg string, kind int) (string, error) {
 	defer C.free(unsafe.Pointer(carg))
 	var n C.size_t
 	var cerr C.pyb_error
-	if kind == callUser {
-		in.busy.Store(true)
-		defer in.busy.Store(false)
-	}
 	res := C.pyb_call(cmod, cfn, carg, C.size_t(len(arg)), &n, C.int(kind), &cerr)
-	if res == nil {
-		return "", takeError(&cerr)
-	}
-	defer C.free(unsafe.Pointer(res))
-	return C.GoStringN(res, C.int(n)), nil
-}
-
-// runPending runs the user code a helper queued; Ctrl-C reaches it.
-func (in *Interp) runPending() (string, error) {
-	in.busy.Store(true)
-	defer in.busy.Store(false)
-	var n C.size_t
-	var cerr C.pyb_error
-	res := C.pyb_run_pending(&n, &cerr)
 	if res == nil {
 		return "", takeError(&cerr)
 	}
@@ -364,7 +345,7 @@ func takeError(cerr *C.pyb_error) *Error {
 }
 
 // Busy reports whether user code is running.
-func (in *Interp) Busy() bool { return in.busy.Load() }
+func (in *Interp) Busy() bool { return C.pyb_busy() != 0 }
 
 // Interrupt raises KeyboardInterrupt in running user code, as Ctrl-C does in
 // python3, for a Ctrl-C that came some other way than SIGINT reaching user
@@ -372,7 +353,7 @@ func (in *Interp) Busy() bool { return in.busy.Load() }
 // nothing when Python is idle. Code stuck inside a C loop cannot be
 // interrupted in-process; the caller decides what to offer then (Stuck).
 func (in *Interp) Interrupt() {
-	if !in.busy.Load() {
+	if !in.Busy() {
 		return
 	}
 	// Trips Python's SIGINT flag (it runs default_int_handler, or the
