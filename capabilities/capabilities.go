@@ -7,7 +7,7 @@
 // Answers that need no user code are computed inside the session; anything
 // that may run user code (an expression, a user __repr__, a signature) runs
 // in a fork()ed, sandboxed copy of the session under a deadline
-// (pybridge.Interp.CallIsolatedContext), so that the session never changes. See README.md
+// (pybridge.CallIsolated), so that the session never changes. See README.md
 // for exactly what is promised. Hook for the REPL: call
 // Interp.PrepareIsolated on entering ai> mode (and DiscardIsolated on
 // leaving it), so that the first call finds a ready copy of the session.
@@ -135,10 +135,10 @@ type envelope struct {
 // range(10**12)) can hold for as long as it runs: the wait is then given
 // up at the call's deadline, like an isolated call, so that a question is
 // never stuck behind it (the step still runs, unread, when the GIL comes
-// back). CallReadOnly keeps a ready copy of the session
-// (PrepareIsolated); get_last_exception may read source lines into
-// linecache for the copy, a change that an earlier copy would miss, so it
-// uses Call.
+// back). A read-only call keeps a ready copy of the session
+// (PrepareIsolated); a capability that reads source lines into linecache
+// for the copy (ReadsSource), a change that an earlier copy would miss,
+// makes a helper call instead.
 func (r *Registry) inSession(ctx context.Context, name string, body []byte) (string, *Error) {
 	if err := r.load(); err != nil {
 		return "", &Error{Type: TypeInternal, Message: err.Error()}
@@ -148,9 +148,9 @@ func (r *Registry) inSession(ctx context.Context, name string, body []byte) (str
 	var out string
 	var err error
 	if c, _ := spec.Find(name); c.ReadsSource {
-		out, err = r.in.CallContext(callCtx, helperModule, "inproc", string(body), false)
+		out, err = r.in.Call(callCtx, pybridge.CallHelper, helperModule, "inproc", string(body))
 	} else {
-		out, err = r.in.CallReadOnlyContext(callCtx, helperModule, "inproc", string(body))
+		out, err = r.in.Call(callCtx, pybridge.CallReadOnly, helperModule, "inproc", string(body))
 	}
 	switch {
 	case ctx.Err() != nil: // the question's own end, not this call's
@@ -207,7 +207,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		if body, cerr = r.isolatedRequest(req, env.Env); cerr != nil {
 			return nil, cerr
 		}
-		out, err = r.in.CallIsolatedContext(ctx, helperModule, "isolated", string(body), r.opts.Deadline)
+		isoCtx, cancel := context.WithTimeout(ctx, r.opts.Deadline)
+		out, err = r.in.Call(isoCtx, pybridge.CallIsolated, helperModule, "isolated", string(body))
+		cancel()
 		// One answer often makes several calls: have a copy ready for the
 		// next (forked once the session is idle; a py> statement drops it).
 		r.in.PrepareIsolated()

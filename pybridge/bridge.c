@@ -53,31 +53,36 @@ void pyb_error_free(pyb_error *err) {
     err->type = err->message = err->traceback = NULL;
 }
 
-static void set_error_text(pyb_error *err, const char *type, const char *msg) {
+void pyb_error_set(pyb_error *err, const char *type, const char *msg) {
     err->type = strdup(type);
     err->message = strdup(msg);
     err->traceback = NULL;
 }
 
-/* Moves the pending Python exception into *err and clears it. */
-static void fetch_error(pyb_error *err) {
+void pyb_error_fetch(pyb_error *err, int full) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     if (type == NULL) {
-        set_error_text(err, "SystemError", "error return without exception set");
+        pyb_error_set(err, "SystemError", "error return without exception set");
         return;
     }
     PyErr_NormalizeException(&type, &value, &tb);
     if (tb != NULL && value != NULL) PyException_SetTraceback(value, tb);
 
-    PyObject *qualname = PyObject_GetAttrString(type, "__qualname__");
-    err->type = qualname ? dup_str_of(qualname) : strdup("Exception");
-    Py_XDECREF(qualname);
-    PyErr_Clear();
+    if (full) {
+        PyObject *qualname = PyObject_GetAttrString(type, "__qualname__");
+        err->type = qualname ? dup_str_of(qualname) : strdup("Exception");
+        Py_XDECREF(qualname);
+        PyErr_Clear();
+    } else {
+        const char *tname = PyType_Check(type) ? ((PyTypeObject *)type)->tp_name : "Exception";
+        const char *dot = strrchr(tname, '.');
+        err->type = strdup(dot ? dot + 1 : tname);
+    }
     err->message = value ? dup_str_of(value) : strdup("");
     err->traceback = NULL;
 
-    PyObject *tbmod = PyImport_ImportModule("traceback");
+    PyObject *tbmod = full ? PyImport_ImportModule("traceback") : NULL;
     if (tbmod != NULL) {
         PyObject *lines = PyObject_CallMethod(tbmod, "format_exception", "OOO",
                                               type, value ? value : Py_None,
@@ -98,12 +103,15 @@ static void fetch_error(pyb_error *err) {
     Py_XDECREF(tb);
 }
 
+/* A pending exception as a helper's error: type, message and traceback. */
+static void fetch_error(pyb_error *err) { pyb_error_fetch(err, 1); }
+
 static void status_error(PyStatus status, pyb_error *err) {
     const char *msg = status.err_msg ? status.err_msg : "unknown error";
     char buf[512];
     snprintf(buf, sizeof buf, "%s%s%s", status.func ? status.func : "",
              status.func ? ": " : "", msg);
-    set_error_text(err, "InitError", buf);
+    pyb_error_set(err, "InitError", buf);
 }
 
 /* ---- line input through Go ------------------------------------------- */
@@ -556,7 +564,7 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
     PyConfig config;
 
     if (PyImport_AppendInittab("_pyaichat", mod_init) < 0) {
-        set_error_text(err, "InitError", "cannot register module _pyaichat");
+        pyb_error_set(err, "InitError", "cannot register module _pyaichat");
         return -1;
     }
 
@@ -594,7 +602,7 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
     int sig_rc = PyRun_SimpleString(sigint_setup);
     pyb_signals_after_python();
     if (sig_rc != 0) {
-        set_error_text(err, "InitError", "cannot set the SIGINT handler");
+        pyb_error_set(err, "InitError", "cannot set the SIGINT handler");
         return -1;
     }
 
@@ -627,7 +635,7 @@ static char *str_result(PyObject *res, const char *what, size_t *out_len, pyb_er
         return NULL;
     }
     char *out = dup_utf8(res, out_len);
-    if (out == NULL) set_error_text(err, "MemoryError", "cannot copy the result");
+    if (out == NULL) pyb_error_set(err, "MemoryError", "cannot copy the result");
     return out;
 }
 

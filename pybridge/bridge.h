@@ -15,6 +15,9 @@ typedef struct {
 
 void pyb_error_free(pyb_error *err);
 
+/* Sets *err to type and msg (copied), with no traceback. */
+void pyb_error_set(pyb_error *err, const char *type, const char *msg);
+
 /* Bytes handed between Go and C (a helper's compiled code). */
 typedef struct {
     char *data;
@@ -41,6 +44,14 @@ int pyb_load_module(const char *name, const char *source, const pyb_bytes *cache
 /* A new reference to the loaded helper module name, or NULL with
  * ImportError set. Call with the GIL held. */
 PyObject *pyb_helper(const char *name);
+
+/* Moves the pending Python exception into *err and clears it. With full
+ * set, the type is its __qualname__ and the traceback is formatted by the
+ * traceback module, which may import it and read source files into
+ * linecache; without, only the type's name and str(exception) are taken,
+ * for calls that must change nothing in the session. Call with the GIL
+ * held. */
+void pyb_error_fetch(pyb_error *err, int full);
 
 /* pyaichat.Refused, the error the isolated copy's guard raises (borrowed;
  * made on first use), or NULL with an exception set. Helpers tell it from

@@ -154,7 +154,7 @@ def check(_):
 	}
 	check := func(want string) {
 		t.Helper()
-		got, err := testInterp.Call("_hm_test", "check", "", false)
+		got, err := helperCall("_hm_test", "check", "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,7 +65,7 @@ func (in *Interp) PushEOF() (Outcome, error) {
 
 // ResetBlock discards a pending incomplete statement.
 func (in *Interp) ResetBlock() error {
-	_, err := in.Call(replModule, "reset", "", false)
+	_, err := in.Call(context.Background(), CallHelper, replModule, "reset", "")
 	return err
 }
 
@@ -104,14 +104,14 @@ func (in *Interp) RouteStdin(terminal bool) error {
 	if terminal {
 		arg = "1"
 	}
-	_, err := in.Call(replModule, "install_stdin", arg, false)
+	_, err := in.Call(context.Background(), CallHelper, replModule, "install_stdin", arg)
 	return err
 }
 
 // SetPath0 puts the script's directory first on sys.path, or "" (the
 // current directory) when script is empty, as python3 does.
 func (in *Interp) SetPath0(script string) error {
-	_, err := in.Call(replModule, "set_path0", script, false)
+	_, err := in.Call(context.Background(), CallHelper, replModule, "set_path0", script)
 	return err
 }
 
@@ -119,5 +119,5 @@ func (in *Interp) SetPath0(script string) error {
 // errors, for the assistant's automatic context. It only reads what the
 // REPL helper recorded, so a ready copy of the session survives it.
 func (in *Interp) RecentContext() (string, error) {
-	return in.CallReadOnlyContext(context.Background(), replModule, "recent_context", "")
+	return in.Call(context.Background(), CallReadOnly, replModule, "recent_context", "")
 }
