@@ -86,8 +86,8 @@ func (in *Interp) IsolationStats() IsolationStats {
 // PrepareIsolated asks for a ready copy of the session, so that the next
 // isolated call need not fork (see readyCopy). It returns at once; the copy
 // is forked once the interpreter has been idle for a short while (readyIdle),
-// and the next job that may run user code (a py> statement, RunFile, Call,
-// Do) cancels the request or discards the copy. Call it when isolated calls
+// and the next job that may run user code (a py> statement, RunFile, a
+// Call that is not read-only) cancels the request or discards the copy. Call it when isolated calls
 // are likely soon: on entering ai> mode, before asking the assistant, after
 // an isolated call (consecutive tool calls of one answer). Cheap when a copy
 // is ready already.
