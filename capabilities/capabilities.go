@@ -19,7 +19,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -327,49 +329,27 @@ func invalid(format string, a ...any) *Error {
 	return &Error{Type: TypeInvalidArguments, Message: fmt.Sprintf(format, a...)}
 }
 
-// parseArgs checks a call before any Python runs: exactly the parameters of
-// the capability, an expression that is text of a sane size.
+// parseArgs checks a call before any Python runs: its arguments decoded
+// into the capability's parameter struct (spec.Capability.Params), with
+// no argument that the struct lacks, and an expression that is text of a
+// sane size.
 func parseArgs(c spec.Capability, args json.RawMessage) (request, *Error) {
 	req := request{Cap: c.Name}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = []byte("{}")
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(args, &fields); err != nil {
-		return req, invalid("%s: arguments must be a JSON object: %v", c.Name, err)
+	params := reflect.New(reflect.TypeOf(c.Params))
+	if cerr := decodeParams(c, args, params.Interface()); cerr != nil {
+		return req, cerr
 	}
-	want := map[string]bool{}
-	if c.TakesExpr() {
-		want["expr"] = true
-	}
-	var extra []string
-	for k := range fields {
-		if !want[k] {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		sort.Strings(extra)
-		if c.TakesExpr() {
-			return req, invalid("%s: unexpected argument(s) %s; it takes only \"expr\"", c.Name, strings.Join(extra, ", "))
-		}
-		return req, invalid("%s: unexpected argument(s) %s; it takes none", c.Name, strings.Join(extra, ", "))
-	}
-	if !c.TakesExpr() {
-		return req, nil
-	}
-	raw, ok := fields["expr"]
+	p, ok := params.Elem().Interface().(spec.ExprParams)
 	if !ok {
-		return req, invalid("%s: missing argument \"expr\" (a Python expression)", c.Name)
-	}
-	var p spec.ExprParams
-	if err := json.Unmarshal(raw, &p.Expr); err != nil {
-		return req, invalid("%s: \"expr\" must be a string", c.Name)
+		return req, nil
 	}
 	switch {
 	case strings.TrimSpace(p.Expr) == "":
-		return req, invalid("%s: \"expr\" is empty", c.Name)
+		return req, invalid("%s: \"expr\" is missing or empty (a Python expression)", c.Name)
 	case len(p.Expr) > MaxExprBytes:
 		return req, invalid("%s: \"expr\" is %d bytes; the limit is %d", c.Name, len(p.Expr), MaxExprBytes)
 	case strings.ContainsRune(p.Expr, 0):
@@ -377,6 +357,56 @@ func parseArgs(c spec.Capability, args json.RawMessage) (request, *Error) {
 	}
 	req.Expr = p.Expr
 	return req, nil
+}
+
+// decodeParams decodes args, one JSON object, into params (a pointer to
+// c's parameter struct), refusing any argument the struct has no field
+// for. The errors say what the model must change.
+func decodeParams(c spec.Capability, args []byte, params any) *Error {
+	names := paramNames(reflect.TypeOf(c.Params))
+	takes := "it takes none"
+	if len(names) > 0 {
+		takes = "it takes only " + strings.Join(names, ", ")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(params)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// The decoder's only way of saying it.
+		return invalid("%s: unexpected argument %s; %s", c.Name, strings.TrimPrefix(err.Error(), "json: unknown field "), takes)
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return invalid("%s: %q must be a %s", c.Name, typeErr.Field, typeErr.Type.Kind())
+	default:
+		return invalid("%s: arguments must be a JSON object: %v", c.Name, err)
+	}
+	// encoding/json matches a name whatever its case ("EXPR" for "expr");
+	// the schema the model was given spells each one way.
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(args, &keys); err != nil {
+		return invalid("%s: arguments must be a JSON object: %v", c.Name, err)
+	}
+	for k := range keys {
+		if !slices.Contains(names, strconv.Quote(k)) {
+			return invalid("%s: unexpected argument %q; %s", c.Name, k, takes)
+		}
+	}
+	return nil
+}
+
+// paramNames are the JSON names of a parameter struct's fields, quoted.
+func paramNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, strconv.Quote(name))
+	}
+	return names
 }
 
 func decode(name, out string) (envelope, *Error) {
