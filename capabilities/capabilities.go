@@ -361,53 +361,58 @@ func parseArgs(c spec.Capability, args json.RawMessage) (request, *Error) {
 
 // decodeParams decodes args, one JSON object, into params (a pointer to
 // c's parameter struct), refusing any argument the struct has no field
-// for. The errors say what the model must change.
+// for, by its exact name: encoding/json alone would match a field whatever
+// the case ("EXPR" for "expr"), and DisallowUnknownFields with it. The
+// errors say what the model must change.
 func decodeParams(c spec.Capability, args []byte, params any) *Error {
 	names := paramNames(reflect.TypeOf(c.Params))
-	takes := "it takes none"
-	if len(names) > 0 {
-		takes = "it takes only " + strings.Join(names, ", ")
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(args, &fields); err != nil {
+		return invalid("%s: arguments must be a JSON object: %v", c.Name, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(params)
-	if err == nil && dec.More() {
-		err = errors.New("more than one JSON value")
+	for k := range fields {
+		if !slices.Contains(names, k) {
+			return invalid("%s: unexpected argument %q; %s", c.Name, k, takesOnly(names))
+		}
 	}
 	var typeErr *json.UnmarshalTypeError
-	switch {
+	switch err := json.Unmarshal(args, params); {
 	case err == nil:
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		// The decoder's only way of saying it.
-		return invalid("%s: unexpected argument %s; %s", c.Name, strings.TrimPrefix(err.Error(), "json: unknown field "), takes)
+		return nil
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		return invalid("%s: %q must be a %s", c.Name, typeErr.Field, typeErr.Type.Kind())
 	default:
 		return invalid("%s: arguments must be a JSON object: %v", c.Name, err)
 	}
-	// encoding/json matches a name whatever its case ("EXPR" for "expr");
-	// the schema the model was given spells each one way.
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(args, &keys); err != nil {
-		return invalid("%s: arguments must be a JSON object: %v", c.Name, err)
-	}
-	for k := range keys {
-		if !slices.Contains(names, strconv.Quote(k)) {
-			return invalid("%s: unexpected argument %q; %s", c.Name, k, takes)
-		}
-	}
-	return nil
 }
 
-// paramNames are the JSON names of a parameter struct's fields, quoted.
-func paramNames(t reflect.Type) []string {
-	var names []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		names = append(names, strconv.Quote(name))
+// takesOnly says which arguments a capability takes.
+func takesOnly(names []string) string {
+	if len(names) == 0 {
+		return "it takes none"
 	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return "it takes only " + strings.Join(quoted, ", ")
+}
+
+// paramNames are the JSON names of a parameter struct's fields, read once
+// per struct type.
+func paramNames(t reflect.Type) []string {
+	if names, ok := paramNamesOf.Load(t); ok {
+		return names.([]string)
+	}
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	paramNamesOf.Store(t, names)
 	return names
 }
+
+var paramNamesOf sync.Map // reflect.Type to []string
 
 func decode(name, out string) (envelope, *Error) {
 	var env envelope
