@@ -87,10 +87,10 @@ func (in *Interp) IsolationStats() IsolationStats {
 // isolated call need not fork (see readyCopy). It returns at once; the copy
 // is forked once the interpreter has been idle for a short while (readyIdle),
 // and the next job that may run user code (a py> statement, RunFile, a
-// Call that is not read-only) cancels the request or discards the copy. Call it when isolated calls
-// are likely soon: on entering ai> mode, before asking the assistant, after
-// an isolated call (consecutive tool calls of one answer). Cheap when a copy
-// is ready already.
+// Call that is not read-only) cancels the request or discards the copy.
+// Call it when isolated calls are likely soon: on entering ai> mode,
+// before asking the assistant, after an isolated call (consecutive tool
+// calls of one answer). Cheap when a copy is ready already.
 func (in *Interp) PrepareIsolated() {
 	in.want.Store(true)
 	in.jobs.poke()
