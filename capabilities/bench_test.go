@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 // Issue 3's performance targets: a small call that runs no user code (aim
@@ -76,7 +78,7 @@ func BenchmarkListGlobals10k(b *testing.B) {
 func BenchmarkBridgeFloor(b *testing.B) {
 	setup(b, "pass")
 	for b.Loop() {
-		if _, err := interp.Call("_caps_test", "clear_last", "", false); err != nil {
+		if _, err := interp.Call(context.Background(), pybridge.CallHelper, "_caps_test", "clear_last", ""); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,7 +7,7 @@
 // Answers that need no user code are computed inside the session; anything
 // that may run user code (an expression, a user __repr__, a signature) runs
 // in a fork()ed, sandboxed copy of the session under a deadline
-// (pybridge.Interp.CallIsolatedContext), so that the session never changes. See README.md
+// (pybridge.CallIsolated), so that the session never changes. See README.md
 // for exactly what is promised. Hook for the REPL: call
 // Interp.PrepareIsolated on entering ai> mode (and DiscardIsolated on
 // leaving it), so that the first call finds a ready copy of the session.
@@ -19,7 +19,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,10 +137,10 @@ type envelope struct {
 // range(10**12)) can hold for as long as it runs: the wait is then given
 // up at the call's deadline, like an isolated call, so that a question is
 // never stuck behind it (the step still runs, unread, when the GIL comes
-// back). CallReadOnly keeps a ready copy of the session
-// (PrepareIsolated); get_last_exception may read source lines into
-// linecache for the copy, a change that an earlier copy would miss, so it
-// uses Call.
+// back). A read-only call keeps a ready copy of the session
+// (PrepareIsolated); a capability that reads source lines into linecache
+// for the copy (ReadsSource), a change that an earlier copy would miss,
+// makes a helper call instead.
 func (r *Registry) inSession(ctx context.Context, name string, body []byte) (string, *Error) {
 	if err := r.load(); err != nil {
 		return "", &Error{Type: TypeInternal, Message: err.Error()}
@@ -148,9 +150,9 @@ func (r *Registry) inSession(ctx context.Context, name string, body []byte) (str
 	var out string
 	var err error
 	if c, _ := spec.Find(name); c.ReadsSource {
-		out, err = r.in.CallContext(callCtx, helperModule, "inproc", string(body), false)
+		out, err = r.in.Call(callCtx, pybridge.CallHelper, helperModule, "inproc", string(body))
 	} else {
-		out, err = r.in.CallReadOnlyContext(callCtx, helperModule, "inproc", string(body))
+		out, err = r.in.Call(callCtx, pybridge.CallReadOnly, helperModule, "inproc", string(body))
 	}
 	switch {
 	case ctx.Err() != nil: // the question's own end, not this call's
@@ -207,7 +209,9 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		if body, cerr = r.isolatedRequest(req, env.Env); cerr != nil {
 			return nil, cerr
 		}
-		out, err = r.in.CallIsolatedContext(ctx, helperModule, "isolated", string(body), r.opts.Deadline)
+		isoCtx, cancel := context.WithTimeout(ctx, r.opts.Deadline)
+		out, err = r.in.Call(isoCtx, pybridge.CallIsolated, helperModule, "isolated", string(body))
+		cancel()
 		// One answer often makes several calls: have a copy ready for the
 		// next (forked once the session is idle; a py> statement drops it).
 		r.in.PrepareIsolated()
@@ -325,49 +329,27 @@ func invalid(format string, a ...any) *Error {
 	return &Error{Type: TypeInvalidArguments, Message: fmt.Sprintf(format, a...)}
 }
 
-// parseArgs checks a call before any Python runs: exactly the parameters of
-// the capability, an expression that is text of a sane size.
+// parseArgs checks a call before any Python runs: its arguments decoded
+// into the capability's parameter struct (spec.Capability.Params), with
+// no argument that the struct lacks, and an expression that is text of a
+// sane size.
 func parseArgs(c spec.Capability, args json.RawMessage) (request, *Error) {
 	req := request{Cap: c.Name}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = []byte("{}")
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(args, &fields); err != nil {
-		return req, invalid("%s: arguments must be a JSON object: %v", c.Name, err)
+	params := reflect.New(reflect.TypeOf(c.Params))
+	if cerr := decodeParams(c, args, params.Interface()); cerr != nil {
+		return req, cerr
 	}
-	want := map[string]bool{}
-	if c.TakesExpr() {
-		want["expr"] = true
-	}
-	var extra []string
-	for k := range fields {
-		if !want[k] {
-			extra = append(extra, k)
-		}
-	}
-	if len(extra) > 0 {
-		sort.Strings(extra)
-		if c.TakesExpr() {
-			return req, invalid("%s: unexpected argument(s) %s; it takes only \"expr\"", c.Name, strings.Join(extra, ", "))
-		}
-		return req, invalid("%s: unexpected argument(s) %s; it takes none", c.Name, strings.Join(extra, ", "))
-	}
-	if !c.TakesExpr() {
-		return req, nil
-	}
-	raw, ok := fields["expr"]
+	p, ok := params.Elem().Interface().(spec.ExprParams)
 	if !ok {
-		return req, invalid("%s: missing argument \"expr\" (a Python expression)", c.Name)
-	}
-	var p spec.ExprParams
-	if err := json.Unmarshal(raw, &p.Expr); err != nil {
-		return req, invalid("%s: \"expr\" must be a string", c.Name)
+		return req, nil
 	}
 	switch {
 	case strings.TrimSpace(p.Expr) == "":
-		return req, invalid("%s: \"expr\" is empty", c.Name)
+		return req, invalid("%s: \"expr\" is missing or empty (a Python expression)", c.Name)
 	case len(p.Expr) > MaxExprBytes:
 		return req, invalid("%s: \"expr\" is %d bytes; the limit is %d", c.Name, len(p.Expr), MaxExprBytes)
 	case strings.ContainsRune(p.Expr, 0):
@@ -376,6 +358,61 @@ func parseArgs(c spec.Capability, args json.RawMessage) (request, *Error) {
 	req.Expr = p.Expr
 	return req, nil
 }
+
+// decodeParams decodes args, one JSON object, into params (a pointer to
+// c's parameter struct), refusing any argument the struct has no field
+// for, by its exact name: encoding/json alone would match a field whatever
+// the case ("EXPR" for "expr"), and DisallowUnknownFields with it. The
+// errors say what the model must change.
+func decodeParams(c spec.Capability, args []byte, params any) *Error {
+	names := paramNames(reflect.TypeOf(c.Params))
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(args, &fields); err != nil {
+		return invalid("%s: arguments must be a JSON object: %v", c.Name, err)
+	}
+	for k := range fields {
+		if !slices.Contains(names, k) {
+			return invalid("%s: unexpected argument %q; %s", c.Name, k, takesOnly(names))
+		}
+	}
+	var typeErr *json.UnmarshalTypeError
+	switch err := json.Unmarshal(args, params); {
+	case err == nil:
+		return nil
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return invalid("%s: %q must be a %s", c.Name, typeErr.Field, typeErr.Type.Kind())
+	default:
+		return invalid("%s: arguments must be a JSON object: %v", c.Name, err)
+	}
+}
+
+// takesOnly says which arguments a capability takes.
+func takesOnly(names []string) string {
+	if len(names) == 0 {
+		return "it takes none"
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = strconv.Quote(n)
+	}
+	return "it takes only " + strings.Join(quoted, ", ")
+}
+
+// paramNames are the JSON names of a parameter struct's fields, read once
+// per struct type.
+func paramNames(t reflect.Type) []string {
+	if names, ok := paramNamesOf.Load(t); ok {
+		return names.([]string)
+	}
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	paramNamesOf.Store(t, names)
+	return names
+}
+
+var paramNamesOf sync.Map // reflect.Type to []string
 
 func decode(name, out string) (envelope, *Error) {
 	var env envelope

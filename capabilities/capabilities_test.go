@@ -260,7 +260,7 @@ def gdoc_f(x, y=2):
 }
 
 func TestGetLastException(t *testing.T) {
-	if _, err := interp.Call("_caps_test", "clear_last", "", false); err != nil {
+	if _, err := interp.Call(context.Background(), pybridge.CallHelper, "_caps_test", "clear_last", ""); err != nil {
 		t.Fatal(err)
 	}
 	m := mustOK(t, "get_last_exception", "")

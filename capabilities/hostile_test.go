@@ -45,7 +45,7 @@ func lastException(t *testing.T) map[string]any {
 
 func clearLast(t *testing.T) {
 	t.Helper()
-	if _, err := interp.Call("_caps_test", "clear_last", "", false); err != nil {
+	if _, err := interp.Call(context.Background(), pybridge.CallHelper, "_caps_test", "clear_last", ""); err != nil {
 		t.Fatal(err)
 	}
 }

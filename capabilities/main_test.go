@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 // setup runs Python in the session, failing the test on an exception.
 func setup(t testing.TB, code string) {
 	t.Helper()
-	if _, err := interp.Call("_caps_test", "run", code, true); err != nil {
+	if _, err := interp.Call(context.Background(), pybridge.CallUserCode, "_caps_test", "run", code); err != nil {
 		t.Fatalf("setup %q: %v", code, err)
 	}
 }
@@ -82,7 +82,11 @@ func value(t testing.TB, expr string) string {
 // exception.
 func mustCall(t testing.TB, module, fn, arg string, userCode bool) string {
 	t.Helper()
-	out, err := interp.Call(module, fn, arg, userCode)
+	kind := pybridge.CallHelper
+	if userCode {
+		kind = pybridge.CallUserCode
+	}
+	out, err := interp.Call(context.Background(), kind, module, fn, arg)
 	if err != nil {
 		t.Fatalf("%s.%s(%q): %v", module, fn, arg, err)
 	}

@@ -499,6 +499,8 @@ func TestMalformedCallsRunNoPython(t *testing.T) {
 		{"get_repr", `{"expr": "` + huge + `"}`},
 		{"get_repr", `[1]`},
 		{"get_repr", `{"expr": "x"`},
+		{"get_repr", `{"EXPR": "x"}`},
+		{"get_repr", `{"expr": "x"} {"expr": "y"}`},
 		{"list_globals", `{"expr": "x"}`},
 		{"get_last_exception", `{"x": 1}`},
 	}
@@ -510,6 +512,27 @@ func TestMalformedCallsRunNoPython(t *testing.T) {
 	}
 	_, cerr := r.Call(context.Background(), "nope", nil)
 	contains(t, cerr.Message, "get_repr")
+}
+
+// An argument error tells the model what to change.
+func TestArgumentErrorsSayWhatToChange(t *testing.T) {
+	r := New(nil, Options{})
+	for args, want := range map[string]string{
+		`{"expr": "x", "extra": 1}`: `get_repr: unexpected argument "extra"; it takes only "expr"`,
+		`{"Expr": "x"}`:             `get_repr: unexpected argument "Expr"; it takes only "expr"`,
+		`{"expr": 5}`:               `get_repr: "expr" must be a string`,
+		`{}`:                        `get_repr: "expr" is missing or empty (a Python expression)`,
+		`[1]`:                       `get_repr: arguments must be a JSON object`,
+	} {
+		_, cerr := r.Call(context.Background(), "get_repr", json.RawMessage(args))
+		if cerr == nil || !strings.HasPrefix(cerr.Message, want) {
+			t.Errorf("%s: want %q, got %v", args, want, cerr)
+		}
+	}
+	_, cerr := r.Call(context.Background(), "list_globals", json.RawMessage(`{"x": 1}`))
+	if cerr == nil || cerr.Message != `list_globals: unexpected argument "x"; it takes none` {
+		t.Errorf("list_globals: got %v", cerr)
+	}
 }
 
 // Shared memory (an anonymous MAP_SHARED mmap, a file mapped for writing)

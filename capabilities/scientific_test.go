@@ -5,11 +5,14 @@ package capabilities
 // is computed by the libraries in the session wherever it can be.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 // sciHelper reads the session as text and hides modules from sys.modules
@@ -47,7 +50,7 @@ func needScientific(t testing.TB) {
 	if err := sciLoad(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := interp.Call("_caps_test", "run", "import numpy as np, pandas as pd", true); err != nil {
+	if _, err := interp.Call(context.Background(), pybridge.CallUserCode, "_caps_test", "run", "import numpy as np, pandas as pd"); err != nil {
 		t.Fatalf("numpy and pandas are missing from the embedded Python; run `make deps` (it installs python3-numpy and python3-pandas): %v", err)
 	}
 }

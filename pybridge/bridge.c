@@ -53,31 +53,36 @@ void pyb_error_free(pyb_error *err) {
     err->type = err->message = err->traceback = NULL;
 }
 
-static void set_error_text(pyb_error *err, const char *type, const char *msg) {
+void pyb_error_set(pyb_error *err, const char *type, const char *msg) {
     err->type = strdup(type);
     err->message = strdup(msg);
     err->traceback = NULL;
 }
 
-/* Moves the pending Python exception into *err and clears it. */
-static void fetch_error(pyb_error *err) {
+void pyb_error_fetch(pyb_error *err, int full) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     if (type == NULL) {
-        set_error_text(err, "SystemError", "error return without exception set");
+        pyb_error_set(err, "SystemError", "error return without exception set");
         return;
     }
     PyErr_NormalizeException(&type, &value, &tb);
     if (tb != NULL && value != NULL) PyException_SetTraceback(value, tb);
 
-    PyObject *qualname = PyObject_GetAttrString(type, "__qualname__");
-    err->type = qualname ? dup_str_of(qualname) : strdup("Exception");
-    Py_XDECREF(qualname);
-    PyErr_Clear();
+    if (full) {
+        PyObject *qualname = PyObject_GetAttrString(type, "__qualname__");
+        err->type = qualname ? dup_str_of(qualname) : strdup("Exception");
+        Py_XDECREF(qualname);
+        PyErr_Clear();
+    } else {
+        const char *tname = PyType_Check(type) ? ((PyTypeObject *)type)->tp_name : "Exception";
+        const char *dot = strrchr(tname, '.');
+        err->type = strdup(dot ? dot + 1 : tname);
+    }
     err->message = value ? dup_str_of(value) : strdup("");
     err->traceback = NULL;
 
-    PyObject *tbmod = PyImport_ImportModule("traceback");
+    PyObject *tbmod = full ? PyImport_ImportModule("traceback") : NULL;
     if (tbmod != NULL) {
         PyObject *lines = PyObject_CallMethod(tbmod, "format_exception", "OOO",
                                               type, value ? value : Py_None,
@@ -98,12 +103,15 @@ static void fetch_error(pyb_error *err) {
     Py_XDECREF(tb);
 }
 
+/* A pending exception as a helper's error: type, message and traceback. */
+static void fetch_error(pyb_error *err) { pyb_error_fetch(err, 1); }
+
 static void status_error(PyStatus status, pyb_error *err) {
     const char *msg = status.err_msg ? status.err_msg : "unknown error";
     char buf[512];
     snprintf(buf, sizeof buf, "%s%s%s", status.func ? status.func : "",
              status.func ? ": " : "", msg);
-    set_error_text(err, "InitError", buf);
+    pyb_error_set(err, "InitError", buf);
 }
 
 /* ---- line input through Go ------------------------------------------- */
@@ -556,7 +564,7 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
     PyConfig config;
 
     if (PyImport_AppendInittab("_pyaichat", mod_init) < 0) {
-        set_error_text(err, "InitError", "cannot register module _pyaichat");
+        pyb_error_set(err, "InitError", "cannot register module _pyaichat");
         return -1;
     }
 
@@ -594,7 +602,7 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
     int sig_rc = PyRun_SimpleString(sigint_setup);
     pyb_signals_after_python();
     if (sig_rc != 0) {
-        set_error_text(err, "InitError", "cannot set the SIGINT handler");
+        pyb_error_set(err, "InitError", "cannot set the SIGINT handler");
         return -1;
     }
 
@@ -627,7 +635,7 @@ static char *str_result(PyObject *res, const char *what, size_t *out_len, pyb_er
         return NULL;
     }
     char *out = dup_utf8(res, out_len);
-    if (out == NULL) set_error_text(err, "MemoryError", "cannot copy the result");
+    if (out == NULL) pyb_error_set(err, "MemoryError", "cannot copy the result");
     return out;
 }
 
@@ -669,6 +677,13 @@ static void settle_after_user_code(int exiting, int status) {
     if (PyErr_CheckSignals() < 0) PyErr_Clear();
 }
 
+/* Set while user code may run (pyb_busy). */
+static int user_code_running;
+
+int pyb_busy(void) { return __atomic_load_n(&user_code_running, __ATOMIC_RELAXED); }
+
+static void set_busy(int busy) { __atomic_store_n(&user_code_running, busy, __ATOMIC_RELAXED); }
+
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
                size_t *out_len, int kind, pyb_error *err) {
     char *out = NULL;
@@ -677,7 +692,10 @@ char *pyb_call(const char *module, const char *func, const char *arg, size_t arg
      * read-only call must not (a ready copy of the session would miss its
      * effects). */
     int gc_was = kind == PYB_CALL_READ_ONLY ? PyGC_Disable() : 0;
-    if (kind == PYB_CALL_USER) pyb_signals_user_begin();
+    if (kind == PYB_CALL_USER) {
+        set_busy(1);
+        pyb_signals_user_begin();
+    }
 
     PyObject *fn = NULL, *py_arg = NULL, *res = NULL;
     PyObject *mod = pyb_helper(module);
@@ -699,31 +717,56 @@ done:
     Py_XDECREF(py_arg);
     Py_XDECREF(fn);
     if (gc_was > 0) PyGC_Enable();
-    if (kind == PYB_CALL_USER) settle_after_user_code(0, 0);
+    if (kind == PYB_CALL_USER) {
+        settle_after_user_code(0, 0);
+        set_busy(0);
+    }
     main_tstate = PyEval_SaveThread();
     return out;
 }
 
-char *pyb_run_pending(size_t *out_len, pyb_error *err) {
-    char *out = NULL;
-    PyEval_RestoreThread(main_tstate);
-    pyb_signals_user_begin();
+/* The REPL helper's answer to a step (python/repl.py, STEP_*): a tuple
+ * (step, exit status, exception type or "", what output left on the
+ * current line). */
+enum { STEP_DONE = 0, STEP_MORE = 1, STEP_RUN = 2, STEP_EXIT = 3 };
 
-    PyObject *codes = NULL, *res = NULL;
-    PyObject *mod = pyb_helper("_pyaichat_repl");
-    if (mod == NULL) goto error;
-    codes = PyObject_CallMethod(mod, "take_pending", NULL);
-    if (codes == NULL) goto error;
+/* Reads a step tuple into *out and returns its step, or -1 with a
+ * TypeError set. */
+static int read_step(PyObject *res, pyb_outcome *out) {
+    long step, status;
+    PyObject *error, *partial;
+    if (!PyTuple_Check(res) || !PyArg_ParseTuple(res, "llUU", &step, &status, &error, &partial)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "the REPL helper answered %.100s, not a step tuple", Py_TYPE(res)->tp_name);
+        return -1;
+    }
+    if (step == STEP_RUN) return STEP_RUN;
+    out->more = step == STEP_MORE;
+    out->exit = step == STEP_EXIT;
+    out->status = (int)status;
+    out->error = PyUnicode_GET_LENGTH(error) > 0 ? dup_utf8(error, NULL) : NULL;
+    out->partial = PyUnicode_GET_LENGTH(partial) > 0 ? dup_utf8(partial, NULL) : NULL;
+    return (int)step;
+}
+
+/* Runs the code the REPL helper queued in __main__, from C so that no
+ * Python frame sits under user code, as in python3's own interactive
+ * loop, then lets the helper show an exception or record the input.
+ * Returns the helper's answer (a new reference) or NULL. */
+static PyObject *run_pending(PyObject *mod) {
+    PyObject *codes = PyObject_CallMethod(mod, "take_pending", NULL);
+    if (codes == NULL) return NULL;
     if (!PyList_Check(codes)) {
+        Py_DECREF(codes);
         PyErr_SetString(PyExc_TypeError, "take_pending did not return a list");
-        goto error;
+        return NULL;
     }
     PyObject *main_mod = PyImport_AddModule("__main__"); /* borrowed */
-    if (main_mod == NULL) goto error;
+    if (main_mod == NULL) {
+        Py_DECREF(codes);
+        return NULL;
+    }
     PyObject *globals = PyModule_GetDict(main_mod); /* borrowed */
-
-    /* User code runs here, with no Python frame beneath it, as in python3's
-     * own interactive loop. */
     int failed = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(codes); i++) {
         PyObject *r = PyEval_EvalCode(PyList_GET_ITEM(codes, i), globals, globals);
@@ -733,33 +776,62 @@ char *pyb_run_pending(size_t *out_len, pyb_error *err) {
         }
         Py_DECREF(r);
     }
-    if (failed) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
-        res = PyObject_CallMethod(mod, "show_exception", "O", value ? value : Py_None);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-    } else {
-        res = PyObject_CallMethod(mod, "after_run", NULL);
-    }
-    if (res == NULL) goto error;
-    out = str_result(res, "the REPL helper", out_len, err);
-    goto done;
+    Py_DECREF(codes);
+    if (!failed) return PyObject_CallMethod(mod, "after_run", NULL);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
+    PyObject *res = PyObject_CallMethod(mod, "show_exception", "O", value ? value : Py_None);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return res;
+}
 
-error:
-    fetch_error(err);
+int pyb_repl_step(const char *func, const char *arg, size_t arg_len, pyb_outcome *out,
+                  pyb_error *err) {
+    memset(out, 0, sizeof *out);
+    int rc = -1, ran = 0;
+    PyEval_RestoreThread(main_tstate);
+    PyObject *mod = pyb_helper("_pyaichat_repl");
+    PyObject *res = NULL;
+    if (mod == NULL) goto done;
+    PyObject *py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)arg_len, "surrogateescape");
+    if (py_arg == NULL) goto done;
+    res = PyObject_CallMethod(mod, func, "O", py_arg);
+    Py_DECREF(py_arg);
+    if (res == NULL) goto done;
+    int step = read_step(res, out);
+    if (step == STEP_RUN) {
+        Py_CLEAR(res);
+        ran = 1;
+        set_busy(1);
+        pyb_signals_user_begin();
+        res = run_pending(mod);
+        if (res != NULL) step = read_step(res, out);
+        if (step == STEP_RUN) {
+            PyErr_SetString(PyExc_TypeError, "the REPL helper asked to run code twice");
+            step = -1;
+        }
+    }
+    if (step >= 0) rc = 0;
 done:
+    if (rc != 0) fetch_error(err);
     Py_XDECREF(res);
-    Py_XDECREF(codes);
     Py_XDECREF(mod);
-    /* The REPL helper answers "exit:N" for a SystemExit. */
-    int exiting = out != NULL && strncmp(out, "exit:", 5) == 0;
-    settle_after_user_code(exiting, exiting ? atoi(out + 5) : 0);
+    if (ran) {
+        settle_after_user_code(out->exit, out->status);
+        set_busy(0);
+    }
     main_tstate = PyEval_SaveThread();
-    return out;
+    return rc;
+}
+
+void pyb_outcome_free(pyb_outcome *out) {
+    free(out->error);
+    free(out->partial);
+    out->error = out->partial = NULL;
 }
 
 void pyb_kick(void) {

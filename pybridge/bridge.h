@@ -15,6 +15,9 @@ typedef struct {
 
 void pyb_error_free(pyb_error *err);
 
+/* Sets *err to type and msg (copied), with no traceback. */
+void pyb_error_set(pyb_error *err, const char *type, const char *msg);
+
 /* Bytes handed between Go and C (a helper's compiled code). */
 typedef struct {
     char *data;
@@ -42,6 +45,14 @@ int pyb_load_module(const char *name, const char *source, const pyb_bytes *cache
  * ImportError set. Call with the GIL held. */
 PyObject *pyb_helper(const char *name);
 
+/* Moves the pending Python exception into *err and clears it. With full
+ * set, the type is its __qualname__ and the traceback is formatted by the
+ * traceback module, which may import it and read source files into
+ * linecache; without, only the type's name and str(exception) are taken,
+ * for calls that must change nothing in the session. Call with the GIL
+ * held. */
+void pyb_error_fetch(pyb_error *err, int full);
+
 /* pyaichat.Refused, the error the isolated copy's guard raises (borrowed;
  * made on first use), or NULL with an exception set. Helpers tell it from
  * a user class of that name by identity: load_module puts it in their
@@ -68,11 +79,29 @@ enum {
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,
                size_t *out_len, int kind, pyb_error *err);
 
-/* Runs the code that the last REPL helper call queued (push, run_block,
- * run_file, run_command) in __main__, from C so that no Python frame sits
- * under user code, then lets the helper show an exception or record the
- * input. Returns "ok" or "exit:N" (malloc'd), or NULL with *err set. */
-char *pyb_run_pending(size_t *out_len, pyb_error *err);
+/* What one REPL step led to (pyb_repl_step). error and partial are
+ * malloc'd UTF-8 or NULL, freed by pyb_outcome_free. */
+typedef struct {
+    int more;      /* the statement is incomplete */
+    int exit;      /* the code raised SystemExit */
+    int status;    /* its exit status, when exit */
+    char *error;   /* the type of the exception the input raised, or NULL */
+    char *partial; /* what output left on the terminal's current line */
+} pyb_outcome;
+
+/* One REPL step in one crossing: calls the REPL helper's func(arg) (push,
+ * run_block, run_file, ...), which compiles the input and may queue code;
+ * then runs that code in __main__, from C so that no Python frame sits
+ * under user code, and lets the helper show an exception or record the
+ * input. Returns 0 with *out set, or -1 with *err set. */
+int pyb_repl_step(const char *func, const char *arg, size_t arg_len, pyb_outcome *out,
+                  pyb_error *err);
+
+void pyb_outcome_free(pyb_outcome *out);
+
+/* Whether user code may be running now (a REPL step's code, or a
+ * PYB_CALL_USER call); from any thread. */
+int pyb_busy(void);
 
 /* From any thread: take and drop the GIL once. A GIL request sets the eval
  * breaker of the running thread, which is what makes it look at the signal

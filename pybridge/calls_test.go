@@ -7,14 +7,19 @@ import (
 	"time"
 )
 
-// Shorthands for the tests, which have no context to pass.
+// Shorthands for the tests' calls into testInterp.
 
-func (in *Interp) CallIsolated(module, fn, arg string, timeout time.Duration) (string, error) {
-	return in.CallIsolatedContext(context.Background(), module, fn, arg, timeout)
+func helperCall(module, fn, arg string) (string, error) {
+	return testInterp.Call(context.Background(), CallHelper, module, fn, arg)
 }
 
-func (in *Interp) CallReadOnly(module, fn, arg string) (string, error) {
-	return in.CallReadOnlyContext(context.Background(), module, fn, arg)
+// isolatedCall is an isolated call with timeout as its deadline.
+func isolatedCall(module, fn, arg string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return testInterp.Call(ctx, CallIsolated, module, fn, arg)
 }
 
-func (in *Interp) Do(fn func()) error { return in.job(fn) }
+func readOnlyCall(module, fn, arg string) (string, error) {
+	return testInterp.Call(context.Background(), CallReadOnly, module, fn, arg)
+}

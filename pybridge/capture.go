@@ -9,6 +9,7 @@ package pybridge
 import "C"
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"unsafe"
@@ -25,7 +26,7 @@ const captureSlack = 4 << 10
 // child process writes to the file descriptors directly is not copied.
 // It is an error when stdout is not a terminal.
 func (in *Interp) CaptureOutput(limit int) error {
-	res, err := in.Call(replModule, "capture_output", "", false)
+	res, err := in.Call(context.Background(), CallHelper, replModule, "capture_output", "")
 	if err != nil {
 		return err
 	}

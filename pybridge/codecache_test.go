@@ -21,7 +21,7 @@ func TestCodeCache(t *testing.T) {
 		if err := testInterp.loadModule("_cc_test", source, cache); err != nil {
 			t.Fatal(err)
 		}
-		out, err := testInterp.Call("_cc_test", "answer", "", false)
+		out, err := helperCall("_cc_test", "answer", "")
 		if err != nil {
 			t.Fatal(err)
 		}

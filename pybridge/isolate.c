@@ -66,43 +66,17 @@ static int hook_installed;
 
 /* ---- errors --------------------------------------------------------- */
 
-static void iso_error(pyb_error *err, const char *type, const char *msg) {
-    err->type = strdup(type);
-    err->message = strdup(msg);
-    err->traceback = NULL;
-}
-
 /* An IsolationError: what failed, and the errno it failed with. */
 static void iso_errno(pyb_error *err, const char *what, int errnum) {
     char buf[128];
     snprintf(buf, sizeof buf, "%s: %s", what, strerror(errnum));
-    iso_error(err, "IsolationError", buf);
+    pyb_error_set(err, "IsolationError", buf);
 }
 
 /* A pending Python exception in the parent as type + str(value); the
- * helper's own lookups fail this way (missing module or function). */
-static void iso_fetch(pyb_error *err) {
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    const char *tname = type ? ((PyTypeObject *)type)->tp_name : "SystemError";
-    const char *dot = strrchr(tname, '.');
-    err->type = strdup(dot ? dot + 1 : tname);
-    err->message = NULL;
-    err->traceback = NULL;
-    if (value != NULL) {
-        PyObject *s = PyObject_Str(value);
-        if (s != NULL) {
-            const char *u = PyUnicode_AsUTF8(s);
-            if (u != NULL) err->message = strdup(u);
-            Py_DECREF(s);
-        }
-    }
-    PyErr_Clear();
-    if (err->message == NULL) err->message = strdup("");
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(tb);
-}
+ * helper's own lookups fail this way (missing module or function). No
+ * traceback: rendering one could change the session (linecache). */
+static void iso_fetch(pyb_error *err) { pyb_error_fetch(err, 0); }
 
 /* ---- the audit guard ------------------------------------------------ */
 
@@ -963,7 +937,7 @@ static void describe_exit(int status, pyb_error *err) {
     } else {
         snprintf(buf, sizeof buf, "the isolated evaluation ended without a result");
     }
-    iso_error(err, "Crashed", buf);
+    pyb_error_set(err, "Crashed", buf);
 }
 
 /* Sends a request to a ready copy; GIL released. Returns 0 once it is sent
@@ -1186,7 +1160,7 @@ int pyb_call_isolated(const char *module, const char *func, const char *arg,
     }
     if (rc == ISO_TOO_BIG) {
         free(buf);
-        iso_error(err, "IsolationError",
+        pyb_error_set(err, "IsolationError",
                   "the isolated evaluation's result is over 64 MiB and was not read; "
                   "the session is unchanged");
         return PYB_ISO_ERROR;

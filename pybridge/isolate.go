@@ -86,11 +86,11 @@ func (in *Interp) IsolationStats() IsolationStats {
 // PrepareIsolated asks for a ready copy of the session, so that the next
 // isolated call need not fork (see readyCopy). It returns at once; the copy
 // is forked once the interpreter has been idle for a short while (readyIdle),
-// and the next job that may run user code (a py> statement, RunFile, Call,
-// Do) cancels the request or discards the copy. Call it when isolated calls
-// are likely soon: on entering ai> mode, before asking the assistant, after
-// an isolated call (consecutive tool calls of one answer). Cheap when a copy
-// is ready already.
+// and the next job that may run user code (a py> statement, RunFile, a
+// Call that is not read-only) cancels the request or discards the copy.
+// Call it when isolated calls are likely soon: on entering ai> mode,
+// before asking the assistant, after an isolated call (consecutive tool
+// calls of one answer). Cheap when a copy is ready already.
 func (in *Interp) PrepareIsolated() {
 	in.want.Store(true)
 	in.jobs.poke()
@@ -154,41 +154,33 @@ func reap(pid int) {
 	}
 }
 
-// CallIsolatedContext calls module.fn(arg), a helper taking and returning
-// str, in a fork()ed copy of the interpreter, so that whatever the call
-// does to objects (user __repr__, properties, walrus, list.append) never
-// reaches the session. The copy has no terminal, no inherited descriptors
-// and no way to write files, spawn processes or connect anywhere, and it is
-// killed at the timeout (an *Error of Type "Timeout") or when ctx ends
-// (Type "Canceled", e.g. Ctrl-C at ai>). A copy that dies without a result
-// is an *Error of Type "Crashed". Only the result text comes back. A ready
-// copy made by PrepareIsolated answers instead of a new fork when it is
-// still the session as it is.
-func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg string, timeout time.Duration) (string, error) {
+// isolated is Call for CallIsolated: module.fn(arg) runs in a fork()ed
+// copy of the interpreter. The copy has no terminal, no inherited
+// descriptors and no way to write files, spawn processes or connect
+// anywhere, and it is killed at ctx's deadline (an *Error of Type
+// "Timeout") or when ctx is canceled (Type "Canceled", e.g. Ctrl-C at
+// ai>). A copy that dies without a result is an *Error of Type "Crashed".
+// Only the result text comes back. A ready copy made by PrepareIsolated
+// answers instead of a new fork when it is still the session as it is.
+func (in *Interp) isolated(ctx context.Context, module, fn, arg string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return "", &Error{Type: ErrTypeTimeout, Message: err.Error()}
 		}
 		return "", &Error{Type: ErrTypeCanceled, Message: err.Error()}
 	}
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
+	d, ok := ctx.Deadline()
+	if !ok {
+		return "", &Error{Type: ErrTypeIsolation, Message: "an isolated call needs a deadline"}
 	}
-	ms := timeout.Milliseconds()
-	if ms < 1 {
-		ms = 1
-	}
-	// C polls it next to the child's result.
-	cancel, err := newCancelPipe(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer cancel.close()
+	ms := max(time.Until(d).Milliseconds(), 1)
 
 	var out string
 	var callErr error
 	// A keep job: it must not discard the ready copy it is about to use.
-	derr := in.do(func() {
+	// The wait lasts until the job is done: the job itself kills the copy
+	// once ctx ends (C polls cancel beside the copy's result).
+	derr := in.doContext(ctx, true, untilDone, func(cancel int) {
 		rd := in.ready
 		in.ready = readyCopy{}
 		in.stats.waiting.Store(false)
@@ -209,7 +201,7 @@ func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg strin
 		var guards, reaped, used C.int
 		var cerr C.pyb_error
 		rc := C.pyb_call_isolated(cmod, cfn, carg, C.size_t(len(arg)), C.longlong(ms),
-			C.int(cancel.fd()), C.int(rd.pid), rfd, &used,
+			C.int(cancel), C.int(rd.pid), rfd, &used,
 			&res, &n, &guards, &reaped, &cerr)
 		switch {
 		case used != 0:
@@ -236,22 +228,29 @@ func (in *Interp) CallIsolatedContext(ctx context.Context, module, fn, arg strin
 				seccompSeen.Store(2)
 			}
 		case C.PYB_ISO_TIMEOUT:
-			callErr = &Error{Type: ErrTypeTimeout, Message: fmt.Sprintf(
-				"no result within %v: the isolated evaluation was stopped; the session is unchanged", time.Duration(ms)*time.Millisecond)}
+			callErr = timeoutError(ms)
 		case C.PYB_ISO_CANCELED:
 			// ctx's own deadline and the C-side one race; a deadline is
 			// a Timeout whichever noticed it first.
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				callErr = &Error{Type: ErrTypeTimeout, Message: "no result before the deadline: the isolated evaluation was stopped; the session is unchanged"}
+				callErr = timeoutError(ms)
 			} else {
 				callErr = &Error{Type: ErrTypeCanceled, Message: "canceled: the isolated evaluation was stopped; the session is unchanged"}
 			}
 		default:
 			callErr = takeError(&cerr)
 		}
-	}, true)
+	})
 	if derr != nil {
 		return "", derr
 	}
 	return out, callErr
+}
+
+// timeoutError is an isolated call's Timeout, ms after it started (to
+// 10 ms: the time left to a deadline is a little less than it was set to).
+func timeoutError(ms int64) *Error {
+	d := (time.Duration(ms) * time.Millisecond).Round(10 * time.Millisecond)
+	return &Error{Type: ErrTypeTimeout, Message: fmt.Sprintf(
+		"no result within %v: the isolated evaluation was stopped; the session is unchanged", d)}
 }

@@ -94,7 +94,7 @@ func loadIsoHelper(t testing.TB) {
 
 func TestCallIsolatedRoundTrip(t *testing.T) {
 	loadIsoHelper(t)
-	out, err := testInterp.CallIsolated("_iso_test", "echo", "a\x00b\u00e9", 5*time.Second)
+	out, err := isolatedCall("_iso_test", "echo", "a\x00b\u00e9", 5*time.Second)
 	if err != nil || out != "echo:a\x00b\u00e9" {
 		t.Fatalf("got %q, %v", out, err)
 	}
@@ -105,7 +105,7 @@ func TestCallIsolatedRoundTrip(t *testing.T) {
 
 func TestCallIsolatedLeavesSessionAlone(t *testing.T) {
 	loadIsoHelper(t)
-	out, err := testInterp.CallIsolated("_iso_test", "mutate", "x", 5*time.Second)
+	out, err := isolatedCall("_iso_test", "mutate", "x", 5*time.Second)
 	if err != nil || out != "3" {
 		t.Fatalf("in the copy: %q, %v", out, err)
 	}
@@ -113,7 +113,7 @@ func TestCallIsolatedLeavesSessionAlone(t *testing.T) {
 	if err := testInterp.LoadModule("_iso_chk", chk); err != nil {
 		t.Fatal(err)
 	}
-	s, err := testInterp.Call("_iso_chk", "state", "", false)
+	s, err := helperCall("_iso_chk", "state", "")
 	if err != nil || s != "([1, 2], False)" {
 		t.Fatalf("session changed: %s %v", s, err)
 	}
@@ -122,14 +122,14 @@ func TestCallIsolatedLeavesSessionAlone(t *testing.T) {
 func TestCallIsolatedDeadlines(t *testing.T) {
 	loadIsoHelper(t)
 	for _, fn := range []string{"spin", "csum", "sleep"} {
-		_, err := testInterp.CallIsolated("_iso_test", fn, "", 300*time.Millisecond)
+		_, err := isolatedCall("_iso_test", fn, "", 300*time.Millisecond)
 		var pe *Error
 		if !errors.As(err, &pe) || pe.Type != ErrTypeTimeout {
 			t.Errorf("%s: want a Timeout error, got %v", fn, err)
 		}
 	}
 	// The interpreter is still usable.
-	out, err := testInterp.Call("_iso_test", "echo", "ok", false)
+	out, err := helperCall("_iso_test", "echo", "ok")
 	if err != nil || out != "echo:ok" {
 		t.Fatal(out, err)
 	}
@@ -138,7 +138,7 @@ func TestCallIsolatedDeadlines(t *testing.T) {
 func TestCallIsolatedCrashes(t *testing.T) {
 	loadIsoHelper(t)
 	for fn, want := range map[string]string{"exit3": "status 3", "segv": "signal 11"} {
-		_, err := testInterp.CallIsolated("_iso_test", fn, "", 5*time.Second)
+		_, err := isolatedCall("_iso_test", fn, "", 5*time.Second)
 		var pe *Error
 		if !errors.As(err, &pe) || pe.Type != ErrTypeCrashed || !strings.Contains(pe.Message, want) {
 			t.Errorf("%s: want Crashed with %q, got %v", fn, want, err)
@@ -149,15 +149,15 @@ func TestCallIsolatedCrashes(t *testing.T) {
 func TestCallIsolatedGuards(t *testing.T) {
 	loadIsoHelper(t)
 	path := t.TempDir() + "/x"
-	out, err := testInterp.CallIsolated("_iso_test", "try_open", path, 5*time.Second)
+	out, err := isolatedCall("_iso_test", "try_open", path, 5*time.Second)
 	if err != nil || !strings.HasPrefix(out, "Refused: open(") {
 		t.Fatalf("open for writing: %q, %v", out, err)
 	}
-	out, err = testInterp.CallIsolated("_iso_test", "audited", "", 5*time.Second)
+	out, err = isolatedCall("_iso_test", "audited", "", 5*time.Second)
 	if err != nil || out != "fork:Refused,socket:Refused" {
 		t.Fatalf("got %q, %v", out, err)
 	}
-	out, err = testInterp.CallIsolated("_iso_test", "unaudited", path, 5*time.Second)
+	out, err = isolatedCall("_iso_test", "unaudited", path, 5*time.Second)
 	if err != nil || out != "fork_exec:PermissionError,dup:PermissionError" {
 		t.Fatalf("got %q, %v", out, err)
 	}

@@ -46,7 +46,7 @@ type job struct {
 // the job is done.
 type waiter struct {
 	r, w   int
-	cancel int // an eventfd: the caller's context ended (waitDoneContext)
+	cancel int // an eventfd, readable once the caller's context ended (waitDoneContext)
 	// seq is stored after the job and loaded after the byte is read: the
 	// race detector does not see a pipe as synchronisation, but it does an
 	// atomic, so what the job wrote happens before what the caller reads.
@@ -171,28 +171,34 @@ func (l *jobLine) putWaiter(w *waiter) {
 	l.mu.Unlock()
 }
 
-// waitDoneContext is waitDone giving up when ctx ends. The job then still
-// runs; a goroutine waits for it and puts w back in the pool. Without a
-// ctx that can end, it is waitDone itself: one blocking read, the fastest
-// way back from the interpreter's thread.
-func (l *jobLine) waitDoneContext(ctx context.Context, w *waiter) error {
+// waitDoneContext waits for the job that carries w. When ctx ends, w's
+// cancel descriptor (an eventfd, the job's view of ctx) polls readable;
+// with giveUp set the wait ends then too, and a goroutine waits for the
+// job and puts w back in the pool. Without a ctx that can end, it is
+// waitDone itself: one blocking read, the fastest way back from the
+// interpreter's thread.
+func (l *jobLine) waitDoneContext(ctx context.Context, w *waiter, giveUp bool) error {
 	if ctx.Done() == nil {
-		return l.collect(w)
+		return l.collect(w, nil)
 	}
-	// w's eventfd, rather than a cancelPipe, to spare the two system calls
-	// of a new pipe on the capabilities' every call.
+	// w's eventfd, rather than a new pipe, to spare the two system calls
+	// of one on the capabilities' every call.
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		unix.Write(w.cancel, []byte{1, 0, 0, 0, 0, 0, 0, 0})
 		close(fired)
 	})
-	defer func() {
+	// Once the job is done: clear the eventfd for w's next job.
+	disarm := func() {
 		if !stop() {
 			<-fired
 			var b [8]byte
-			unix.Read(w.cancel, b[:]) // leave it clear for w's next job
+			unix.Read(w.cancel, b[:])
 		}
-	}()
+	}
+	if !giveUp {
+		return l.collect(w, disarm)
+	}
 	fds := []unix.PollFd{{Fd: int32(w.r), Events: unix.POLLIN}, {Fd: int32(w.cancel), Events: unix.POLLIN}}
 	for {
 		_, err := unix.Poll(fds, -1)
@@ -200,20 +206,26 @@ func (l *jobLine) waitDoneContext(ctx context.Context, w *waiter) error {
 		case err == unix.EINTR:
 			continue
 		case err != nil:
+			stop()
 			return fmt.Errorf("pybridge: waiting for the interpreter: %w", err)
 		case fds[0].Revents != 0:
-			return l.collect(w)
+			return l.collect(w, disarm)
 		case fds[1].Revents != 0:
-			go l.collect(w)
+			go l.collect(w, disarm)
 			return ctx.Err()
 		}
 	}
 }
 
-// collect waits for the job that carries w and puts w back in the pool;
-// after an error w is left alone, its pipe in an unknown state.
-func (l *jobLine) collect(w *waiter) error {
-	if err := w.waitDone(); err != nil {
+// collect waits for the job that carries w, disarms its context (disarm,
+// if not nil) and puts w back in the pool; after an error w is left
+// alone, its pipe in an unknown state.
+func (l *jobLine) collect(w *waiter, disarm func()) error {
+	err := w.waitDone()
+	if disarm != nil {
+		disarm()
+	}
+	if err != nil {
 		return err
 	}
 	l.putWaiter(w)

@@ -62,15 +62,6 @@ func (*Interp) RunCommand(string) (Outcome, error) { return Outcome{}, errNoCgo 
 func (*Interp) RunFile(string) (Outcome, error)    { return Outcome{}, errNoCgo }
 func (*Interp) RunModule(string) (Outcome, error)  { return Outcome{}, errNoCgo }
 func (*Interp) RunStartup(string) (Outcome, error) { return Outcome{}, errNoCgo }
-func (*Interp) Call(string, string, string, bool) (string, error) {
-	return "", errNoCgo
-}
-func (*Interp) CallContext(context.Context, string, string, string, bool) (string, error) {
-	return "", errNoCgo
-}
-func (*Interp) CallReadOnlyContext(context.Context, string, string, string) (string, error) {
-	return "", errNoCgo
-}
-func (*Interp) CallIsolatedContext(context.Context, string, string, string, time.Duration) (string, error) {
+func (*Interp) Call(context.Context, CallKind, string, string, string) (string, error) {
 	return "", errNoCgo
 }

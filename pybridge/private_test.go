@@ -52,7 +52,7 @@ func TestCopyCannotReadGoHeap(t *testing.T) {
 	read := fmt.Sprintf("ctypes.c_char_p(%d).value", addr)
 
 	// In the session itself the bytes are there to read: the route works.
-	out, err := testInterp.Call("_private_test", "evaluate", read, false)
+	out, err := helperCall("_private_test", "evaluate", read)
 	if err != nil || !strings.Contains(out, "go-heap-secret") {
 		t.Fatalf("in the session: %q, %v; the test's route to Go's heap does not work", out, err)
 	}
@@ -60,7 +60,7 @@ func TestCopyCannotReadGoHeap(t *testing.T) {
 		if ready {
 			prepare(t)
 		}
-		out, err := testInterp.CallIsolated("_private_test", "evaluate", read, 5*time.Second)
+		out, err := isolatedCall("_private_test", "evaluate", read, 5*time.Second)
 		var pe *Error
 		if strings.Contains(out, "go-heap-secret") || !errors.As(err, &pe) || pe.Type != ErrTypeCrashed {
 			t.Errorf("ready copy %v: got %q, %v; want the read to crash the copy", ready, out, err)
@@ -80,13 +80,13 @@ func TestCopyRefusesForeignCalls(t *testing.T) {
 		"(lambda: 0).__code__.replace(co_consts=(1,))",
 		"__import__('marshal').loads(b'')",
 	} {
-		out, err := testInterp.CallIsolated("_private_test", "evaluate", expr, 5*time.Second)
+		out, err := isolatedCall("_private_test", "evaluate", expr, 5*time.Second)
 		if err != nil || !strings.HasPrefix(out, "Refused: ") {
 			t.Errorf("%s: got %q, %v; want Refused", expr, out, err)
 		}
 	}
 	// Ordinary ctypes values still answer.
-	out, err := testInterp.CallIsolated("_private_test", "evaluate", "ctypes.c_int(5).value", 5*time.Second)
+	out, err := isolatedCall("_private_test", "evaluate", "ctypes.c_int(5).value", 5*time.Second)
 	if err != nil || out != "5" {
 		t.Errorf("ctypes.c_int(5).value: %q, %v", out, err)
 	}
@@ -96,14 +96,14 @@ func TestCopyScrubsEnviron(t *testing.T) {
 	loadPrivateHelper(t)
 	push(t, "import os; os.environ['PYB_TEST_TOKEN'] = 'tok-5b8e1d7c9a'; os.environ['PYB_TEST_PLAIN'] = 'plain'")
 	defer push(t, "del os.environ['PYB_TEST_TOKEN'], os.environ['PYB_TEST_PLAIN']")
-	out, err := testInterp.CallIsolated("_private_test", "scrub", "PYB_TEST_TOKEN", 5*time.Second)
+	out, err := isolatedCall("_private_test", "scrub", "PYB_TEST_TOKEN", 5*time.Second)
 	marker := "'<redacted: secret environment value, 14 chars>'"
 	want := "(" + marker + ", " + marker + ", b" + marker + ", 'plain')"
 	if err != nil || out != want {
 		t.Fatalf("got %s, %v\nwant %s", out, err, want)
 	}
 	// Never in the session itself.
-	out, err = testInterp.Call("_private_test", "scrub", "PYB_TEST_TOKEN", false)
+	out, err = helperCall("_private_test", "scrub", "PYB_TEST_TOKEN")
 	if err == nil || !strings.Contains(err.Error(), "only in an isolated copy") {
 		t.Fatalf("in the session: %q, %v", out, err)
 	}
@@ -113,7 +113,7 @@ func TestCopyScrubsEnviron(t *testing.T) {
 // flags come from the kernel, not from the frame.
 func TestForgedFrameDoesNotSetGuards(t *testing.T) {
 	loadPrivateHelper(t)
-	out, err := testInterp.CallIsolated("_private_test", "forge", "forged", 5*time.Second)
+	out, err := isolatedCall("_private_test", "forge", "forged", 5*time.Second)
 	if err != nil || out != "forged" {
 		t.Fatalf("got %q, %v", out, err)
 	}

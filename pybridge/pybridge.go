@@ -40,7 +40,6 @@ type Interp struct {
 	jobs      *jobLine
 	code      codeCache
 	tid       int          // OS thread that owns the interpreter
-	busy      atomic.Bool  // Python is running user code
 	kicking   atomic.Bool  // a pyb_kick is in flight
 	kickSince atomic.Int64 // when it started, unix nanos
 	closeMu   sync.Mutex
@@ -215,21 +214,33 @@ func (in *Interp) job(fn func()) error { return in.do(fn, false) }
 // the session could show (it runs no user code and leaves the session's
 // objects as they were).
 func (in *Interp) do(fn func(), keep bool) error {
-	return in.doContext(context.Background(), fn, keep)
+	return in.doContext(context.Background(), keep, untilDone, func(int) { fn() })
 }
 
-// doContext is do giving up on the wait when ctx ends (see
-// jobLine.waitDoneContext); the job still runs.
-func (in *Interp) doContext(ctx context.Context, fn func(), keep bool) error {
+// How a caller waits for its job once ctx ends.
+const (
+	untilDone = false // the job watches ctx itself (its cancel descriptor)
+	giveUp    = true  // the wait ends; the job still runs, its answer unread
+)
+
+// doContext is do for a job that sees ctx end: fn gets a descriptor that
+// polls readable once ctx has ended (-1 for a ctx that cannot end), the
+// one way a wait in C or a system call learns of it; with giveUp the
+// caller's wait ends then too (see jobLine.waitDoneContext).
+func (in *Interp) doContext(ctx context.Context, keep, wait bool, fn func(cancel int)) error {
 	w, err := in.jobs.getWaiter()
 	if err != nil {
 		return err
 	}
-	if err := in.jobs.submit(job{fn: fn, keep: keep, done: w}, false); err != nil {
+	cancel := -1
+	if ctx.Done() != nil {
+		cancel = w.cancel
+	}
+	if err := in.jobs.submit(job{fn: func() { fn(cancel) }, keep: keep, done: w}, false); err != nil {
 		in.jobs.putWaiter(w)
 		return err
 	}
-	return in.jobs.waitDoneContext(ctx, w)
+	return in.jobs.waitDoneContext(ctx, w, wait)
 }
 
 // LoadModule compiles and runs a helper module's source as module name.
@@ -262,44 +273,31 @@ func (in *Interp) loadModule(name, source string, cache codeCache) error {
 	return err
 }
 
-// Call calls module.fn(arg), a helper function taking and returning str, and
-// returns its result. module is a helper loaded by LoadModule (or
-// _pyaichat_repl, loaded at Start). Set userCode when the call may run the
-// user's code: Ctrl-C then reaches it as KeyboardInterrupt.
-func (in *Interp) Call(module, fn, arg string, userCode bool) (string, error) {
-	return in.CallContext(context.Background(), module, fn, arg, userCode)
-}
-
-// CallReadOnlyContext is Call for a helper that runs no user code and
-// changes nothing that a later isolated call could see (no object of the
-// session, no module, no cache the isolated helper reads): it leaves a
-// ready copy of the session (PrepareIsolated) in place. The cyclic garbage
-// collector is off during the call, so that no user __del__ runs in it. A
-// helper that does change such state must go through Call. It gives up
-// when ctx ends, for when the wait may be long: Python runs the call only
+// Call calls module.fn(arg), a helper function taking and returning str,
+// and returns its result. module is a helper loaded by LoadModule (or
+// _pyaichat_repl, loaded at Start); kind says what it may do. A Python
+// exception it raises is an *Error.
+//
+// When ctx ends first, Call gives up (ctx.Err()): Python runs a call only
 // once it has the GIL, and a thread of the user's running C code can hold
 // that for as long as it runs. The call itself still happens then, its
-// answer unread.
-func (in *Interp) CallReadOnlyContext(ctx context.Context, module, fn, arg string) (string, error) {
-	return in.callJob(ctx, module, fn, arg, callReadOnly)
-}
-
-// CallContext is Call giving up when ctx ends, as CallReadOnlyContext does.
-func (in *Interp) CallContext(ctx context.Context, module, fn, arg string, userCode bool) (string, error) {
-	kind := callHelper
-	if userCode {
-		kind = callUser
+// answer unread. An isolated call instead stops its copy at once and
+// reports that as an *Error.
+func (in *Interp) Call(ctx context.Context, kind CallKind, module, fn, arg string) (string, error) {
+	if kind == CallIsolated {
+		return in.isolated(ctx, module, fn, arg)
 	}
-	return in.callJob(ctx, module, fn, arg, kind)
-}
-
-// callJob runs call as a job and waits for it (until ctx ends); only a
-// read-only call keeps the ready copy.
-func (in *Interp) callJob(ctx context.Context, module, fn, arg string, kind int) (string, error) {
+	ckind := callHelper
+	switch kind {
+	case CallUserCode:
+		ckind = callUser
+	case CallReadOnly:
+		ckind = callReadOnly
+	}
 	var out string
 	var err error
-	job := func() { out, err = in.call(module, fn, arg, kind) }
-	if derr := in.doContext(ctx, job, kind == callReadOnly); derr != nil {
+	job := func(int) { out, err = in.call(module, fn, arg, ckind) }
+	if derr := in.doContext(ctx, kind == CallReadOnly, giveUp, job); derr != nil {
 		return "", derr
 	}
 	return out, err
@@ -322,25 +320,7 @@ func (in *Interp) call(module, fn, arg string, kind int) (string, error) {
 	defer C.free(unsafe.Pointer(carg))
 	var n C.size_t
 	var cerr C.pyb_error
-	if kind == callUser {
-		in.busy.Store(true)
-		defer in.busy.Store(false)
-	}
 	res := C.pyb_call(cmod, cfn, carg, C.size_t(len(arg)), &n, C.int(kind), &cerr)
-	if res == nil {
-		return "", takeError(&cerr)
-	}
-	defer C.free(unsafe.Pointer(res))
-	return C.GoStringN(res, C.int(n)), nil
-}
-
-// runPending runs the user code a helper queued; Ctrl-C reaches it.
-func (in *Interp) runPending() (string, error) {
-	in.busy.Store(true)
-	defer in.busy.Store(false)
-	var n C.size_t
-	var cerr C.pyb_error
-	res := C.pyb_run_pending(&n, &cerr)
 	if res == nil {
 		return "", takeError(&cerr)
 	}
@@ -364,7 +344,7 @@ func takeError(cerr *C.pyb_error) *Error {
 }
 
 // Busy reports whether user code is running.
-func (in *Interp) Busy() bool { return in.busy.Load() }
+func (in *Interp) Busy() bool { return C.pyb_busy() != 0 }
 
 // Interrupt raises KeyboardInterrupt in running user code, as Ctrl-C does in
 // python3, for a Ctrl-C that came some other way than SIGINT reaching user
@@ -372,7 +352,7 @@ func (in *Interp) Busy() bool { return in.busy.Load() }
 // nothing when Python is idle. Code stuck inside a C loop cannot be
 // interrupted in-process; the caller decides what to offer then (Stuck).
 func (in *Interp) Interrupt() {
-	if !in.busy.Load() {
+	if !in.Busy() {
 		return
 	}
 	// Trips Python's SIGINT flag (it runs default_int_handler, or the

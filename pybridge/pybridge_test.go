@@ -154,7 +154,7 @@ def check(_):
 	}
 	check := func(want string) {
 		t.Helper()
-		got, err := testInterp.Call("_hm_test", "check", "", false)
+		got, err := helperCall("_hm_test", "check", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,5 +252,31 @@ func TestCaptureOutputNeedsATerminal(t *testing.T) {
 	}
 	if parts, written := testInterp.TakeOutput(); parts != nil || written != 0 {
 		t.Errorf("kept %q (%d bytes written)", parts, written)
+	}
+}
+
+// One REPL step answers what the prompt needs in one outcome: more input
+// wanted, SystemExit and its status (the process goes on: the caller
+// decides). (What output left on the line is tracked only on a terminal:
+// the PTY tests check it.)
+func TestStepOutcome(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want Outcome
+	}{
+		{"if True:", Outcome{More: true}},
+		{"    so_x = 5", Outcome{More: true}},
+		{"", Outcome{}},
+		{"raise SystemExit(so_x + 2)", Outcome{Exit: true, Status: 7}},
+		{"raise SystemExit('bye')", Outcome{Exit: true, Status: 1}},
+		{"print('so_line')", Outcome{}},
+	} {
+		out, err := testInterp.Push(c.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != c.want {
+			t.Errorf("Push(%q) = %+v, want %+v", c.line, out, c.want)
+		}
 	}
 }

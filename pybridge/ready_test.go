@@ -111,7 +111,7 @@ func push(t testing.TB, line string) {
 
 func isoValue(t *testing.T, name string) string {
 	t.Helper()
-	out, err := testInterp.CallIsolated("_ready_test", "value", name, 5*time.Second)
+	out, err := isolatedCall("_ready_test", "value", name, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestReadyCopyAnswers(t *testing.T) {
 	loadReadyHelper(t)
 	prepare(t)
 	before := testInterp.IsolationStats()
-	out, err := testInterp.CallIsolated("_iso_test", "echo", "a\x00b\u00e9", 5*time.Second)
+	out, err := isolatedCall("_iso_test", "echo", "a\x00b\u00e9", 5*time.Second)
 	if err != nil || out != "echo:a\x00b\u00e9" {
 		t.Fatalf("got %q, %v", out, err)
 	}
@@ -134,7 +134,7 @@ func TestReadyCopyAnswers(t *testing.T) {
 		t.Errorf("seccomp active=%v known=%v through a ready copy", active, known)
 	}
 	// It was used up: the next call forks.
-	if _, err := testInterp.CallIsolated("_iso_test", "echo", "", 5*time.Second); err != nil {
+	if _, err := isolatedCall("_iso_test", "echo", "", 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if s := testInterp.IsolationStats(); s.Forked != after.Forked+1 {
@@ -177,9 +177,9 @@ func TestReadyCopyDiscardedByJobs(t *testing.T) {
 		"Push":            func() error { _, err := testInterp.Push("rd_a = 1"); return err },
 		"RunBlock":        func() error { _, err := testInterp.RunBlock("rd_a = 2\n"); return err },
 		"RunCommand":      func() error { _, err := testInterp.RunCommand("rd_a = 3"); return err },
-		"Call":            func() error { _, err := testInterp.Call("_iso_test", "echo", "", false); return err },
+		"Call":            func() error { _, err := helperCall("_iso_test", "echo", ""); return err },
 		"LoadModule":      func() error { return testInterp.LoadModule("_rd_mod", "x = 1\n") },
-		"Do":              func() error { return testInterp.Do(func() {}) },
+		"Do":              func() error { return testInterp.job(func() {}) },
 		"ResetBlock":      testInterp.ResetBlock,
 		"DiscardIsolated": func() error { testInterp.DiscardIsolated(); return nil },
 	} {
@@ -196,7 +196,7 @@ func TestReadyCopyDiscardedByJobs(t *testing.T) {
 	if _, err := testInterp.RecentContext(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testInterp.CallReadOnly("_iso_test", "echo", ""); err != nil {
+	if _, err := readOnlyCall("_iso_test", "echo", ""); err != nil {
 		t.Fatal(err)
 	}
 	if p := readyPid(t); p != pid {
@@ -213,7 +213,7 @@ func TestReadyCopyRequestCanceledByJob(t *testing.T) {
 	// statement comes right after the interpreter was busy.
 	release := make(chan struct{})
 	busy := make(chan error)
-	go func() { busy <- testInterp.Do(func() { <-release }) }()
+	go func() { busy <- testInterp.job(func() { <-release }) }()
 	time.Sleep(10 * time.Millisecond)
 	testInterp.PrepareIsolated()
 	pushed := make(chan error)
@@ -291,26 +291,26 @@ func TestReadyCopyIsolation(t *testing.T) {
 
 	prepare(t)
 	u := used()
-	out, err := testInterp.CallIsolated("_iso_test", "mutate", "x", 5*time.Second)
+	out, err := isolatedCall("_iso_test", "mutate", "x", 5*time.Second)
 	if err != nil || out != "3" || used() != u+1 {
 		t.Fatalf("in the copy: %q, %v (used %d -> %d)", out, err, u, used())
 	}
-	if s, err := testInterp.Call("_ready_test", "value", "iso_list", false); err != nil || s != "[1, 2]" {
+	if s, err := helperCall("_ready_test", "value", "iso_list"); err != nil || s != "[1, 2]" {
 		t.Fatalf("session changed: %s %v", s, err)
 	}
-	if s, err := testInterp.Call("_ready_test", "value", "iso_new", false); err != nil || s != "'<unset>'" {
+	if s, err := helperCall("_ready_test", "value", "iso_new"); err != nil || s != "'<unset>'" {
 		t.Fatalf("session changed: %s %v", s, err)
 	}
 
 	path := t.TempDir() + "/x"
 	prepare(t)
 	u = used()
-	out, err = testInterp.CallIsolated("_iso_test", "try_open", path, 5*time.Second)
+	out, err = isolatedCall("_iso_test", "try_open", path, 5*time.Second)
 	if err != nil || !strings.HasPrefix(out, "Refused: open(") || used() != u+1 {
 		t.Fatalf("open for writing: %q, %v", out, err)
 	}
 	prepare(t)
-	out, err = testInterp.CallIsolated("_iso_test", "unaudited", path, 5*time.Second)
+	out, err = isolatedCall("_iso_test", "unaudited", path, 5*time.Second)
 	if err != nil || out != "fork_exec:PermissionError,dup:PermissionError" {
 		t.Fatalf("got %q, %v", out, err)
 	}
@@ -325,7 +325,7 @@ func TestReadyCopyDeadlinesAndCrashes(t *testing.T) {
 		prepare(t)
 		u := testInterp.IsolationStats().Used
 		start := time.Now()
-		_, err := testInterp.CallIsolated("_iso_test", fn, "", 300*time.Millisecond)
+		_, err := isolatedCall("_iso_test", fn, "", 300*time.Millisecond)
 		var pe *Error
 		if !errors.As(err, &pe) || pe.Type != ErrTypeTimeout {
 			t.Errorf("%s: want a Timeout error, got %v", fn, err)
@@ -339,7 +339,7 @@ func TestReadyCopyDeadlinesAndCrashes(t *testing.T) {
 	}
 	for fn, want := range map[string]string{"exit3": "status 3", "segv": "signal 11"} {
 		prepare(t)
-		_, err := testInterp.CallIsolated("_iso_test", fn, "", 5*time.Second)
+		_, err := isolatedCall("_iso_test", fn, "", 5*time.Second)
 		var pe *Error
 		if !errors.As(err, &pe) || pe.Type != ErrTypeCrashed || !strings.Contains(pe.Message, want) {
 			t.Errorf("%s: want Crashed with %q, got %v", fn, want, err)
@@ -347,9 +347,10 @@ func TestReadyCopyDeadlinesAndCrashes(t *testing.T) {
 	}
 	// Canceled through the context.
 	prepare(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	time.AfterFunc(100*time.Millisecond, cancel)
-	_, err := testInterp.CallIsolatedContext(ctx, "_iso_test", "sleep", "", 5*time.Second)
+	_, err := testInterp.Call(ctx, CallIsolated, "_iso_test", "sleep", "")
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Type != ErrTypeCanceled {
 		t.Errorf("want Canceled, got %v", err)
@@ -357,13 +358,13 @@ func TestReadyCopyDeadlinesAndCrashes(t *testing.T) {
 	// A deadline beyond the ready copy's CPU backstop forks on demand.
 	prepare(t)
 	before := testInterp.IsolationStats()
-	if _, err := testInterp.CallIsolated("_iso_test", "echo", "", time.Minute); err != nil {
+	if _, err := isolatedCall("_iso_test", "echo", "", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if s := testInterp.IsolationStats(); s.Forked != before.Forked+1 || s.Discarded != before.Discarded+1 {
 		t.Errorf("long deadline: before %+v after %+v", before, s)
 	}
-	if out, err := testInterp.Call("_iso_test", "echo", "ok", false); err != nil || out != "echo:ok" {
+	if out, err := helperCall("_iso_test", "echo", "ok"); err != nil || out != "echo:ok" {
 		t.Fatal(out, err)
 	}
 }
@@ -381,7 +382,7 @@ func TestReadyCopyNotWithThreads(t *testing.T) {
 	}
 	defer push(t, "rt_stop.set(); rt_thread.join()")
 	before := testInterp.IsolationStats()
-	if _, err := testInterp.CallIsolated("_iso_test", "echo", "", 5*time.Second); err != nil {
+	if _, err := isolatedCall("_iso_test", "echo", "", 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if s := testInterp.IsolationStats(); s.Used != before.Used || s.Forked != before.Forked+1 {
@@ -470,7 +471,7 @@ func TestReadyCopyCPULimit(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := testInterp.CallIsolated("_iso_test", "sleep", "", 1500*time.Millisecond)
+		_, err := isolatedCall("_iso_test", "sleep", "", 1500*time.Millisecond)
 		done <- err
 	}()
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -506,7 +507,7 @@ func BenchmarkIsolatedEvalSmall(b *testing.B) {
 
 func benchIsolatedEval(b *testing.B) {
 	call := func(b *testing.B) {
-		out, err := testInterp.CallIsolated("_ready_test", "evaluate", "1 + 1", 5*time.Second)
+		out, err := isolatedCall("_ready_test", "evaluate", "1 + 1", 5*time.Second)
 		if err != nil || out != "2" {
 			b.Fatal(out, err)
 		}

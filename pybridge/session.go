@@ -2,57 +2,54 @@
 
 package pybridge
 
+/*
+#include <stdlib.h>
+#include "bridge.h"
+*/
+import "C"
+
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"strings"
+	"unsafe"
 )
 
 // The REPL's operations, each one call into python/repl.py.
 
 const replModule = "_pyaichat_repl"
 
-func parseOutcome(res string, err error) (Outcome, error) {
-	if err != nil {
-		return Outcome{}, err
-	}
-	switch {
-	case res == "ok":
-		return Outcome{}, nil
-	case strings.HasPrefix(res, "error:"):
-		return Outcome{Error: res[len("error:"):]}, nil
-	case res == "more":
-		return Outcome{More: true}, nil
-	case strings.HasPrefix(res, "exit:"):
-		n, err := strconv.Atoi(res[len("exit:"):])
-		if err != nil {
-			return Outcome{}, fmt.Errorf("pybridge: bad exit status %q", res)
-		}
-		return Outcome{Exit: true, Status: n}, nil
-	}
-	return Outcome{}, fmt.Errorf("pybridge: unexpected helper result %q", res)
-}
-
-// runInput compiles input with a helper and, when it queued code, runs
-// that code, all in one job on the interpreter's thread.
+// runInput is one REPL step: the helper fn compiles arg and, when that
+// queued code, the code runs, all in one job and one crossing into C.
 func (in *Interp) runInput(fn, arg string) (Outcome, error) {
-	var res string
+	var out Outcome
 	var err error
-	derr := in.job(func() {
-		res, err = in.call(replModule, fn, arg, callHelper)
-		if err == nil && res == "run" {
-			res, err = in.runPending()
-		}
-	})
+	derr := in.job(func() { out, err = in.replStep(fn, arg) })
 	if derr != nil {
 		return Outcome{}, derr
 	}
-	// The helpers answer "<result>\n<what output left on the line>".
-	res, partial, _ := strings.Cut(res, "\n")
-	out, err := parseOutcome(res, err)
-	out.Partial = partial
 	return out, err
+}
+
+// replStep runs on the interpreter's thread.
+func (in *Interp) replStep(fn, arg string) (Outcome, error) {
+	cfn := C.CString(fn)
+	defer C.free(unsafe.Pointer(cfn))
+	// Passed with its length: arg may hold NUL bytes.
+	carg := (*C.char)(C.CBytes([]byte(arg + "\x00")))
+	defer C.free(unsafe.Pointer(carg))
+	var o C.pyb_outcome
+	var cerr C.pyb_error
+	if C.pyb_repl_step(cfn, carg, C.size_t(len(arg)), &o, &cerr) != 0 {
+		return Outcome{}, takeError(&cerr)
+	}
+	defer C.pyb_outcome_free(&o)
+	out := Outcome{More: o.more != 0, Exit: o.exit != 0, Status: int(o.status)}
+	if o.error != nil {
+		out.Error = C.GoString(o.error)
+	}
+	if o.partial != nil {
+		out.Partial = C.GoString(o.partial)
+	}
+	return out, nil
 }
 
 // Push feeds one line typed at the prompt, as CPython's interactive loop
@@ -68,7 +65,7 @@ func (in *Interp) PushEOF() (Outcome, error) {
 
 // ResetBlock discards a pending incomplete statement.
 func (in *Interp) ResetBlock() error {
-	_, err := in.Call(replModule, "reset", "", false)
+	_, err := in.Call(context.Background(), CallHelper, replModule, "reset", "")
 	return err
 }
 
@@ -107,14 +104,14 @@ func (in *Interp) RouteStdin(terminal bool) error {
 	if terminal {
 		arg = "1"
 	}
-	_, err := in.Call(replModule, "install_stdin", arg, false)
+	_, err := in.Call(context.Background(), CallHelper, replModule, "install_stdin", arg)
 	return err
 }
 
 // SetPath0 puts the script's directory first on sys.path, or "" (the
 // current directory) when script is empty, as python3 does.
 func (in *Interp) SetPath0(script string) error {
-	_, err := in.Call(replModule, "set_path0", script, false)
+	_, err := in.Call(context.Background(), CallHelper, replModule, "set_path0", script)
 	return err
 }
 
@@ -122,5 +119,5 @@ func (in *Interp) SetPath0(script string) error {
 // errors, for the assistant's automatic context. It only reads what the
 // REPL helper recorded, so a ready copy of the session survives it.
 func (in *Interp) RecentContext() (string, error) {
-	return in.CallReadOnlyContext(context.Background(), replModule, "recent_context", "")
+	return in.Call(context.Background(), CallReadOnly, replModule, "recent_context", "")
 }

@@ -88,3 +88,27 @@ type OutputPart struct {
 	Kind string
 	Text string
 }
+
+// CallKind says what a helper call may do, and so where and how it runs.
+type CallKind int
+
+const (
+	// CallHelper: a helper of pyaichat's that runs no user code but may
+	// change the session (it discards a ready copy, PrepareIsolated).
+	CallHelper CallKind = iota
+	// CallUserCode: the helper may run the user's code; Ctrl-C reaches
+	// it as KeyboardInterrupt.
+	CallUserCode
+	// CallReadOnly: the helper runs no user code and changes nothing a
+	// later isolated call could see (no object of the session, no module,
+	// no cache the isolated helper reads), so a ready copy of the session
+	// stays. The cyclic garbage collector is off during the call, so that
+	// no user __del__ runs in it.
+	CallReadOnly
+	// CallIsolated: the helper runs in a fork()ed copy of the session (see
+	// isolated), so that whatever it does to objects (user __repr__,
+	// properties, walrus, list.append) never reaches the session. ctx must
+	// have a deadline: the copy is killed then (an *Error of Type
+	// ErrTypeTimeout), or when ctx is canceled (ErrTypeCanceled).
+	CallIsolated
+)

@@ -1192,14 +1192,31 @@ def cap_get_last_exception(a, user):
     }
 
 
+def _warm_lines():
+    """Read the traceback's source lines into linecache before forking: the
+    isolated copy may not open files."""
+    v = _sys("last_value")
+    tb = _EXC_TB(v) if v is not None and issubclass(type(v), BaseException) else None
+    frames = []
+    while tb is not None:
+        code = _frame_code(_tb_frame(tb))
+        if _user_frame(code):
+            frames.append((code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    for filename, lineno in frames[-_MAX_FRAMES:]:
+        _source_line(filename, lineno)
+
+
+# Each capability: its function, and what must be done in the session
+# before a copy answers it (None: nothing).
 _CAPS = {
-    "list_globals": cap_list_globals,
-    "get_type": cap_get_type,
-    "get_repr": cap_get_repr,
-    "get_dir": cap_get_dir,
-    "get_doc": cap_get_doc,
-    "eval_expr": cap_eval_expr,
-    "get_last_exception": cap_get_last_exception,
+    "list_globals": (cap_list_globals, None),
+    "get_type": (cap_get_type, None),
+    "get_repr": (cap_get_repr, None),
+    "get_dir": (cap_get_dir, None),
+    "get_doc": (cap_get_doc, None),
+    "eval_expr": (cap_eval_expr, None),
+    "get_last_exception": (cap_get_last_exception, _warm_lines),
 }
 
 
@@ -1251,35 +1268,21 @@ def inproc(arg):
     """Answer without running any user code, or ask for isolation."""
     a = json.loads(arg)
     _lib_memo.clear()
-    fn = _CAPS.get(a.get("cap"))
-    if fn is None:
+    entry = _CAPS.get(a.get("cap"))
+    if entry is None:
         return _error("InvalidArguments", "unknown capability %r" % a.get("cap"))
+    fn, before_copy = entry
     try:
         res = fn(a, False)
     except _NeedsUserCode:
-        if a["cap"] == "get_last_exception":
-            _warm_lines()
+        if before_copy is not None:
+            before_copy()
         # The environment's names, so that Go can say which values the
         # copy must wipe before any expression runs (_scrub_environ).
         return json.dumps({"isolate": True, "env": _environ_names()}, ensure_ascii=False)
     except NameError as e:
         return _error("NameError", str(e))
     return _finish(res, a)
-
-
-def _warm_lines():
-    """Read the traceback's source lines into linecache before forking: the
-    isolated copy may not open files."""
-    v = _sys("last_value")
-    tb = _EXC_TB(v) if v is not None and issubclass(type(v), BaseException) else None
-    frames = []
-    while tb is not None:
-        code = _frame_code(_tb_frame(tb))
-        if _user_frame(code):
-            frames.append((code.co_filename, tb.tb_lineno))
-        tb = tb.tb_next
-    for filename, lineno in frames[-_MAX_FRAMES:]:
-        _source_line(filename, lineno)
 
 
 def _environ_names():
@@ -1332,7 +1335,7 @@ def isolated(arg):
         a = json.loads(arg)
         _scrub_environ(a.get("secret_env"))
         _lib_memo.clear()
-        res = _CAPS[a["cap"]](a, True)
+        res = _CAPS[a["cap"]][0](a, True)
         return _finish(res, a)
     except BaseException as e:  # noqa: SystemExit and KeyboardInterrupt too
         # The same bounded message as get_last_exception's (a 10**5000

@@ -535,44 +535,47 @@ def _queue(code_obj, source):
     _pending_source = source
 
 
+# What a REPL step answers pybridge (bridge.c reads it): a tuple (STEP_*,
+# exit status, the type of the exception the input raised or "", what
+# output left on the terminal's current line). STEP_RUN: run the queued
+# code (take_pending), after which after_run or show_exception answers.
+STEP_DONE, STEP_MORE, STEP_RUN, STEP_EXIT = 0, 1, 2, 3
+
+
 def _ready():
     """What the Go side does next: "run" the queued code, or nothing."""
     return "run" if _pending else "ok"
 
 
 def _entry(fn):
-    """An entry point for input: its answer (see _ready) comes back with
-    what output left on the terminal's current line, as "<answer>\n<tail>",
-    so that the next prompt can follow it. After "run" the tail comes from
-    after_run instead, once the code has run."""
+    """An entry point for input: fn answers "ok", "more" or "run" (see
+    _ready), which the entry turns into the step tuple pybridge reads.
+    After "run", after_run or show_exception answers once the code ran;
+    otherwise the tuple carries what output left on the terminal's
+    current line, for the next prompt to follow, and whether the input
+    raised (a syntax error is shown without running anything)."""
 
     @functools.wraps(fn)
     def entry(arg=""):
         before = getattr(sys, "last_value", None)
         answer = fn(arg)
         if answer == "run":
-            return answer
-        if answer == "ok":
-            # A syntax error is shown without running anything.
-            answer = _error_answer(before)
-        return answer + _tail_suffix()
+            return (STEP_RUN, 0, "", "")
+        if answer == "more":
+            return (STEP_MORE, 0, "", stdout_tail())
+        return (STEP_DONE, 0, _new_error(before), stdout_tail())
 
     return entry
 
 
-def _error_answer(before):
-    """"error:TYPE" when the input just handled set a new sys.last_value
-    (it raised, or did not compile), else "ok": the session log records
-    each input's outcome."""
+def _new_error(before):
+    """The type of the exception the input just handled raised (it set a
+    new sys.last_value: it raised, or did not compile), else "": the
+    session log records each input's outcome."""
     error = getattr(sys, "last_value", None)
     if error is None or error is before:
-        return "ok"
-    return "error:" + _type_name(type(error)).removeprefix("__main__.")
-
-
-def _tail_suffix():
-    tail = stdout_tail()
-    return "\n" + tail if tail else ""
+        return ""
+    return _type_name(type(error)).removeprefix("__main__.")
 
 
 def _line_entered():
@@ -584,7 +587,7 @@ def _line_entered():
 @_entry
 def push(line):
     """Feed one line typed at the prompt: "more" (incomplete), "run" (code
-    is queued for pybridge.run_pending) or "ok" (nothing to run, e.g. a
+    is queued for pybridge to run) or "ok" (nothing to run, e.g. a
     SyntaxError, already shown)."""
     _line_entered()
     try:
@@ -905,19 +908,20 @@ def take_pending():
 
 
 def after_run(_=None):
-    """Called from C once the queued code ran to the end."""
+    """Called from C once the queued code ran to the end: its step tuple."""
     _recent.record(_pending_source)
     _setup_done()
     _flush()
-    return "ok" + _tail_suffix()
+    return (STEP_DONE, 0, "", stdout_tail())
 
 
 def show_exception(exc):
     """Called from C with the exception that stopped the queued code: the
-    exit status for SystemExit, else show it as python3 -i does."""
+    exit status for SystemExit, else show it as python3 -i does; the step
+    tuple either way."""
     try:
         if isinstance(exc, SystemExit) and not _setup_running:
-            return "exit:%d" % _exit_status(exc)
+            return (STEP_EXIT, _exit_status(exc), "", "")
         tb = exc.__traceback__
         if tb is not None and tb.tb_frame.f_code.co_filename == "<pyaichat>":
             tb = exc.__traceback__ = tb.tb_next
@@ -933,7 +937,7 @@ def show_exception(exc):
         _recent.record(_pending_source)
         _setup_done()
         _flush()
-        return "error:" + _type_name(type(exc)).removeprefix("__main__.") + _tail_suffix()
+        return (STEP_DONE, 0, _type_name(type(exc)).removeprefix("__main__."), stdout_tail())
     finally:
         _flush()
 

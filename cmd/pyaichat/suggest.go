@@ -73,7 +73,7 @@ func (s *suggester) Complete(path []string, prefix string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), suggestWait)
 	defer cancel()
 	arg := strconv.FormatUint(s.gen.Load(), 10) + "\n" + strings.Join(path, ".") + "\n" + prefix
-	rest, err := s.in.CallReadOnlyContext(ctx, suggestModule, "suggest", arg)
+	rest, err := s.in.Call(ctx, pybridge.CallReadOnly, suggestModule, "suggest", arg)
 	if err != nil {
 		if ctx.Err() != nil {
 			s.stalled.Store(time.Now().Add(suggestPause).UnixNano())

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func testSuggester(t testing.TB) (*suggester, func(code string)) {
 	}
 	run := func(code string) {
 		t.Helper()
-		if _, err := in.Call("_suggest_test", "run", code, true); err != nil {
+		if _, err := in.Call(context.Background(), pybridge.CallUserCode, "_suggest_test", "run", code); err != nil {
 			t.Fatalf("running %q: %v", code, err)
 		}
 		gen.Add(1) // as interpreter does after each input
@@ -224,7 +225,7 @@ func BenchmarkSuggest10kGlobalsAfterNewName(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := in.Call("_suggest_test", "run", fmt.Sprintf("bench_new_%d = 1", i), true); err != nil {
+		if _, err := in.Call(context.Background(), pybridge.CallUserCode, "_suggest_test", "run", fmt.Sprintf("bench_new_%d = 1", i)); err != nil {
 			b.Fatal(err)
 		}
 		s.gen.Add(1)
@@ -241,7 +242,7 @@ func BenchmarkSuggest10kGlobalsSorted(b *testing.B) {
 	run(tenThousandGlobals)
 	in, _ := suggestPython()
 	for b.Loop() {
-		if _, err := in.Call("_suggest_test", "forget_sorted", "", false); err != nil {
+		if _, err := in.Call(context.Background(), pybridge.CallHelper, "_suggest_test", "forget_sorted", ""); err != nil {
 			b.Fatal(err)
 		}
 		if got := s.Complete(nil, "bench_name_0999"); got != "0" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chzyer/readline"
 	"golang.org/x/sys/unix"
@@ -65,6 +66,10 @@ type Editor struct {
 	raw   *rawMode
 	hook  func(rune) KeyAction
 	width func() // tells readline to read the terminal's width again
+	// cols is the terminal's width for the view's redraws, read at each
+	// prompt and on SIGWINCH at the prompt rather than at every key (an
+	// ioctl each).
+	cols atomic.Int64
 
 	mu      sync.Mutex
 	pasting bool   // the pending Enter came from a paste
@@ -89,7 +94,7 @@ var pasteMarker = []byte(string(pasteRune))
 // NewEditor starts the line editor on t.
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e := &Editor{term: t, pump: t.pump, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook}
-	e.view = newLineView(e.out, readline.GetScreenWidth)
+	e.view = newLineView(e.out, e.columns)
 	e.view.suggest = cfg.Suggest
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
 	e.pump.mu.Lock()
@@ -137,7 +142,7 @@ func (e *Editor) watchResize() {
 	signal.Notify(ch, unix.SIGWINCH)
 	go func() {
 		for range ch {
-			e.width()
+			e.readWidth()
 			// A redraw only while readline reads keys for a line: its
 			// clearing goes up the rows the view drew, and its drawing
 			// lays the line out at the new width.
@@ -145,6 +150,17 @@ func (e *Editor) watchResize() {
 		}
 	}()
 }
+
+// readWidth reads the terminal's width again, for readline and the view.
+func (e *Editor) readWidth() {
+	e.cols.Store(int64(readline.GetScreenWidth()))
+	if e.width != nil {
+		e.width()
+	}
+}
+
+// columns is the terminal's width as last read (readWidth).
+func (e *Editor) columns() int { return int(e.cols.Load()) }
 
 // filter runs on readline's goroutine for every rune typed, before
 // readline handles it.
@@ -295,9 +311,7 @@ func (e *Editor) AddHistory(line string) { e.rl.SaveHistory(line) }
 func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 	// While user code ran, SIGWINCH was not pyaichat's: the window may
 	// have changed size unseen.
-	if e.width != nil {
-		e.width()
-	}
+	e.readWidth()
 	e.out.promptStart()
 	e.view.reset() // the prompt starts a row of its own
 	e.SetPrompt(prompt)
@@ -333,7 +347,7 @@ func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 	case pasting:
 		// The editor ended the line it showed; clear it, since the caller
 		// shows the text again with the paste in it.
-		io.WriteString(e.out, eraseLines(rows(prompt+line, readline.GetScreenWidth())))
+		io.WriteString(e.out, eraseLines(rows(prompt+line, e.columns())))
 		paste, _ := e.pump.takePaste()
 		return Event{Kind: EventPaste, Text: line + paste, Paste: paste}, nil
 	case errors.Is(err, readline.ErrInterrupt):
