@@ -1,8 +1,7 @@
-package agent
+package view
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -120,8 +119,9 @@ func (s *statusLine) clearLocked() {
 	}
 	s.shown = false
 	msg := "\r\x1b[K"
-	if s.ctx != nil && s.ctx.Err() != nil && !errors.Is(context.Cause(s.ctx), errDeadline) {
-		// Ctrl-C: the REPL echoed ^C where the cursor was, on this line;
+	if s.ctx != nil && s.ctx.Err() != nil {
+		// Ctrl-C (the view's context ends by nothing else): the REPL
+		// echoed ^C where the cursor was, on this line;
 		// a frame may have overwritten it and erasing it would lose it
 		// for good, so it is shown again where it would have been.
 		msg += "^C"
