@@ -33,6 +33,7 @@ const (
 	EventError      = event.Error
 	EventCancelled  = event.Cancelled
 	EventSummary    = event.Summary
+	EventOutput     = event.Output
 )
 
 // Error kinds of an EventError, by what the user can do about them.

@@ -103,13 +103,37 @@ func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error 
 	case line == "":
 		return nil
 	case strings.HasPrefix(line, "/"):
-		return s.command(ctx, line, out)
+		return s.shownCommand(ctx, line, out)
 	case !s.cfg.Configured():
 		s.unconfigured(line)
 		_, err := fmt.Fprintln(out, NotConfigured)
 		return err
 	}
 	return s.clean(s.ask(ctx, line, out, out))
+}
+
+// shownCommand runs a slash command; what it prints is shown by a view,
+// as a question's events are, so that its Ctrl-C (a command may wait on
+// the server: /models) is drawn in order with it.
+func (s *Session) shownCommand(ctx context.Context, line string, out io.Writer) error {
+	if s.cfg.View == nil {
+		return s.command(ctx, line, out)
+	}
+	v := s.cfg.View(ctx, out, out)
+	err := s.command(ctx, line, output{v})
+	if ctx.Err() != nil {
+		v.Event(Event{Kind: EventCancelled, Text: "command cancelled"})
+	}
+	v.Event(Event{Kind: EventSummary})
+	return err
+}
+
+// output turns what a command writes into Output events.
+type output struct{ v View }
+
+func (o output) Write(p []byte) (int, error) {
+	o.v.Event(Event{Kind: EventOutput, Text: string(p)})
+	return len(p), nil
 }
 
 // Ask answers one question for `pyaichat -p`: the answer goes to out, and a

@@ -23,6 +23,8 @@ type Kind string
 // answer, before Usage; then Error or Cancelled when the question did not
 // end with an answer; Summary last, always. Busy and Summary are for what
 // shows the question; a record of it (the log, JSON) has no use for them.
+// A slash command is shown through a view too: its Output, then
+// Cancelled after Ctrl-C, then Summary (with no Totals).
 const (
 	Question   Kind = "question"    // Text: the question
 	Busy       Kind = "busy"        // Text: what is waited for; Tool: the tool that runs, "" for the model
@@ -36,11 +38,12 @@ const (
 	Error      Kind = "error"       // Text: one line; ErrorKind
 	Cancelled  Kind = "cancelled"   // Ctrl-C
 	Summary    Kind = "summary"     // Summary: what the question did
+	Output     Kind = "output"      // Text: what a slash command printed
 )
 
 // Shown says whether an event only serves to show the question (Busy,
-// Summary): a record of the question leaves it out.
-func (k Kind) Shown() bool { return k == Busy || k == Summary }
+// Summary, Output): a record of the question leaves it out.
+func (k Kind) Shown() bool { return k == Busy || k == Summary || k == Output }
 
 // Event is one thing that happened while a question was answered. Every
 // text in it has had the API key redacted, and a tool

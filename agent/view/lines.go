@@ -36,6 +36,15 @@ func (l *lineWriter) put(text string, dim bool) {
 	io.WriteString(l.w, text)
 }
 
+// write shows text of pyaichat's own as it is (a command's output).
+func (l *lineWriter) write(text string) {
+	if text == "" {
+		return
+	}
+	l.midLine = text[len(text)-1] != '\n'
+	io.WriteString(l.w, text)
+}
+
 // dimLines dims each line of s on its own and keeps the newlines outside
 // the colour, so an interrupted stream never leaves the terminal dim and
 // the prompt that follows is never dimmed.

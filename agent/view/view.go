@@ -9,11 +9,13 @@
 package view
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/markdown"
@@ -37,6 +39,13 @@ type Options struct {
 	Width      func() int
 	Colors256  bool
 	StatusLine bool
+	// Echo says Ctrl-C comes from a terminal that does not echo it while
+	// a line is answered (the REPL's): the view shows ^C where the cursor
+	// is when it comes, and ends its line with the answer. Cancelled,
+	// when set, is the line that follows ("(cancelled)" at ai>; -p says
+	// so on stderr instead).
+	Echo      bool
+	Cancelled string
 }
 
 // For is the agent's Config.View: each question gets a fresh view, shown
@@ -47,7 +56,7 @@ func For(opts Options) event.NewView {
 	}
 }
 
-// question is the view of one question.
+// question is the view of one question (or command: see Session.Handle).
 type question struct {
 	opts    Options
 	ctx     context.Context // cancelled by Ctrl-C only
@@ -59,19 +68,29 @@ type question struct {
 	// cancelled: the question ended by Ctrl-C; askCancelled: Ctrl-C came
 	// while the user was being asked under share = "ask".
 	cancelled, askCancelled bool
+
+	// mu owns the terminal: every write of the question's (guarded),
+	// the status line's frames and Ctrl-C's echo (on its own goroutine)
+	// hold it.
+	mu       sync.Mutex
+	terminal io.Writer // out itself, for the echo
+	// echoed: ^C was shown; ctrlCLine: nothing has ended its line since
+	// (both under mu).
+	echoed, ctrlCLine bool
+	stopEcho          func() bool // stops echoing Ctrl-C when it comes
 }
 
 func newQuestion(ctx context.Context, opts Options, out, notices io.Writer) *question {
-	q := &question{opts: opts, ctx: ctx}
+	q := &question{opts: opts, ctx: ctx, terminal: out, stopEcho: func() bool { return false }}
 	if notices == out {
 		notices = nil
 	}
 	if opts.StatusLine {
-		q.status = newStatusLine(out, opts.Color, opts.Width)
-		out = statusGuard{q.status, out}
-		if notices != nil {
-			notices = statusGuard{q.status, notices}
-		}
+		q.status = newStatusLine(out, &q.mu, opts)
+	}
+	out = guarded{q, out}
+	if notices != nil {
+		notices = guarded{q, notices}
 	}
 	q.out = &lineWriter{w: out, color: opts.Color}
 	if opts.Terminal {
@@ -85,7 +104,54 @@ func newQuestion(ctx context.Context, opts Options, out, notices io.Writer) *que
 	if notices != nil {
 		q.notices = &lineWriter{w: notices, color: opts.Color}
 	}
+	if opts.Echo {
+		q.stopEcho = context.AfterFunc(ctx, q.echo)
+	}
 	return q
+}
+
+// echo shows Ctrl-C's ^C where the cursor is, as the terminal would have
+// had it echoed, as soon as it comes (it runs on a goroutine of its own
+// then), and in any case before whatever the question shows after it.
+func (q *question) echo() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.echoLocked()
+}
+
+// echoLocked shows the ^C once Ctrl-C came, once, the status line taken
+// down first (a frame would erase it).
+func (q *question) echoLocked() {
+	if !q.opts.Echo || q.echoed || q.ctx.Err() == nil {
+		return
+	}
+	if q.status != nil {
+		q.status.clearLocked()
+	}
+	io.WriteString(q.terminal, "^C")
+	q.echoed, q.ctrlCLine = true, true
+}
+
+// guarded is the writer of everything the question shows: each write
+// holds the terminal, takes the status line down first, and notes whether
+// it ended the line of an echoed ^C.
+type guarded struct {
+	q *question
+	w io.Writer
+}
+
+func (g guarded) Write(p []byte) (int, error) {
+	q := g.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.echoLocked()
+	if s := q.status; s != nil && (s.label != "" || s.shown) {
+		s.clearLocked()
+	}
+	if q.ctrlCLine && bytes.IndexByte(p, '\n') >= 0 {
+		q.ctrlCLine = false
+	}
+	return g.w.Write(p)
 }
 
 // Event shows one event of the question.
@@ -110,6 +176,8 @@ func (q *question) Event(ev event.Event) {
 			q.out.endLine()
 		}
 		q.notices.put(ev.Text+"\n", true)
+	case event.Output:
+		q.out.write(ev.Text)
 	case event.Cancelled:
 		q.cancelled = true
 	case event.Summary:
@@ -161,19 +229,30 @@ func (q *question) Confirm(ctx context.Context, o event.Outgoing, ask event.Conf
 
 // end is the end of the question: the status line comes down, the
 // answer's line ends, and so does the line of the ^C that Ctrl-C echoed,
-// then the summary line.
+// then the summary line, and the line that says it was cancelled.
 func (q *question) end(t *event.Totals) {
+	q.stopEcho()
+	q.mu.Lock()
+	q.echoLocked()
+	q.mu.Unlock()
 	q.status.clear()
 	atLineStart := !q.out.midLine && !q.notices.midLine
 	q.out.endLine()
-	if q.cancelled && (q.opts.Color || q.askCancelled) && atLineStart {
-		// On a terminal, Ctrl-C echoed "^C" at the start of a line (or
-		// after a question to the user, which is asked on one): end
-		// that line, so the summary and the REPL's next words do not
-		// follow it on the same line.
+	q.mu.Lock()
+	echoed, ctrlCLine := q.echoed, q.ctrlCLine
+	q.mu.Unlock()
+	// End the line of the ^C, so that the summary and what follows are
+	// not on it: the view's own when nothing ended it since, or, where
+	// the terminal echoed it, at the start of a line (or after a question
+	// to the user, which is asked on one) on a colour terminal, the sign
+	// that it did.
+	if ctrlCLine || !q.opts.Echo && atLineStart && q.cancelled && (q.opts.Color || q.askCancelled) {
 		q.notices.newLine()
 	}
 	q.summary(t)
+	if q.opts.Cancelled != "" && (q.cancelled || echoed) {
+		q.notices.put(q.opts.Cancelled+"\n", false)
+	}
 }
 
 // summary is the dim line that ends a question: the calls made, what the

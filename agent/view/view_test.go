@@ -199,3 +199,41 @@ func TestStatusLineIsErasedBeforeTheAnswer(t *testing.T) {
 }
 
 func tickOnce() <-chan time.Time { return time.After(statusTick) }
+
+// Where the terminal does not echo Ctrl-C (the REPL's, while a line is
+// answered), the view shows ^C at once where the cursor is, the status
+// line taken down first, and ends the question with its line, then the
+// line that says it was cancelled: in that order, whatever the colour.
+func TestCtrlCLine(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		opts   Options
+		before []event.Event
+		want   string
+	}{
+		{"after a line of answer", Options{Echo: true, Cancelled: "(cancelled)"},
+			[]event.Event{{Kind: event.Text, Text: "first line\n"}}, "first line\n^C\n(cancelled)\n"},
+		{"mid-line", Options{Echo: true, Cancelled: "(cancelled)"},
+			[]event.Event{{Kind: event.Text, Text: "first"}}, "first^C\n(cancelled)\n"},
+		{"-p: no cancelled line", Options{Echo: true, Color: true},
+			nil, "^C\n"},
+		{"status line up", Options{Echo: true, StatusLine: true, Cancelled: "(cancelled)"},
+			[]event.Event{{Kind: event.Busy, Text: "thinking"}}, "^C\n(cancelled)\n"},
+	} {
+		var out syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		v := For(c.opts)(ctx, &out, &out)
+		for _, ev := range c.before {
+			v.Event(ev)
+		}
+		cancel()
+		for !strings.Contains(out.String(), "^C") {
+			<-tickOnce() // the echo comes on a goroutine of its own
+		}
+		v.Event(event.Event{Kind: event.Cancelled})
+		v.Event(event.Event{Kind: event.Summary, Summary: &event.Totals{}})
+		if got := out.String(); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -128,7 +128,15 @@ func restoreTerm(tm *term.Terminal) {
 // std.out (agent/view, in colour if color), and events (nil: nobody), the
 // session log's and -p's JSON.
 func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(agent.Event)) *agent.Session {
-	cfg.View = view.For(lookOf(std.out, color))
+	look := lookOf(std.out, color)
+	// The view draws Ctrl-C's line (aiAssistant.ShowsCancel): the ^C
+	// where the REPL's terminal does not echo it, and at ai> the line
+	// that says so.
+	look.Echo = tm != nil
+	if !oneShot {
+		look.Cancelled = "(cancelled)"
+	}
+	cfg.View = view.For(look)
 	cfg.Environ = os.Environ()
 	if cfg.Share == agent.ShareAsk {
 		cfg.Confirm = confirmer(tm, oneShot, std)
@@ -327,6 +335,10 @@ type aiAssistant struct {
 }
 
 func (a aiAssistant) Release() { a.in.DiscardIsolated() }
+
+// ShowsCancel implements repl.CancelShower: the assistant's view draws
+// Ctrl-C's line, in order with the answer (newAssistant).
+func (aiAssistant) ShowsCancel() bool { return true }
 
 // HandleToPy implements repl.Handoff: /code [N] hands the answer's code
 // block to py>, where the REPL puts it in the line editor; an error (no
