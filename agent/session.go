@@ -92,11 +92,12 @@ func (s *Session) Model() string { return s.cfg.Model }
 func (s *Session) History() []Message { return append([]Message(nil), s.history...) }
 
 // Handle answers one line typed at ai>: a question or a slash command.
-// A question's events go to its view (Config.View), which shows them on
-// out as they arrive; a command writes to out itself. A nil error means the answer is
-// complete; otherwise the error is one line for the REPL to print (it never
-// contains the API key). Ctrl-C (ctx cancelled) returns an error that
-// errors.Is(err, context.Canceled), and leaves the conversation valid.
+// What it shows goes to out through a view (Config.View) as it arrives;
+// without one, a command writes to out itself and a question shows
+// nothing. A nil error means the answer is complete; otherwise the error
+// is one line for the REPL to print (it never contains the API key).
+// Ctrl-C (ctx cancelled) returns an error that errors.Is(err,
+// context.Canceled), and leaves the conversation valid.
 func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error {
 	line = strings.TrimSpace(line)
 	switch {
