@@ -19,7 +19,7 @@ PYEXE = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 3p)
 CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
 	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(PYEXE)"
 
-.PHONY: deps pyflags build run test test-pythons fresh-debian bench bench-repl bench-speed vet
+.PHONY: deps pyflags assets build run test test-pythons fresh-debian bench bench-repl bench-speed bench-serve vet
 
 deps:
 	@./scripts/deps.sh
@@ -27,7 +27,16 @@ deps:
 pyflags: deps
 	@scripts/python-flags.sh $(PYTHON) >/dev/null
 
-build: pyflags
+# The xterm.js files `pyaichat serve` embeds (gitignored), fetched from the
+# npm registry at the versions its package-lock.json pins when missing or
+# older than the lock file; go:embed needs them before anything compiles.
+WEBVENDOR = cmd/pyaichat/serve/web/vendor/.stamp
+$(WEBVENDOR): cmd/pyaichat/serve/package.json cmd/pyaichat/serve/package-lock.json
+	@scripts/web-assets.sh
+
+assets: deps $(WEBVENDOR)
+
+build: pyflags assets
 	$(CGOENV) $(GO) build -o pyaichat ./cmd/pyaichat
 
 run: build
@@ -36,7 +45,7 @@ run: build
 # gofmt; go vet, with cgo and without (a build without cgo compiles and stops
 # at start-up: see pybridge/nocgo.go); staticcheck; and no function above
 # cyclomatic complexity 20 outside tests.
-vet: deps
+vet: deps assets
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
 	$(CGOENV) $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet ./...
@@ -55,22 +64,27 @@ test: vet
 
 # The other CPythons on this machine (pyenv's): each builds, and passes the
 # interpreter's own tests and the e2e suite against its own python3 -i.
-test-pythons: deps
+test-pythons: deps assets
 	$(WITHGO) ./scripts/test-pythons.sh
 
 # The README's first command on a minimal Debian 12 in a chroot (as root).
 fresh-debian:
 	./scripts/fresh-debian.sh
 
-bench: pyflags
+bench: pyflags assets
 	$(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
 	$(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessions
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
-bench-repl: pyflags
+bench-repl: pyflags assets
 	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^Benchmark((Print)?VersusPython|LogCost)$$' -benchtime 7x ./e2e
 
 # Python's speed in pyaichat beside python3: pure-Python workloads run as a
 # FILE, the light line and key echo under a PTY, private memory at idle.
-bench-speed: pyflags
+bench-speed: pyflags assets
 	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSpeedVersusPython$$' -benchtime 5x ./e2e
+
+# pyaichat serve: key-to-echo over the WebSocket, a Python loop's output
+# through the server beside a plain PTY, the server's memory per idle session.
+bench-serve: pyflags assets
+	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkServe' -benchtime 5x ./e2e

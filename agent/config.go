@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -37,6 +36,9 @@ type Config struct {
 	// Source says where Model came from ("flag", "env", "file", "default"),
 	// for /model.
 	Source string
+	// File is the config file LoadConfig read (or would have), where
+	// /model NAME --save writes; "" when there is none.
+	File string
 
 	// Share is what may leave the machine (see privacy.go): ShareRedacted
 	// (the default), ShareOff or ShareAsk.
@@ -177,30 +179,15 @@ type fileConfig struct {
 	LogOutput   bool  `toml:"log_output"`
 }
 
-// ConfigPath is $XDG_CONFIG_HOME/pyaichat/config.toml, or
-// ~/.config/pyaichat/config.toml (XDG on every OS, as the issue asks,
-// rather than os.UserConfigDir's ~/Library on macOS).
-func ConfigPath() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
-	if dir == "" || !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
-	}
-	return filepath.Join(dir, "pyaichat", "config.toml")
-}
-
-// LoadConfig resolves model, base URL and key: flag > environment
+// LoadConfig resolves model, base URL and key from the config file at
+// path (none when path is ""): flag > environment
 // (PYAICHAT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) > config file > default.
 // A provider (--provider, $PYAICHAT_PROVIDER or the file's provider key)
 // gives the base URL, which only --base-url overrides, and the variable
 // the key is read from. A missing file is fine; an unreadable or invalid
 // one is an error naming it.
-func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
+func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, error) {
 	var fc fileConfig
-	path := ConfigPath()
 	if path != "" {
 		md, err := toml.DecodeFile(path, &fc)
 		switch {
@@ -251,6 +238,7 @@ func LoadConfig(flagModel, flagBaseURL, flagProvider string) (Config, error) {
 	if err := llm.CheckKey(c.APIKey); err != nil {
 		return Config{}, err
 	}
+	c.File = path
 	return c, nil
 }
 

@@ -8,6 +8,12 @@ import (
 	"testing"
 )
 
+// xdgConfigFile is where pyaichat reads its config file (cmd/pyaichat's
+// paths) under the XDG_CONFIG_HOME a test set.
+func xdgConfigFile() string {
+	return filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "pyaichat", "config.toml")
+}
+
 // configEnv isolates a test from the caller's environment and config file.
 func configEnv(t *testing.T, file string) {
 	t.Helper()
@@ -26,7 +32,7 @@ func configEnv(t *testing.T, file string) {
 
 func TestConfigDefaults(t *testing.T) {
 	configEnv(t, "")
-	c, err := LoadConfig("", "", "")
+	c, err := LoadConfig(xdgConfigFile(), "", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +49,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestConfigPrecedence(t *testing.T) {
 	configEnv(t, "model = \"file-model\"\nbase_url = \"http://file:1/v1\"\napi_key = \"sk-file\"\n")
-	c, err := LoadConfig("", "", "")
+	c, err := LoadConfig(xdgConfigFile(), "", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +59,11 @@ func TestConfigPrecedence(t *testing.T) {
 	t.Setenv("PYAICHAT_MODEL", "env-model")
 	t.Setenv("OPENAI_BASE_URL", "http://env:2/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-env")
-	c, _ = LoadConfig("", "", "")
+	c, _ = LoadConfig(xdgConfigFile(), "", "", "")
 	if c.Model != "env-model" || c.BaseURL != "http://env:2/v1" || c.APIKey != "sk-env" || c.Source != "env" {
 		t.Errorf("env over file: %v", c)
 	}
-	c, _ = LoadConfig("flag-model", "http://flag:3/v1", "")
+	c, _ = LoadConfig(xdgConfigFile(), "flag-model", "http://flag:3/v1", "")
 	if c.Model != "flag-model" || c.BaseURL != "http://flag:3/v1" || c.APIKey != "sk-env" || c.Source != "flag" {
 		t.Errorf("flag over env: %v", c)
 	}
@@ -65,7 +71,7 @@ func TestConfigPrecedence(t *testing.T) {
 
 func TestConfigFileEnvSpelling(t *testing.T) {
 	configEnv(t, "OPENAI_BASE_URL = \"http://localhost:11434/v1\"\nPYAICHAT_MODEL = \"qwen2.5\"\n")
-	c, err := LoadConfig("", "", "")
+	c, err := LoadConfig(xdgConfigFile(), "", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,15 +82,15 @@ func TestConfigFileEnvSpelling(t *testing.T) {
 
 func TestConfigErrorsNameTheFile(t *testing.T) {
 	configEnv(t, "modle = \"typo\"\n")
-	if _, err := LoadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "config.toml") || !strings.Contains(err.Error(), "modle") {
+	if _, err := LoadConfig(xdgConfigFile(), "", "", ""); err == nil || !strings.Contains(err.Error(), "config.toml") || !strings.Contains(err.Error(), "modle") {
 		t.Errorf("unknown key: %v", err)
 	}
 	configEnv(t, "model = \n")
-	if _, err := LoadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "config.toml") {
+	if _, err := LoadConfig(xdgConfigFile(), "", "", ""); err == nil || !strings.Contains(err.Error(), "config.toml") {
 		t.Errorf("bad TOML: %v", err)
 	}
 	configEnv(t, "api_key = \""+testKey+"\"\nbase_url = \"ftp://nope\"\n")
-	_, err := LoadConfig("", "", "")
+	_, err := LoadConfig(xdgConfigFile(), "", "", "")
 	if err == nil || !strings.Contains(err.Error(), "http://") {
 		t.Errorf("bad base URL: %v", err)
 	}
@@ -110,7 +116,7 @@ func TestBaseURLChecks(t *testing.T) {
 	for _, c := range cases {
 		configEnv(t, "")
 		t.Setenv("OPENAI_API_KEY", testKey)
-		_, err := LoadConfig("", c.base, "")
+		_, err := LoadConfig(xdgConfigFile(), "", c.base, "")
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q rejected: %v", c.base, err)
@@ -137,7 +143,7 @@ func TestMalformedKeyRefusedAtStart(t *testing.T) {
 	configEnv(t, "")
 	t.Setenv("OPENAI_BASE_URL", "http://localhost:8080/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-abc\x01def")
-	if _, err := LoadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "the API key is malformed") {
+	if _, err := LoadConfig(xdgConfigFile(), "", "", ""); err == nil || !strings.Contains(err.Error(), "the API key is malformed") {
 		t.Errorf("LoadConfig: %v", err)
 	}
 }

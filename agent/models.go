@@ -47,7 +47,7 @@ func (s *Session) modelCommand(ctx context.Context, arg string, out io.Writer) e
 	if !save {
 		return nil
 	}
-	path := ConfigPath()
+	path := s.cfg.File
 	if err := saveModel(path, name); err != nil {
 		_, err = fmt.Fprintf(out, "pyaichat: saving the model: %v\n", err)
 		return err

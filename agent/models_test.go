@@ -19,7 +19,9 @@ func TestModelsCommands(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
 	f := newFake(t)
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	cfg := f.config()
+	cfg.File = xdgConfigFile()
+	s := NewSession(cfg, &fakeTools{}, nil)
 	run := func(line string) string {
 		out := newSyncBuffer()
 		if err := s.Handle(context.Background(), line, out); err != nil {
@@ -51,7 +53,7 @@ func TestModelsCommands(t *testing.T) {
 		t.Errorf("config file after --save:\n%s", saved)
 	}
 	t.Setenv("PYAICHAT_MODEL", "")
-	if c, err := LoadConfig("", "", ""); err != nil || c.Model != "other-model" {
+	if c, err := LoadConfig(xdgConfigFile(), "", "", ""); err != nil || c.Model != "other-model" {
 		t.Errorf("the saved model is not the default: %q %v", c.Model, err)
 	}
 	if len(f.requests()) != 0 {

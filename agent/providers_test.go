@@ -28,7 +28,7 @@ func TestProviderPresets(t *testing.T) {
 				key = "key-for-" + p.Name
 				t.Setenv(p.KeyVar, key)
 			}
-			cfg, err := LoadConfig("some-model", "", p.Name)
+			cfg, err := LoadConfig(xdgConfigFile(), "some-model", "", p.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,15 +88,15 @@ func TestProviderPresets(t *testing.T) {
 func TestProviderOverridesAndErrors(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("GROQ_API_KEY", "gk")
-	cfg, err := LoadConfig("", "http://127.0.0.1:9/v1", "groq")
+	cfg, err := LoadConfig(xdgConfigFile(), "", "http://127.0.0.1:9/v1", "groq")
 	if err != nil || cfg.BaseURL != "http://127.0.0.1:9/v1" || cfg.APIKey != "gk" {
 		t.Errorf("--base-url with a preset: %+v %v", cfg.BaseURL, err)
 	}
-	if _, err := LoadConfig("", "", "nope"); err == nil || !strings.Contains(err.Error(), "ollama") {
+	if _, err := LoadConfig(xdgConfigFile(), "", "", "nope"); err == nil || !strings.Contains(err.Error(), "ollama") {
 		t.Errorf("unknown provider: %v", err)
 	}
 	t.Setenv("AZURE_OPENAI_ENDPOINT", "")
-	if _, err := LoadConfig("", "", "azure"); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_ENDPOINT") {
+	if _, err := LoadConfig(xdgConfigFile(), "", "", "azure"); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_ENDPOINT") {
 		t.Errorf("azure without an endpoint: %v", err)
 	}
 }

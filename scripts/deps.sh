@@ -4,7 +4,9 @@
 # apt-get, as root or through sudo): make, a C compiler, pkg-config,
 # CPython's embedding headers (python3-dev), numpy and pandas (the
 # capabilities' summaries are tested against them), nbformat (exported
-# notebooks are validated with it), the CA certificates
+# notebooks are validated with it), node and npm (the build fetches the
+# xterm.js files `pyaichat serve` embeds with npm ci), Chromium (the serve
+# page's browser test drives it headless), the CA certificates
 # the Go module proxy needs, and a Go of 1.21 or newer. From 1.21 on, the
 # go command fetches the toolchain that go.mod names through the module
 # proxy (GOTOOLCHAIN=auto), so the distribution's own Go is enough:
@@ -79,7 +81,20 @@ pkg-config --exists python3-embed 2>/dev/null || pkgs+=(python3-dev)
 /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null || pkgs+=(python3-numpy python3-pandas)
 /usr/bin/python3 -c 'import nbformat' 2>/dev/null || pkgs+=(python3-nbformat)
+command -v npm >/dev/null || pkgs+=(nodejs npm)
 [ ${#pkgs[@]} -eq 0 ] || apt_install "${pkgs[@]}"
+
+# Debian's chromium; Ubuntu has only a snap behind its chromium-browser,
+# which containers cannot run: there, install a Chromium by hand and name
+# it in PYAICHAT_CHROMIUM (the browser test says so when it finds none).
+if [ -z "${PYAICHAT_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
+  [ -z "$updated" ] && { $sudo apt-get update -qq || die "apt-get update failed"; updated=1; }
+  if available chromium; then
+    apt_install chromium
+  else
+    echo "deps: no chromium package here; the serve page's browser test needs one (PYAICHAT_CHROMIUM=/path/to/chromium)" >&2
+  fi
+fi
 
 if ! which_go >/dev/null; then
   [ -z "$updated" ] && { $sudo apt-get update -qq || die "apt-get update failed"; updated=1; }

@@ -40,7 +40,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 extra=()
 if [ -n "${SSL_CERT_FILE:-}" ] && [ -f "$SSL_CERT_FILE" ]; then
   cp "$SSL_CERT_FILE" "$root/etc/pyaichat-ca.crt"
-  extra+=("SSL_CERT_FILE=/etc/pyaichat-ca.crt")
+  extra+=("SSL_CERT_FILE=/etc/pyaichat-ca.crt" "NODE_EXTRA_CA_CERTS=/etc/pyaichat-ca.crt")
 fi
 for v in GOPROXY GOSUMDB GOFLAGS; do
   val="$(go env "$v" 2>/dev/null || true)"

@@ -98,7 +98,7 @@ func runCapability(std stdio, args []string) int {
 	// The same environment policy as ai>'s: the copy where expressions
 	// run wipes the values of secret variables (a broken config file
 	// leaves the built-in rule).
-	cfg, _ := agent.LoadConfig("", "", "")
+	cfg, _ := agent.LoadConfig(xdgPaths().configFile(), "", "", "")
 	cfg.Environ = os.Environ()
 	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
 	res, cerr := reg.CallText(context.Background(), call.name, call.expr)

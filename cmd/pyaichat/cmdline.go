@@ -52,6 +52,8 @@ pyaichat's own:
   pyaichat sessions                       list recent sessions
   pyaichat sessions show ID               print one as a transcript
   pyaichat sessions export ID FILE        write it as FILE.ipynb, .py or .md
+  pyaichat serve [--addr A] [--open] [-- ARGS...]
+                                          the REPL in a browser tab (serve -h)
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, PYAICHAT_MODEL, VIRTUAL_ENV,
 NO_COLOR, FORCE_COLOR, PYTHON_COLORS, and python3's.

@@ -57,6 +57,9 @@ func run(std stdio, args []string) int {
 	if len(args) > 0 && args[0] == "sessions" {
 		return runSessions(std, args[1:])
 	}
+	if len(args) > 0 && args[0] == "serve" {
+		return runServe(std, args[1:])
+	}
 	c, err := parseArgs(args)
 	var uerr usageError
 	switch {
@@ -93,7 +96,7 @@ func run(std stdio, args []string) int {
 			return 2
 		}
 	}
-	cfg, cfgErr := agent.LoadConfig(c.model, c.baseURL, c.provider)
+	cfg, cfgErr := agent.LoadConfig(xdgPaths().configFile(), c.model, c.baseURL, c.provider)
 	if cfgErr != nil && c.question != "" {
 		return configFailed(std, c, cfgErr)
 	}

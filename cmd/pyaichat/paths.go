@@ -9,14 +9,16 @@ import (
 // directory specification on every OS: a variable that holds an absolute
 // path, or its default under the home directory. "" when there is neither.
 type paths struct {
-	state string // history: $XDG_STATE_HOME/pyaichat, ~/.local/state/pyaichat
-	cache string // compiled helpers: $XDG_CACHE_HOME/pyaichat, ~/.cache/pyaichat
+	config string // config.toml: $XDG_CONFIG_HOME/pyaichat, ~/.config/pyaichat
+	state  string // history: $XDG_STATE_HOME/pyaichat, ~/.local/state/pyaichat
+	cache  string // compiled helpers: $XDG_CACHE_HOME/pyaichat, ~/.cache/pyaichat
 }
 
 func xdgPaths() paths {
 	return paths{
-		state: xdgDir("XDG_STATE_HOME", ".local/state"),
-		cache: xdgDir("XDG_CACHE_HOME", ".cache"),
+		config: xdgDir("XDG_CONFIG_HOME", ".config"),
+		state:  xdgDir("XDG_STATE_HOME", ".local/state"),
+		cache:  xdgDir("XDG_CACHE_HOME", ".cache"),
 	}
 }
 
@@ -29,4 +31,13 @@ func xdgDir(env, underHome string) string {
 		return ""
 	}
 	return filepath.Join(home, underHome, "pyaichat")
+}
+
+// configFile is pyaichat's config.toml, or "" when there is no config
+// directory.
+func (p paths) configFile() string {
+	if p.config == "" {
+		return ""
+	}
+	return filepath.Join(p.config, "config.toml")
 }

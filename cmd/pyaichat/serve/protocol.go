@@ -1,0 +1,75 @@
+package serve
+
+import "encoding/json"
+
+// ProtocolVersion is the version of the WebSocket protocol below; a
+// client's hello must name it.
+const ProtocolVersion = 1
+
+// Subprotocol is the WebSocket subprotocol the server selects; the token
+// travels beside it as "auth.bearer.<token>" (see checkToken).
+const Subprotocol = "pyaichat.v1"
+
+// features are announced in welcome.
+var features = []string{"replay", "resize", "injectFiles", "upload"}
+
+// inbound is any client message: each type uses some of the fields.
+//
+//	hello       {protocolVersion}
+//	openSession {id, cols, rows}
+//	attach      {sessionId, lastSeq}
+//	stdin       {sessionId, dataBase64}
+//	resize      {sessionId, cols, rows}
+//	close       {sessionId}
+//	injectFiles {sessionId, paths}
+type inbound struct {
+	Type            string          `json:"type"`
+	ProtocolVersion int             `json:"protocolVersion"`
+	ID              json.RawMessage `json:"id"`
+	SessionID       string          `json:"sessionId"`
+	Cols            int             `json:"cols"`
+	Rows            int             `json:"rows"`
+	LastSeq         *int64          `json:"lastSeq"`
+	DataBase64      string          `json:"dataBase64"`
+	Paths           []string        `json:"paths"`
+}
+
+type welcomeMsg struct {
+	Type            string   `json:"type"` // "welcome"
+	ProtocolVersion int      `json:"protocolVersion"`
+	Features        []string `json:"features"`
+}
+
+// openedMsg answers openSession (with the request's id) and attach. seq is
+// the offset output will be replayed from; gap says that output between
+// the client's lastSeq and seq was forgotten.
+type openedMsg struct {
+	Type      string          `json:"type"` // "opened"
+	ID        json.RawMessage `json:"id,omitempty"`
+	SessionID string          `json:"sessionId"`
+	Seq       int64           `json:"seq"`
+	Gap       bool            `json:"gap,omitempty"`
+}
+
+// stdoutMsg carries output; seq is the stream offset just past its data,
+// what the client sends back as lastSeq when it attaches again.
+type stdoutMsg struct {
+	Type       string `json:"type"` // "stdout"
+	SessionID  string `json:"sessionId"`
+	DataBase64 string `json:"dataBase64"`
+	Seq        int64  `json:"seq"`
+	Gap        bool   `json:"gap,omitempty"`
+}
+
+type exitMsg struct {
+	Type      string `json:"type"` // "exit"
+	SessionID string `json:"sessionId"`
+	Code      int    `json:"code"`
+}
+
+type errorMsg struct {
+	Type      string          `json:"type"` // "error"
+	Message   string          `json:"message"`
+	ID        json.RawMessage `json:"id,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+}

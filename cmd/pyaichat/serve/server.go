@@ -1,0 +1,215 @@
+// Package serve is `pyaichat serve`: an HTTP server on the loopback
+// interface that runs pyaichat REPLs in PTYs and shows them in an xterm.js
+// page over a token-guarded WebSocket. Sessions outlive the page: a
+// reload or a lost connection attaches again and replays what it missed.
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// Options configure a Server. Zero values take the defaults below.
+type Options struct {
+	Token       string        // the per-launch secret (required)
+	Command     Command       // what each session runs (required)
+	IdleTimeout time.Duration // end a session no client has attached for this long; 0: never
+	ReplayBytes int           // output kept per session for replay (default 1 MiB)
+	MaxMessage  int           // a larger client message gets an error (default 1 MiB)
+	MaxSessions int           // sessions at once (default 64)
+	UploadLimit int64         // bytes of dropped files per session (default 100 MiB)
+	UploadRoot  string        // where sessions' upload directories go (default a new temp dir)
+	// PingInterval is how often a connection is pinged; one that has not
+	// answered by the next ping is dropped, so that a page gone without a
+	// word (a dropped network, a sleeping laptop) stops holding its
+	// sessions from the idle timeout (default 30 s).
+	PingInterval time.Duration
+	Log          io.Writer // one line per session start and end (default: nowhere)
+}
+
+const (
+	defaultReplay      = 1 << 20
+	defaultMaxMessage  = 1 << 20
+	defaultMaxSessions = 64
+	defaultUploadLimit = 100 << 20
+	// hardReadLimit closes a connection whose message is larger still
+	// (the session is not touched; the page reconnects).
+	hardReadLimit = 64 << 20
+	// outChunk bounds the data of one stdout message.
+	outChunk = 256 << 10
+	// killGrace is how long a SIGHUPed child has before SIGKILL.
+	killGrace = 3 * time.Second
+)
+
+// Server holds the sessions and serves the page, the WebSocket and
+// uploads.
+type Server struct {
+	opts    Options
+	mux     *http.ServeMux
+	ownsDir bool
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	closed   bool
+}
+
+// New checks the options and the embedded web UI and makes a Server.
+func New(opts Options) (*Server, error) {
+	if len(opts.Token) < 32 {
+		return nil, errors.New("serve: the token must have at least 128 bits (32 hex digits)")
+	}
+	if opts.Command == nil {
+		return nil, errors.New("serve: no command for sessions")
+	}
+	if err := checkAssets(); err != nil {
+		return nil, err
+	}
+	if opts.ReplayBytes <= 0 {
+		opts.ReplayBytes = defaultReplay
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = defaultMaxMessage
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = defaultMaxSessions
+	}
+	if opts.UploadLimit <= 0 {
+		opts.UploadLimit = defaultUploadLimit
+	}
+	if opts.PingInterval <= 0 {
+		opts.PingInterval = 30 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	s := &Server{opts: opts, sessions: map[string]*session{}}
+	if s.opts.UploadRoot == "" {
+		dir, err := os.MkdirTemp("", "pyaichat-serve-")
+		if err != nil {
+			return nil, fmt.Errorf("serve: making the upload directory: %w", err)
+		}
+		s.opts.UploadRoot, s.ownsDir = dir, true
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /ws", s.serveWS)
+	s.mux.HandleFunc("POST /upload/{session}", s.serveUpload)
+	s.mux.Handle("GET /", pageHandler())
+	return s, nil
+}
+
+// ServeHTTP refuses any request whose Host is not a loopback name (a DNS
+// rebinding page's would be its own name), then routes it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !loopbackHost(r.Host) {
+		http.Error(w, "serve: requests must name a loopback host", http.StatusForbidden)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// open starts a session of the given size.
+func (s *Server) open(cols, rows uint16) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("the server is shutting down")
+	}
+	if len(s.sessions) >= s.opts.MaxSessions {
+		return nil, fmt.Errorf("too many sessions (%d); close one first", s.opts.MaxSessions)
+	}
+	sess, err := startSession(s.opts.Command(), cols, rows, s.opts.ReplayBytes, s.opts.UploadRoot)
+	if err != nil {
+		return nil, err
+	}
+	s.sessions[sess.id] = sess
+	fmt.Fprintf(s.opts.Log, "serve: session %s started (pid %d)\n", sess.id, sess.cmd.Process.Pid)
+	go func() {
+		<-sess.done
+		_, code := sess.exited()
+		fmt.Fprintf(s.opts.Log, "serve: session %s exited with status %d\n", sess.id, code)
+	}()
+	return sess, nil
+}
+
+func (s *Server) lookup(id string) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[id]
+	if sess == nil {
+		return nil, fmt.Errorf("no session %q", id)
+	}
+	return sess, nil
+}
+
+// end removes a session and ends its child.
+func (s *Server) end(id string) error {
+	s.mu.Lock()
+	sess := s.sessions[id]
+	delete(s.sessions, id)
+	s.mu.Unlock()
+	if sess == nil {
+		return fmt.Errorf("no session %q", id)
+	}
+	sess.terminate(killGrace)
+	return nil
+}
+
+// attach counts a client showing sess, which stops its idle clock.
+func (s *Server) attach(sess *session) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.attached++
+	if sess.idle != nil {
+		sess.idle.Stop()
+		sess.idle = nil
+	}
+}
+
+// detach uncounts one; with none left, the idle clock starts.
+func (s *Server) detach(sess *session) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.attached--
+	if sess.attached > 0 || s.opts.IdleTimeout <= 0 {
+		return
+	}
+	sess.idle = time.AfterFunc(s.opts.IdleTimeout, func() {
+		sess.mu.Lock()
+		idle := sess.attached == 0
+		sess.mu.Unlock()
+		if idle {
+			fmt.Fprintf(s.opts.Log, "serve: session %s idle for %v, ending it\n", sess.id, s.opts.IdleTimeout)
+			s.end(sess.id)
+		}
+	})
+}
+
+// Close ends every session, waiting up to the kill grace and a little
+// more for them to go, and removes the upload directories.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	all := make([]*session, 0, len(s.sessions))
+	for id, sess := range s.sessions {
+		all = append(all, sess)
+		delete(s.sessions, id)
+	}
+	s.mu.Unlock()
+	for _, sess := range all {
+		sess.terminate(killGrace)
+	}
+	for _, sess := range all {
+		select {
+		case <-sess.done:
+		case <-time.After(killGrace + time.Second):
+		}
+	}
+	if s.ownsDir {
+		os.RemoveAll(s.opts.UploadRoot)
+	}
+}

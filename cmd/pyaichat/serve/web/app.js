@@ -1,0 +1,234 @@
+// The pyaichat serve page: one xterm.js terminal showing one pyaichat
+// session over the server's WebSocket (protocol version 1). The session
+// outlives the page: its id is kept in sessionStorage, so a reload or a
+// reconnection attaches to it again and the server replays the output
+// from the last offset (seq) this page has shown.
+'use strict';
+
+(function () {
+  const PROTOCOL = 1;
+  const store = window.sessionStorage;
+  const $ = (id) => document.getElementById(id);
+
+  // The token: from the URL's fragment (never sent to a server), moved to
+  // sessionStorage and cleared from the address bar; or from an IDE host
+  // through window.__setToken.
+  const m = /(?:^#|&)token=([0-9a-fA-F]+)/.exec(location.hash);
+  if (m) {
+    store.setItem('pyaichat.token', m[1]);
+    history.replaceState(null, '', location.pathname);
+  }
+
+  let fontSize = Number(localStorage.getItem('pyaichat.fontSize')) || 14;
+  const term = new Terminal({
+    fontSize, scrollback: 10000, allowProposedApi: true, cursorBlink: true,
+    fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
+  });
+  const fit = new FitAddon.FitAddon();
+  term.loadAddon(fit);
+  term.loadAddon(new Unicode11Addon.Unicode11Addon());
+  term.unicode.activeVersion = '11';
+  term.open($('term'));
+  fit.fit();
+  term.focus();
+
+  let ws = null;
+  let sessionId = store.getItem('pyaichat.session');
+  let seq = 0;          // the output offset shown so far
+  let exited = false;
+  let backoff = 500;
+  let retry = null;
+  let nextId = 1;
+
+  function setStatus(state, text) {
+    $('dot').className = 'dot ' + state;
+    $('status').textContent = text;
+  }
+
+  function send(msg) {
+    if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+  }
+
+  const enc = new TextEncoder();
+  function toBase64(bytes) {
+    let s = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) {
+      s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    }
+    return btoa(s);
+  }
+  function fromBase64(b64) {
+    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(b64); // native: several times faster
+    const s = atob(b64);
+    const out = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+    return out;
+  }
+
+  function connect() {
+    clearTimeout(retry);
+    retry = null;
+    const token = store.getItem('pyaichat.token');
+    if (!token) {
+      setStatus('disconnected', 'no token: open the URL pyaichat serve printed');
+      return;
+    }
+    if (ws) { ws.onclose = null; ws.close(); }
+    setStatus('connecting', 'connecting');
+    ws = new WebSocket('ws://' + location.host + '/ws', ['pyaichat.v1', 'auth.bearer.' + token]);
+    ws.onopen = () => send({ type: 'hello', protocolVersion: PROTOCOL });
+    ws.onmessage = (ev) => handle(JSON.parse(ev.data));
+    ws.onclose = () => {
+      ws = null;
+      setStatus('disconnected', 'disconnected; retrying in ' + (backoff / 1000).toFixed(1) + 's');
+      retry = setTimeout(connect, backoff);
+      backoff = Math.min(backoff * 2, 10000);
+    };
+  }
+
+  function openSession() {
+    seq = 0;
+    exited = false;
+    send({ type: 'openSession', id: nextId++, cols: term.cols, rows: term.rows });
+  }
+
+  function handle(msg) {
+    switch (msg.type) {
+      case 'welcome':
+        backoff = 500;
+        if (sessionId) {
+          send({ type: 'attach', sessionId, lastSeq: seq });
+        } else {
+          openSession();
+        }
+        break;
+      case 'opened':
+        sessionId = msg.sessionId;
+        store.setItem('pyaichat.session', sessionId);
+        if (msg.gap) term.write('\r\n\x1b[2m[earlier output was not kept]\x1b[0m\r\n');
+        seq = msg.seq;
+        setStatus('connected', 'connected');
+        $('banner').hidden = true;
+        send({ type: 'resize', sessionId, cols: term.cols, rows: term.rows });
+        break;
+      case 'stdout':
+        if (msg.sessionId !== sessionId) break;
+        // The page fell further behind than the server keeps: what it
+        // skipped is gone (the screen catches up with the newest output).
+        if (msg.gap && msg.seq > seq) term.write('\r\n\x1b[2m[output skipped]\x1b[0m\r\n');
+        term.write(fromBase64(msg.dataBase64));
+        seq = msg.seq;
+        break;
+      case 'exit':
+        if (msg.sessionId !== sessionId) break;
+        exited = true;
+        setStatus('exited', 'exited');
+        $('banner-text').textContent = 'pyaichat exited with status ' + msg.code + '.';
+        $('banner').hidden = false;
+        break;
+      case 'error':
+        // The session this page showed is gone (the server restarted, or
+        // ended it when idle): start a new one.
+        if (msg.sessionId && msg.sessionId === sessionId && /^no session/.test(msg.message)) {
+          sessionId = null;
+          store.removeItem('pyaichat.session');
+          term.reset();
+          openSession();
+          break;
+        }
+        console.warn('pyaichat serve:', msg.message);
+        break;
+    }
+  }
+
+  function restart() {
+    if (sessionId) send({ type: 'close', sessionId });
+    sessionId = null;
+    store.removeItem('pyaichat.session');
+    term.reset();
+    $('banner').hidden = true;
+    openSession();
+    term.focus();
+  }
+
+  term.onData((d) => {
+    if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(enc.encode(d)) });
+  });
+  term.onBinary((d) => {
+    const b = new Uint8Array(d.length);
+    for (let i = 0; i < d.length; i++) b[i] = d.charCodeAt(i) & 255;
+    if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(b) });
+  });
+  term.onResize(({ cols, rows }) => {
+    if (sessionId) send({ type: 'resize', sessionId, cols, rows });
+  });
+  window.addEventListener('resize', () => fit.fit());
+
+  function setFont(size) {
+    fontSize = Math.max(8, Math.min(40, size));
+    localStorage.setItem('pyaichat.fontSize', String(fontSize));
+    term.options.fontSize = fontSize;
+    $('fontsize').textContent = String(fontSize);
+    fit.fit();
+  }
+  $('fontsize').textContent = String(fontSize);
+  $('smaller').onclick = () => setFont(fontSize - 1);
+  $('bigger').onclick = () => setFont(fontSize + 1);
+  $('reconnect').onclick = () => { backoff = 500; connect(); };
+  $('restart').onclick = restart;
+  $('banner-restart').onclick = restart;
+
+  // Files dropped on the terminal: each is uploaded into the session's
+  // upload directory, and the stored paths are inserted at the prompt.
+  function injectPaths(paths) {
+    if (sessionId && paths.length) send({ type: 'injectFiles', sessionId, paths });
+    term.focus();
+  }
+  async function upload(file) {
+    const r = await fetch('/upload/' + encodeURIComponent(sessionId), {
+      method: 'POST',
+      headers: {
+        Authorization: 'Bearer ' + store.getItem('pyaichat.token'),
+        'X-File-Name': encodeURIComponent(file.name),
+      },
+      body: file,
+    });
+    if (!r.ok) throw new Error(await r.text());
+    return (await r.json()).path;
+  }
+  const area = $('term');
+  area.addEventListener('dragover', (e) => { e.preventDefault(); area.classList.add('dropping'); });
+  area.addEventListener('dragleave', () => area.classList.remove('dropping'));
+  area.addEventListener('drop', async (e) => {
+    e.preventDefault();
+    area.classList.remove('dropping');
+    if (!sessionId) return;
+    const paths = [];
+    for (const f of e.dataTransfer.files) {
+      try {
+        paths.push(await upload(f));
+      } catch (err) {
+        setStatus('connected', 'upload of ' + f.name + ' failed: ' + err.message);
+      }
+    }
+    injectPaths(paths);
+  });
+
+  // For an IDE host: hand over the token, insert absolute paths of files
+  // dropped in the IDE, and read the screen (tests use that too).
+  window.__setToken = (token) => {
+    store.setItem('pyaichat.token', token);
+    connect();
+  };
+  window.__injectFiles = injectPaths;
+  // The screen and scrollback as text, or only its last n lines.
+  window.__screenText = (n) => {
+    const b = term.buffer.active;
+    const lines = [];
+    for (let i = n ? Math.max(0, b.length - n) : 0; i < b.length; i++) lines.push(b.getLine(i).translateToString(true));
+    return lines.join('\n');
+  };
+  window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN });
+
+  connect();
+})();
