@@ -4,28 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 // Outgoing is one tool result about to be sent under ShareAsk: what
-// Config.Confirm is asked about.
-type Outgoing struct {
-	Tool      string // the capability the model called
-	Arguments string // its arguments, as the model wrote them
-	// Result is exactly what would be sent: filtered and capped.
-	Result string
-	// Preview is what to show the user before asking: the call on one
-	// line, then the start of Result (at most previewLines lines and
-	// previewBytes bytes, and how many bytes more there are), indented,
-	// every character that could drive a terminal spelled out, the API
-	// key redacted. It ends with a newline.
-	Preview string
-}
+// Config.Confirm is asked about (agent/event).
+type Outgoing = event.Outgoing
 
 // A result is shown bounded, so that a big one does not push the
 // question off the screen; what is asked about is still the whole of it.
@@ -78,23 +67,12 @@ func (t *turn) confirm(ctx context.Context, name, args, res string) string {
 		t.declined++
 		return declinedResult
 	}
-	// The hook writes to the terminal itself: the status line comes down
-	// for good (it would redraw over the question), and the question
-	// starts on a line of its own.
-	t.status.clear()
+	// The hook writes to the terminal itself; the view draws around it.
 	t.endThinking()
-	t.out.endLine()
-	t.notices.endLine()
-	ok, err := s.cfg.Confirm(ctx, Outgoing{Tool: name, Arguments: args, Result: res, Preview: preview(name, args, res, s.cfg.APIKey)})
+	ok, err := t.view.Confirm(ctx, Outgoing{Tool: name, Arguments: args, Result: res, Preview: preview(name, args, res, s.cfg.APIKey)}, s.cfg.Confirm)
 	switch {
-	case errors.Is(ctx.Err(), context.Canceled):
-		// The line holds the question and the ^C: ask ends it.
-		t.askCancelled = true
-		return cancelled
 	case ctx.Err() != nil:
-		// The question's deadline passed while the key was awaited: end
-		// the question's line, where the hook writes (the notices').
-		t.notices.newLine()
+		// Ctrl-C or the question's deadline while the key was awaited.
 		return cancelled
 	case err != nil:
 		t.notify(fmt.Sprintf("(could not ask whether to send the result of %s: %v; it was not sent)", name, err))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/view"
 )
 
 // loopServer answers any request at zero latency: a tool call while the
@@ -38,7 +39,7 @@ func loopServer(b *testing.B, steps int) *fakemodel.Server {
 // tool itself is a no-op, so its time is excluded. Reported per step.
 func BenchmarkToolStep(b *testing.B) {
 	srv := loopServer(b, 1)
-	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m"}, &fakeTools{}, func() string { return ">>> x = 1" })
+	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, func() string { return ">>> x = 1" })
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -54,7 +55,7 @@ func BenchmarkToolStep(b *testing.B) {
 // BenchmarkQuestionNoTools is the baseline: one request, one answer.
 func BenchmarkQuestionNoTools(b *testing.B) {
 	srv := loopServer(b, 0)
-	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
+	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -72,7 +73,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 	srv := fakemodel.NewFunc(b, func(fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Pieces: []string{"thinking"}, Pause: 1}
 	})
-	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
+	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, nil)
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		ctx, cancel := context.WithCancel(context.Background())

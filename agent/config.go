@@ -15,6 +15,7 @@ import (
 	// which lets a typo in config.toml be an error instead of silence.
 	"github.com/BurntSushi/toml"
 
+	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
@@ -38,20 +39,6 @@ type Config struct {
 	// File is the config file LoadConfig read (or would have), where
 	// /model NAME --save writes; "" when there is none.
 	File string
-
-	// Color says out is a terminal: it enables the dim summary line and
-	// thinking, and a new line after Ctrl-C's echoed ^C.
-	Color bool
-	// Terminal says out is a terminal, whether it shows colour or not:
-	// answers are laid out from their Markdown (agent/markdown) to Width
-	// columns, instead of written as the model sent them. Colors256 picks
-	// the palette of highlighted code. StatusLine adds a redrawn line with
-	// a spinner while the model thinks and while a tool runs (a terminal
-	// that can erase a line: not TERM=dumb).
-	Terminal   bool
-	Width      func() int // columns; nil: 80
-	Colors256  bool
-	StatusLine bool
 
 	// Share is what may leave the machine (see privacy.go): ShareRedacted
 	// (the default), ShareOff or ShareAsk.
@@ -95,6 +82,10 @@ type Config struct {
 	// happens (events.go), for the session log and --json; it is called
 	// on the question's goroutine and should return quickly.
 	Events func(Event)
+	// View makes the view of each question, which shows its events as
+	// they happen and draws around the question under ShareAsk
+	// (agent/view on a terminal or a pipe); nil shows nothing.
+	View event.NewView
 
 	// The session log, which the agent does not write (cmd/pyaichat does):
 	// NoLog turns it off (log = false), LogKeep is how many session files

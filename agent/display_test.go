@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/termsafe"
+	"github.com/pyaichat/pyaichat/agent/view"
 )
 
 func TestVisible(t *testing.T) {
@@ -63,7 +65,7 @@ func checkHarmless(t *testing.T, what, out string) {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(out[i:])
-		bad := (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || isBidiControl(r) || (r == utf8.RuneError && n == 1)
+		bad := (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || termsafe.IsBidiControl(r) || (r == utf8.RuneError && n == 1)
 		if bad {
 			t.Errorf("%s: %U reaches the terminal at byte %d: %q", what, r, i, out)
 			return
@@ -101,7 +103,7 @@ func TestHostileTextIsMadeVisible(t *testing.T) {
 	)
 	for _, color := range []bool{true, false} {
 		cfg := f.config()
-		cfg.Color = color
+		cfg.View = view.For(view.Options{Color: color})
 		s := NewSession(cfg, &fakeTools{}, nil)
 		if color {
 			out := newSyncBuffer()
@@ -159,7 +161,7 @@ func TestKeySplitAcrossDeltasIsRedacted(t *testing.T) {
 		for _, oneShot := range []bool{false, true} {
 			f := newFake(t)
 			cfg := f.config()
-			cfg.Color = true
+			cfg.View = view.For(view.Options{Color: true})
 			s := NewSession(cfg, &fakeTools{}, nil)
 			for _, pieces := range splits {
 				f.add(splitReply(field, pieces))

@@ -2,29 +2,38 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/pyaichat/pyaichat/agent/event"
 )
 
-// EventKind names what happened in a question.
-type EventKind string
+// The events of a question are agent/event's, named again here so that
+// whoever runs the loop reads them as the agent's.
+type (
+	// EventKind names what happened in a question.
+	EventKind = event.Kind
+	// Event is one thing that happened while a question was answered.
+	Event = event.Event
+	// View shows one question (agent/view on a terminal).
+	View = event.View
+)
 
-// The events of one question, in the order they can happen. Text and
-// Thinking come as the stream delivers them; Answer once, with the whole
-// answer, before Usage; then Error or Cancelled when the question did not
-// end with an answer.
+// The kinds of event, in the order they can happen (see agent/event).
 const (
-	EventQuestion   EventKind = "question"    // Text: the question
-	EventThinking   EventKind = "thinking"    // Text: a piece of reasoning
-	EventText       EventKind = "text"        // Text: a piece of the answer
-	EventToolCall   EventKind = "tool_call"   // ID, Tool, Args, Step, Extra
-	EventToolResult EventKind = "tool_result" // ID, Tool, Result (as sent), Size
-	EventNotice     EventKind = "notice"      // Text: a retry, a cut response...
-	EventAnswer     EventKind = "answer"      // Text: the whole answer shown
-	EventUsage      EventKind = "usage"       // Usage (when the server told), Calls
-	EventError      EventKind = "error"       // Text: one line; ErrorKind
-	EventCancelled  EventKind = "cancelled"   // Ctrl-C
+	EventQuestion   = event.Question
+	EventBusy       = event.Busy
+	EventThinking   = event.Thinking
+	EventText       = event.Text
+	EventToolCall   = event.ToolCall
+	EventToolResult = event.ToolResult
+	EventNotice     = event.Notice
+	EventAnswer     = event.Answer
+	EventUsage      = event.Usage
+	EventError      = event.Error
+	EventCancelled  = event.Cancelled
+	EventSummary    = event.Summary
+	EventOutput     = event.Output
 )
 
 // Error kinds of an EventError, by what the user can do about them.
@@ -33,29 +42,6 @@ const (
 	ErrorBound         = "bound"          // a bound of the loop stopped it
 	ErrorFailed        = "failed"         // the server, the network, the model
 )
-
-// Event is one thing that happened while a question was answered. Every
-// text in it has had the API key redacted, and a tool result is exactly
-// what was sent to the model (filtered and capped).
-type Event struct {
-	Kind      EventKind
-	Model     string // EventQuestion
-	Text      string
-	ID        string // the tool call's id
-	Tool      string
-	Args      string
-	Result    string
-	Size      int // bytes of Result
-	Usage     *Usage
-	Calls     int // EventUsage: the tool calls the question made
-	ErrorKind string
-	// Step is an EventToolCall's response in its question, from 1: the
-	// calls of one assistant message share it. Extra is the call's
-	// extra_content as the server sent it (Gemini's thought signature),
-	// which a resumed conversation must send back.
-	Step  int
-	Extra json.RawMessage
-}
 
 // emit hands ev to Config.Events, if set.
 func (s *Session) emit(ev Event) {
@@ -77,12 +63,12 @@ func ErrorKindOf(err error) string {
 	return ErrorFailed
 }
 
-// ended emits how a question ended: its whole answer, its usage, and its
-// error or cancellation.
+// ended emits how a question ended: its whole answer, its usage, its
+// error or cancellation, and last the summary of what it did.
 func (t *turn) ended(err error) {
 	s := t.s
 	if a := t.answered.String(); a != "" {
-		s.emit(Event{Kind: EventAnswer, Text: a})
+		t.event(Event{Kind: EventAnswer, Text: a})
 	}
 	ev := Event{Kind: EventUsage, Calls: len(t.calls)}
 	if t.hasUse {
@@ -91,18 +77,19 @@ func (t *turn) ended(err error) {
 		u.Raw = nil
 		ev.Usage = &u
 	}
-	s.emit(ev)
+	t.event(ev)
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled):
-		s.emit(Event{Kind: EventCancelled, Text: "question cancelled"})
+		t.event(Event{Kind: EventCancelled, Text: "question cancelled"})
 	default:
-		s.emit(Event{Kind: EventError, Text: s.clean(err).Error(), ErrorKind: ErrorKindOf(err)})
+		t.event(Event{Kind: EventError, Text: s.clean(err).Error(), ErrorKind: ErrorKindOf(err)})
 	}
+	t.event(Event{Kind: EventSummary, Summary: t.totals()})
 }
 
 // shown is answer text, made safe to show (the key filtered out across
-// deltas), as it goes to the terminal and to Config.Events.
+// deltas), as it goes to the view and to Config.Events.
 func (t *turn) shown(text string) {
 	if text == "" {
 		return
@@ -112,36 +99,10 @@ func (t *turn) shown(text string) {
 }
 
 // event hands one of a question's events to Config.Events and to the
-// terminal's view of it.
+// question's view.
 func (t *turn) event(ev Event) {
 	t.s.emit(ev)
-	t.view(ev)
-}
-
-// view is what the streamed events show: answer text (laid out from its
-// Markdown on a terminal), thinking dimmed on a terminal only (elsewhere
-// it is not the answer, only noise), and notices on a dim line of their
-// own. The status line, the question under share = "ask" and the summary
-// line are drawn by the loop itself.
-func (t *turn) view(ev Event) {
-	switch ev.Kind {
-	case EventText:
-		t.out.answer(ev.Text)
-	case EventThinking:
-		if !t.s.cfg.Color {
-			return
-		}
-		if !t.thinking && t.notices == t.out {
-			t.out.endLine()
-		}
-		t.thinking = true
-		t.notices.put(ev.Text, true)
-	case EventNotice:
-		if t.notices == t.out {
-			t.out.endLine()
-		}
-		t.notices.put(ev.Text+"\n", true)
-	}
+	t.view.Event(ev)
 }
 
 // unconfigured emits a question that cannot be sent.

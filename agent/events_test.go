@@ -11,9 +11,27 @@ type eventLog struct{ evs []Event }
 
 func (l *eventLog) add(ev Event) { l.evs = append(l.evs, ev) }
 
+// records are the events a record of the question keeps: all but those
+// that only serve to show it (the status line's, the summary).
+func (l *eventLog) records() []Event {
+	var r []Event
+	for _, ev := range l.evs {
+		if !ev.Kind.Shown() {
+			r = append(r, ev)
+		}
+	}
+	return r
+}
+
+// last is the last event kept for a record.
+func (l *eventLog) last() Event {
+	r := l.records()
+	return r[len(r)-1]
+}
+
 func (l *eventLog) kinds() string {
 	var k []string
-	for _, ev := range l.evs {
+	for _, ev := range l.records() {
 		if ev.Kind != EventText {
 			k = append(k, string(ev.Kind))
 		}
@@ -44,7 +62,7 @@ func TestEventsOfAQuestion(t *testing.T) {
 	if got, want := log.kinds(), "question,tool_call,tool_result,answer,usage"; got != want {
 		t.Fatalf("events %s, want %s", got, want)
 	}
-	ev := log.evs
+	ev := log.records()
 	if ev[0].Text != "what is k?" || ev[0].Model != "test-model" {
 		t.Errorf("question event %+v", ev[0])
 	}
@@ -68,6 +86,13 @@ func TestEventsOfAQuestion(t *testing.T) {
 	if u := ev[len(ev)-1]; u.Usage == nil || u.Usage.PromptTokens != 200 || u.Calls != 1 {
 		t.Errorf("usage event %+v", u)
 	}
+	// What shows the question has two more: what it waits for, and last
+	// the summary.
+	if all := log.evs; all[1].Kind != EventBusy || all[1].Tool != "" || all[len(all)-1].Kind != EventSummary {
+		t.Errorf("events %+v: want busy second, summary last", all)
+	} else if sum := all[len(all)-1].Summary; len(sum.Calls) != 1 || sum.Calls[0] != "get_repr(k)" || sum.Usage == nil {
+		t.Errorf("summary %+v", sum)
+	}
 	if !strings.HasPrefix(out.String(), "k holds a key.\n[1 call: get_repr(k)") {
 		t.Errorf("terminal output changed: %q", out.String())
 	}
@@ -82,7 +107,7 @@ func TestEventsOfFailures(t *testing.T) {
 	cfg.Events = log.add
 	s := NewSession(cfg, nil, nil)
 	err := s.Ask(context.Background(), "q", newSyncBuffer())
-	last := log.evs[len(log.evs)-1]
+	last := log.last()
 	if err == nil || last.Kind != EventError || last.ErrorKind != ErrorFailed || last.Text != err.Error() {
 		t.Errorf("server failure: err %v, last event %+v", err, last)
 	}
@@ -96,7 +121,7 @@ func TestEventsOfFailures(t *testing.T) {
 	cfg.Events, cfg.MaxSteps = log.add, 1
 	s = NewSession(cfg, &fakeTools{}, nil)
 	err = s.Ask(context.Background(), "q", newSyncBuffer())
-	last = log.evs[len(log.evs)-1]
+	last = log.last()
 	if !isBound(err) || last.Kind != EventError || last.ErrorKind != ErrorBound {
 		t.Errorf("bound: err %v, last event %+v", err, last)
 	}
@@ -123,7 +148,7 @@ func TestEventsOfCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s.Ask(ctx, "q", newSyncBuffer())
-	if last := log.evs[len(log.evs)-1]; last.Kind != EventCancelled {
+	if last := log.last(); last.Kind != EventCancelled {
 		t.Errorf("events %+v, want cancelled last", log.evs)
 	}
 }

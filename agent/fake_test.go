@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
@@ -83,6 +84,7 @@ func (f *fakeServer) config() Config {
 	return Config{
 		BaseURL: f.url(), APIKey: testKey, Model: "test-model",
 		RetryBaseDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond, RetryAfterCap: 30 * time.Millisecond,
+		View: view.For(view.Options{}),
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/agent/view"
 )
 
 func TestMultiStepToolUse(t *testing.T) {
@@ -511,7 +513,7 @@ func TestAskOneShot(t *testing.T) {
 func TestColorSummaryIsDim(t *testing.T) {
 	f := newFake(t, toolReply("", fcall{"c", "get_type", `{"expr":"x"}`}), textReply("int"))
 	cfg := f.config()
-	cfg.Color = true
+	cfg.View = view.For(view.Options{Color: true})
 	s := NewSession(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "x?", out); err != nil {
@@ -547,7 +549,7 @@ func TestReasoningShown(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, reply)
 			cfg := f.config()
-			cfg.Color = c.color
+			cfg.View = view.For(view.Options{Color: c.color})
 			s := NewSession(cfg, &fakeTools{}, nil)
 			out, notes := newSyncBuffer(), newSyncBuffer()
 			var err error
@@ -580,7 +582,7 @@ func TestCancelEndsTheEchoedLine(t *testing.T) {
 			return "late", true
 		}}
 		cfg := f.config()
-		cfg.Color = true
+		cfg.View = view.For(view.Options{Color: true})
 		s := NewSession(cfg, tools, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-started; cancel() }()
@@ -605,7 +607,7 @@ func TestCancelEndsTheEchoedLine(t *testing.T) {
 	defer close(release)
 	f := newFake(t, textThen("Partial answ", false, release))
 	cfg := f.config()
-	cfg.Color = true
+	cfg.View = view.For(view.Options{Color: true})
 	s := NewSession(cfg, &fakeTools{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newSyncBuffer()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pyaichat/pyaichat/agent/llm"
+	"github.com/pyaichat/pyaichat/agent/view"
 )
 
 // scriptedModel is the model interface without any wire: each Open returns
@@ -63,7 +64,7 @@ func TestLoopOverAModelWithoutWire(t *testing.T) {
 		{Choices: []llm.Choice{{Content: "x is an int.", FinishReason: "stop"}}, Usage: &Usage{PromptTokens: 10, CompletionTokens: 4}},
 	}}
 	tools := &fakeTools{fn: func(context.Context, string, json.RawMessage) (string, bool) { return `{"type":"int"}`, false }}
-	s := NewSession(Config{APIKey: testKey}, tools, nil)
+	s := NewSession(Config{APIKey: testKey, View: view.For(view.Options{})}, tools, nil)
 	s.model = m
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "what is x?", out); err != nil {

@@ -2,10 +2,14 @@ package agent
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/view"
 )
 
 // /models lists what the server offers; /model NAME warns when the list
@@ -54,5 +58,29 @@ func TestModelsCommands(t *testing.T) {
 	}
 	if len(f.requests()) != 0 {
 		t.Errorf("the model commands sent %d questions", len(f.requests()))
+	}
+}
+
+// Ctrl-C while /models waits on the server: the command's view shows the
+// ^C and the line that says the command was cancelled, as a question's.
+func TestCancelledCommandIsShown(t *testing.T) {
+	arrived := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	cfg := Config{BaseURL: srv.URL + "/v1", Model: "m", View: view.For(view.Options{Echo: true, Cancelled: "(cancelled)"})}
+	s := NewSession(cfg, &fakeTools{}, nil)
+	out := newSyncBuffer()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Handle(ctx, "/models", out) }()
+	<-arrived
+	cancel()
+	<-done
+	want := "^Cpyaichat: cannot reach " + cfg.BaseURL + ": context canceled\n(cancelled)\n"
+	if got := out.String(); got != want {
+		t.Errorf("out %q, want %q", got, want)
 	}
 }

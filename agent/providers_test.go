@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/view"
 )
 
 // Each --provider preset asks its service at the service's path with the
@@ -53,6 +54,7 @@ func TestProviderPresets(t *testing.T) {
 				// The fake's certificate is not the service's.
 				TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
 			}}
+			cfg.View = view.For(view.Options{})
 			out := newSyncBuffer()
 			if err := NewSession(cfg, &fakeTools{}, nil).Handle(context.Background(), "hi?", out); err != nil {
 				t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/agent/view"
 )
 
 // splitAll feeds text to a thinkSplit in the given pieces and returns the
@@ -84,8 +86,7 @@ func TestTerminalAnswerIsRendered(t *testing.T) {
 	for _, color := range []bool{true, false} {
 		f := newFake(t, textReply(mdAnswer))
 		cfg := f.config()
-		cfg.Terminal, cfg.Color = true, color
-		cfg.Width = func() int { return 40 }
+		cfg.View = view.For(view.Options{Terminal: true, Color: color, Width: func() int { return 40 }})
 		s := NewSession(cfg, &fakeTools{}, nil)
 		out := newSyncBuffer()
 		if err := s.Handle(context.Background(), "q", out); err != nil {
@@ -165,6 +166,9 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 	}
 }
 
+// spinnerFrames are the status line's (agent/view).
+const spinnerFrames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
 // The status line shows while the model has said nothing and while a tool
 // runs, and is gone from the screen when the answer comes.
 func TestStatusLineWhileWaiting(t *testing.T) {
@@ -177,8 +181,7 @@ func TestStatusLineWhileWaiting(t *testing.T) {
 		return `{"repr":"df"}`, false
 	}}
 	cfg := f.config()
-	cfg.Terminal, cfg.Color, cfg.StatusLine = true, true, true
-	cfg.Width = func() int { return 60 }
+	cfg.View = view.For(view.Options{Terminal: true, Color: true, StatusLine: true, Width: func() int { return 60 }})
 	s := NewSession(cfg, tools, nil)
 	out := newSyncBuffer()
 	done := make(chan error, 1)
@@ -192,7 +195,7 @@ func TestStatusLineWhileWaiting(t *testing.T) {
 	}
 	got := out.String()
 	final := screen(got)
-	if strings.Contains(final, "thinking") || strings.ContainsAny(final, strings.Join(spinner, "")) {
+	if strings.Contains(final, "thinking") || strings.ContainsAny(final, spinnerFrames) {
 		t.Errorf("the status line is left on the screen:\n%s\n(raw %q)", final, got)
 	}
 	if !strings.HasPrefix(final, "The frame is empty.\n[1 call: get_repr(df)") {
@@ -211,7 +214,7 @@ func TestStatusLineCancelled(t *testing.T) {
 	defer close(release)
 	f := newFake(t, hangBeforeHeaders(release))
 	cfg := f.config()
-	cfg.Terminal, cfg.Color, cfg.StatusLine = true, true, true
+	cfg.View = view.For(view.Options{Terminal: true, Color: true, StatusLine: true})
 	s := NewSession(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -232,7 +235,7 @@ func TestNoStatusLineOffTerminal(t *testing.T) {
 	f := newFake(t, toolReply("", fcall{"c1", "get_type", `{"expr":"x"}`}), textReply("done"))
 	cfg := f.config()
 	s := NewSession(cfg, &fakeTools{fn: func(ctx context.Context, _ string, _ json.RawMessage) (string, bool) {
-		time.Sleep(3 * statusTick) // long enough for frames, were there a status line
+		time.Sleep(300 * time.Millisecond) // three frames of a status line, were there one
 		return "{}", false
 	}}, nil)
 	var out strings.Builder

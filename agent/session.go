@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/redact"
@@ -21,16 +22,6 @@ import (
 const NotConfigured = "the assistant (ai>) is not configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server such as Ollama or llama.cpp), and PYAICHAT_MODEL to choose the model (default " + DefaultModel + ")"
 
 const systemPrompt = `You are the assistant inside pyaichat, a Python REPL. You see the user's live Python session only through the tools. They are read-only: they inspect values and never change the session. Check facts with them instead of guessing, using the smallest call that answers (get_type, get_repr, or eval_expr on a narrow expression). Expressions run in the session's namespace; never import modules. Answer concisely in plain text, grounded in the tool results, and say when the session cannot tell.`
-
-// BoundError is a question stopped by one of the loop's bounds (step cap,
-// deadline, repeated calls). Its message says which.
-type BoundError struct{ Msg string }
-
-func (e *BoundError) Error() string { return e.Msg }
-
-// errDeadline is the cause of a question's context when its wall-clock
-// deadline passes, to tell it apart from Ctrl-C.
-var errDeadline = errors.New("question deadline")
 
 // Session is one ai> conversation: the memory across questions, the bounds,
 // and the model it asks. It is used from one goroutine at a time.
@@ -51,13 +42,14 @@ type Session struct {
 	asked        bool
 	offered      llm.Tools // list, encoded for every request
 	names        map[string]bool
-	code         []markdown.CodeBlock // the last answer's, on a terminal
+	code         []markdown.CodeBlock // the last answer's, as its view laid it out
 	// lastSent and lastDeclined count the last question's results the
 	// user was asked about under ShareAsk, by what they chose.
 	lastSent, lastDeclined int
 
-	// Notices, when set, receives retry waits and the summary line in Ask
-	// (whose out is the answer only, for scripts). Handle writes both to out.
+	// Notices, when set, is where Ask's view shows retry waits and the
+	// summary line (Ask's out is the answer only, for scripts). Handle's
+	// view shows both on out.
 	Notices io.Writer
 }
 
@@ -100,23 +92,49 @@ func (s *Session) Model() string { return s.cfg.Model }
 func (s *Session) History() []Message { return append([]Message(nil), s.history...) }
 
 // Handle answers one line typed at ai>: a question or a slash command.
-// The answer streams to out as it arrives. A nil error means the answer is
-// complete; otherwise the error is one line for the REPL to print (it never
-// contains the API key). Ctrl-C (ctx cancelled) returns an error that
-// errors.Is(err, context.Canceled), and leaves the conversation valid.
+// What it shows goes to out through a view (Config.View) as it arrives;
+// without one, a command writes to out itself and a question shows
+// nothing. A nil error means the answer is complete; otherwise the error
+// is one line for the REPL to print (it never contains the API key).
+// Ctrl-C (ctx cancelled) returns an error that errors.Is(err,
+// context.Canceled), and leaves the conversation valid.
 func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error {
 	line = strings.TrimSpace(line)
 	switch {
 	case line == "":
 		return nil
 	case strings.HasPrefix(line, "/"):
-		return s.command(ctx, line, out)
+		return s.shownCommand(ctx, line, out)
 	case !s.cfg.Configured():
 		s.unconfigured(line)
 		_, err := fmt.Fprintln(out, NotConfigured)
 		return err
 	}
 	return s.clean(s.ask(ctx, line, out, out))
+}
+
+// shownCommand runs a slash command; what it prints is shown by a view,
+// as a question's events are, so that its Ctrl-C (a command may wait on
+// the server: /models) is drawn in order with it.
+func (s *Session) shownCommand(ctx context.Context, line string, out io.Writer) error {
+	if s.cfg.View == nil {
+		return s.command(ctx, line, out)
+	}
+	v := s.cfg.View(ctx, out, out)
+	err := s.command(ctx, line, output{v})
+	if ctx.Err() != nil {
+		v.Event(Event{Kind: EventCancelled, Text: "command cancelled"})
+	}
+	v.Event(Event{Kind: EventSummary})
+	return err
+}
+
+// output turns what a command writes into Output events.
+type output struct{ v View }
+
+func (o output) Write(p []byte) (int, error) {
+	o.v.Event(Event{Kind: EventOutput, Text: string(p)})
+	return len(p), nil
 }
 
 // Ask answers one question for `pyaichat -p`: the answer goes to out, and a
@@ -169,16 +187,12 @@ func (r *redacted) Unwrap() error { return r.err }
 
 // turn is the state of one question.
 type turn struct {
-	s       *Session
-	out     *lineWriter
-	notices *lineWriter // t.out itself unless notices go elsewhere (Ask)
-	calls   []string
-	seen    map[string]int
-	repeats int
-	usage   Usage
-	hasUse  bool
-	// thinking is set while reasoning text is being shown.
-	thinking bool
+	s      *Session
+	view   View
+	bounds *bounds
+	calls  []string // labels of the calls run, as the summary names them
+	usage  Usage
+	hasUse bool
 	// redacted counts what redaction removed from this question's tool
 	// results; context what it removed from the automatic context of its
 	// latest request.
@@ -188,80 +202,64 @@ type turn struct {
 	// sent and declined count the results the user was asked about
 	// under ShareAsk.
 	sent, declined int
-	// askCancelled says Ctrl-C came while the user was being asked.
-	askCancelled bool
 	// held is the start of a response's answer held back while it could
 	// be a tool call written as text (see answer); holding is set until
 	// it is known not to be one.
 	held    strings.Builder
 	holding bool
-	// status shows work on a terminal (render.go); split takes
-	// <think> blocks out of the answer.
-	status *statusLine
-	split  thinkSplit
+	// split takes <think> blocks out of the answer.
+	split thinkSplit
 	// answered is the answer text shown, for the Answer event.
 	answered strings.Builder
 }
 
+// ask answers one question; its view shows it on out, and its notices on
+// notices (out itself for Handle).
 func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
-	qctx, cancel := context.WithTimeoutCause(ctx, s.cfg.QuestionTimeout, errDeadline)
+	t := &turn{s: s, bounds: newBounds(s.cfg), view: s.newView(ctx, out, notices)}
+	qctx, cancel := t.bounds.question(ctx)
 	defer cancel()
 	// The tools get ready while the model reads the question.
 	s.Prepare()
-	t := &turn{s: s, seen: map[string]int{}}
 	t.answerKey.key, t.thinkKey.key = s.cfg.APIKey, s.cfg.APIKey
-	if notices == out {
-		notices = nil
-	}
-	t.out, t.notices, t.status = s.writers(out, notices)
 	start := len(s.history)
-	s.emit(Event{Kind: EventQuestion, Model: s.cfg.Model, Text: s.keyless(q)})
+	t.event(Event{Kind: EventQuestion, Model: s.cfg.Model, Text: s.keyless(q)})
 	s.history = append(s.history, Message{Role: "user", Content: q})
 	err := t.run(qctx)
-	t.status.clear()
 	if qctx.Err() != nil && (err == nil || !isBound(err)) {
-		err = t.ctxErr(qctx)
+		err = t.bounds.ended(qctx)
 	}
 	s.repair(start, err)
-	t.ended(err)
 	s.lastRedacted, s.asked = t.redactedTotal(), true
 	s.lastSent, s.lastDeclined = t.sent, t.declined
-	atLineStart := !t.out.midLine && !t.notices.midLine
-	t.out.endLine()
-	if errors.Is(err, context.Canceled) && (s.cfg.Color || t.askCancelled) && atLineStart {
-		// On a terminal, Ctrl-C echoed "^C" at the start of a line (or
-		// after a question to the user, which is asked on one): end
-		// that line, so the summary and the REPL's next words do not
-		// follow it on the same line.
-		t.notices.newLine()
-	}
-	t.summary()
-	s.code = t.out.codeBlocks()
+	t.ended(err)
+	s.code = t.view.CodeBlocks()
 	return err
 }
 
-func (s *Session) writer(w io.Writer) *lineWriter {
-	return &lineWriter{w: w, key: s.cfg.APIKey, color: s.cfg.Color}
-}
-
-func isBound(err error) bool {
-	var b *BoundError
-	return errors.As(err, &b)
-}
-
-func (t *turn) ctxErr(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), errDeadline) {
-		return &BoundError{fmt.Sprintf("stopped: the question took longer than %s", t.s.cfg.QuestionTimeout)}
+// newView is the view of one question (Config.View; without one, the
+// question is shown nowhere).
+func (s *Session) newView(ctx context.Context, out, notices io.Writer) View {
+	if s.cfg.View == nil {
+		return noView{}
 	}
-	return errCancelled{}
+	return s.cfg.View(ctx, out, notices)
 }
 
-// errCancelled is a question stopped by Ctrl-C: its message is one plain
-// line for the REPL to print, and errors.Is finds context.Canceled in it.
-type errCancelled struct{}
+// noView shows nothing, and asks as Config.Confirm asks.
+type noView struct{}
 
-func (errCancelled) Error() string        { return "question cancelled" }
-func (errCancelled) Is(target error) bool { return target == context.Canceled }
+func (noView) Event(Event) {}
+func (noView) Confirm(ctx context.Context, o Outgoing, ask event.Confirm) (bool, error) {
+	return ask(ctx, o)
+}
+func (noView) CodeBlocks() []markdown.CodeBlock { return nil }
+
+// busy tells the view what the question waits for: the model (tool "")
+// or a tool.
+func (t *turn) busy(tool, label string) {
+	t.event(Event{Kind: EventBusy, Tool: tool, Text: redactKey(label, t.s.cfg.APIKey)})
+}
 
 // notify shows one dim line. msg often quotes a server (a retry notice
 // carries its error message), so it is made one line like an error.
@@ -269,9 +267,8 @@ func (t *turn) notify(msg string) {
 	t.event(Event{Kind: EventNotice, Text: redactKey(oneLine(msg, maxErrorLine), t.s.cfg.APIKey)})
 }
 
-// think shows a reasoning model's thinking as it streams, dimmed, on a
-// terminal only: elsewhere (a pipe, -p) it is not the answer and only
-// noise. Each piece is dimmed on its own (see dimLines).
+// think emits a reasoning model's thinking as it streams, the key
+// filtered out across deltas.
 func (t *turn) think(text string) { t.showThinking(t.thinkKey.push(text)) }
 
 func (t *turn) showThinking(text string) {
@@ -280,14 +277,9 @@ func (t *turn) showThinking(text string) {
 	}
 }
 
-// endThinking ends the thinking's last line before the answer or a notice.
-func (t *turn) endThinking() {
-	t.showThinking(t.thinkKey.flush())
-	if t.thinking {
-		t.notices.endLine()
-		t.thinking = false
-	}
-}
+// endThinking emits what the key filter held back of the thinking, before
+// the answer, a notice or a question to the user.
+func (t *turn) endThinking() { t.showThinking(t.thinkKey.flush()) }
 
 // runCalls runs one step's tool calls in order and answers every one of
 // them, also those not run (cancelled, or over the step's bound). step
@@ -296,17 +288,12 @@ func (t *turn) endThinking() {
 func (t *turn) runCalls(ctx context.Context, step int, calls []ToolCall) {
 	s := t.s
 	for i, c := range calls {
-		s.emit(Event{Kind: EventToolCall, ID: c.ID, Tool: s.keyless(c.Name), Args: s.keyless(strings.TrimSpace(c.Arguments)), Step: step, Extra: c.Extra})
-		var result string
-		switch {
-		case ctx.Err() != nil:
-			result = spec.ErrorResult(spec.Canceled, "not run: the user cancelled the question")
-		case i >= s.cfg.MaxCallsPerStep:
-			result = spec.ErrorResult(spec.TooManyCalls, fmt.Sprintf("not run: at most %d calls per step", s.cfg.MaxCallsPerStep))
-		default:
+		t.event(Event{Kind: EventToolCall, ID: c.ID, Tool: s.keyless(c.Name), Args: s.keyless(strings.TrimSpace(c.Arguments)), Step: step, Extra: c.Extra})
+		result, ok := t.bounds.call(ctx, i)
+		if ok {
 			result = t.runCall(ctx, c)
 		}
-		s.emit(Event{Kind: EventToolResult, ID: c.ID, Tool: s.keyless(c.Name), Result: result, Size: len(result)})
+		t.event(Event{Kind: EventToolResult, ID: c.ID, Tool: s.keyless(c.Name), Result: result, Size: len(result)})
 		s.history = append(s.history, Message{Role: "tool", ToolCallID: c.ID, Content: result})
 	}
 }
@@ -314,12 +301,12 @@ func (t *turn) runCalls(ctx context.Context, step int, calls []ToolCall) {
 func (t *turn) run(ctx context.Context) error {
 	s := t.s
 	for step := 0; ; step++ {
-		if ctx.Err() != nil {
-			return t.ctxErr(ctx)
+		if err := t.bounds.stop(ctx, t.lastCall()); err != nil {
+			return err
 		}
 		msgs, ctxRedacted := s.requestMessages()
 		t.context = ctxRedacted
-		t.busy(ctx, "thinking")
+		t.busy("", "thinking")
 		stream, err := s.model.Open(ctx, s.cfg.Model, msgs, s.offered, t.notify)
 		if err != nil {
 			return err
@@ -338,9 +325,9 @@ func (t *turn) run(ctx context.Context) error {
 			t.endAnswer(true)
 			s.addAssistant(ch.Content, nil)
 			if ctx.Err() != nil {
-				return t.ctxErr(ctx)
+				return t.bounds.ended(ctx)
 			}
-			if t.out.wrote {
+			if t.answered.Len() > 0 {
 				return fmt.Errorf("answer incomplete: %w", err)
 			}
 			return err
@@ -370,9 +357,9 @@ func (t *turn) run(ctx context.Context) error {
 			s.addAssistant(ch.Content, nil)
 			return errors.New("the model's output limit cut its tool call short; nothing was run (ask again, or ask for less)")
 		}
-		if step >= s.cfg.MaxSteps {
+		if err := t.bounds.step(step); err != nil {
 			s.addAssistant(ch.Content, nil)
-			return &BoundError{fmt.Sprintf("stopped: reached the limit of %d tool steps for one question without an answer; ask a narrower question", s.cfg.MaxSteps)}
+			return err
 		}
 		content := stripToolMarkup(ch.Content)
 		if asText {
@@ -381,16 +368,15 @@ func (t *turn) run(ctx context.Context) error {
 		}
 		s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: calls})
 		t.runCalls(ctx, step+1, calls)
-		if ctx.Err() != nil {
-			return t.ctxErr(ctx)
-		}
-		if t.repeats >= 2 {
-			return &BoundError{fmt.Sprintf("stopped: the model kept repeating the same call (%s)", t.calls[len(t.calls)-1])}
-		}
-		// The next response's text starts on a line of its own, not after
-		// whatever this one said before its calls.
-		t.out.endLine()
 	}
+}
+
+// lastCall is the label of the last call run, or "".
+func (t *turn) lastCall() string {
+	if len(t.calls) == 0 {
+		return ""
+	}
+	return t.calls[len(t.calls)-1]
 }
 
 // show streams one response's visible text to the user as it arrives.
@@ -527,20 +513,17 @@ func (t *turn) runCall(ctx context.Context, c ToolCall) string {
 	if json.Unmarshal([]byte(args), &obj) != nil {
 		return spec.ErrorResult(spec.InvalidArguments, fmt.Sprintf("arguments must be a JSON object, got %s; the tools are: %s", termsafe.Shorten(args, 200), s.toolNames()))
 	}
-	key := c.Name + "\x00" + canonical(obj)
-	t.seen[key]++
-	if t.seen[key] > 1 {
-		t.repeats++
+	if t.bounds.repeated(c.Name + "\x00" + canonical(obj)) {
 		return spec.ErrorResult(spec.Repeated, "you already made this exact call for this question; its result is above. Do not repeat it: answer, or make a different call.")
 	}
-	t.busy(ctx, t.calls[len(t.calls)-1])
+	t.busy(c.Name, t.lastCall())
 	res, isErr := t.callTool(ctx, c.Name, json.RawMessage(args))
 	if isErr && !strings.HasPrefix(strings.TrimSpace(res), "{") {
 		res = spec.ErrorResult(spec.Internal, res)
 	}
 	res, rep := s.outgoing(res)
 	t.redacted.Add(rep)
-	res = capResult(res, s.cfg.ToolResultBytes)
+	res = t.bounds.result(res)
 	if s.cfg.Share == ShareAsk {
 		res = t.confirm(ctx, c.Name, args, res)
 	}
@@ -573,14 +556,6 @@ func (t *turn) callTool(ctx context.Context, name string, args json.RawMessage) 
 	}
 }
 
-// capResult bounds what one tool sends to the model.
-func capResult(res string, limit int) string {
-	if len(res) <= limit {
-		return res
-	}
-	return termsafe.Prefix(res, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes; ask for a narrower expression]", len(res))
-}
-
 // canonical renders arguments with sorted keys so that {"a":1,"b":2} and
 // {"b":2, "a":1} count as the same call.
 func canonical(obj map[string]json.RawMessage) string {
@@ -604,7 +579,7 @@ func canonical(obj map[string]json.RawMessage) string {
 
 // callLabel is how a call appears in the summary line: get_repr(df.shape).
 // The line stays one line: newlines and tabs in the model's arguments are
-// spelled \n and \t (put makes the rest of it visible).
+// spelled \n and \t (the view makes the rest of it visible).
 func callLabel(name, args string) string {
 	return labelSpacing.Replace(rawLabel(name, args))
 }
@@ -644,26 +619,17 @@ func (t *turn) redactedTotal() redact.Report {
 	return r
 }
 
-func (t *turn) summary() {
-	if len(t.calls) == 0 && !t.hasUse {
-		return
-	}
-	var parts []string
-	if n := len(t.calls); n > 0 {
-		word := "calls"
-		if n == 1 {
-			word = "call"
-		}
-		parts = append(parts, fmt.Sprintf("%d %s: %s", n, word, strings.Join(t.calls, ", ")))
-	}
-	if t.sent+t.declined > 0 {
-		parts = append(parts, fmt.Sprintf("%d sent, %d declined", t.sent, t.declined))
-	}
-	if n := t.redactedTotal().Count; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d redacted", n))
+// totals is what the question did, for its summary line: the calls run
+// (the key redacted from their labels), what the user chose to send,
+// what was redacted, and the tokens used when the server said.
+func (t *turn) totals() *event.Totals {
+	tot := &event.Totals{Sent: t.sent, Declined: t.declined, Redacted: t.redactedTotal().Count}
+	for _, c := range t.calls {
+		tot.Calls = append(tot.Calls, redactKey(c, t.s.cfg.APIKey))
 	}
 	if t.hasUse {
-		parts = append(parts, fmt.Sprintf("tokens: %d in, %d out", t.usage.PromptTokens, t.usage.CompletionTokens))
+		u := t.usage
+		tot.Usage = &u
 	}
-	t.notices.put("["+strings.Join(parts, " · ")+"]\n", true)
+	return tot
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pyaichat/pyaichat/agent/llm"
+	"github.com/pyaichat/pyaichat/agent/view"
 )
 
 // manyDeltas streams n deltas of the given field, each piece long.
@@ -51,7 +52,7 @@ func TestResponseSizeIsCapped(t *testing.T) {
 		t.Run(field, func(t *testing.T) {
 			f := newFake(t, sse(manyDeltas(field, 96, piece)))
 			cfg := f.config()
-			cfg.Color = true
+			cfg.View = view.For(view.Options{Color: true})
 			s := NewSession(cfg, &fakeTools{}, nil)
 			out, notices := newSyncBuffer(), newSyncBuffer()
 			s.Notices = notices

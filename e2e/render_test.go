@@ -154,19 +154,24 @@ func TestPTYStatusLineWhileWaiting(t *testing.T) {
 }
 
 // Ctrl-C while the status line is up cancels the question as before: ^C,
-// then (cancelled), each on its own line.
+// then (cancelled), each on its own line, in colour or not.
 func TestPTYCancelWhileThinking(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	srv := newMarkdownServer(t, "never shown\n", release)
-	s := startAsking(t, srv.URL, "xterm", 80)
-	s.ExpectScreen("the status line", func(screen string) bool { return strings.Contains(screen, "thinking") })
-	s.Send(ptytest.CtrlC)
-	s.ExpectString("(cancelled)\r\n")
-	s.ExpectString("ai> ")
-	if screen := s.Screen(); !strings.Contains(screen, "ai> what is in df?\n^C\n(cancelled)\nai>") {
-		t.Errorf("want ^C then (cancelled), each on its own line:\n%s", screen)
+	for _, extra := range [][]string{nil, {"NO_COLOR=1"}} {
+		t.Run(strings.Join(append([]string{"env"}, extra...), " "), func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			srv := newMarkdownServer(t, "never shown\n", release)
+			s := startAsking(t, srv.URL, "xterm", 80, extra...)
+			s.ExpectScreen("the status line", func(screen string) bool { return strings.Contains(screen, "thinking") })
+			s.Send(ptytest.CtrlC)
+			s.ExpectString("(cancelled)\r\n")
+			s.ExpectString("ai> ")
+			if screen := s.Screen(); !strings.Contains(screen, "ai> what is in df?\n^C\n(cancelled)\nai>") {
+				t.Errorf("want ^C then (cancelled), each on its own line:\n%s", screen)
+			}
+		})
 	}
 }
 

@@ -80,6 +80,15 @@ type Handoff interface {
 	HandleToPy(ctx context.Context, line string, out io.Writer) (code string, toPy bool, err error)
 }
 
+// CancelShower is optionally implemented by an Assistant that shows a
+// Ctrl-C itself, in order with what it is showing: the ^C echoed where
+// the cursor is (the terminal does not echo while a line is answered),
+// and the line that says the answer was cancelled. When ShowsCancel
+// says so, the REPL draws neither.
+type CancelShower interface {
+	ShowsCancel() bool
+}
+
 // Options configure the REPL.
 type Options struct {
 	// Term is the terminal when standard input and output are one; nil
@@ -562,6 +571,7 @@ func (r *Session) ask(line string) {
 		}
 	}
 	switch {
+	case (cancelled || errors.Is(err, context.Canceled)) && r.assistantShowsCancel():
 	case cancelled || errors.Is(err, context.Canceled):
 		// The assistant ends its output on a line of its own, after the
 		// echoed ^C too.
@@ -581,6 +591,13 @@ func (r *Session) Ask(fn func(ctx context.Context) error) (cancelled bool, err e
 	defer r.aiCancel.Store(nil)
 	r.whileAsking(func() { err = fn(ctx) })
 	return ctx.Err() != nil, err
+}
+
+// assistantShowsCancel says whether the assistant draws Ctrl-C's line
+// itself (CancelShower).
+func (r *Session) assistantShowsCancel() bool {
+	c, ok := r.opts.Assistant.(CancelShower)
+	return ok && c.ShowsCancel()
 }
 
 // WatchInterrupts handles Ctrl-C until stop is called, outside Run (pyaichat
@@ -625,7 +642,7 @@ const stuckGrace = 50 * time.Millisecond
 
 func (r *Session) onInterrupt() {
 	if c := r.aiCancel.Load(); c != nil {
-		if r.opts.Term != nil {
+		if r.opts.Term != nil && !r.assistantShowsCancel() {
 			// The terminal does not echo while a question runs (see
 			// whileAsking): show the key as it would.
 			io.WriteString(r.opts.Stdout, "^C")

@@ -231,8 +231,27 @@ func TestLoopAbandonsStuckInterpreter(t *testing.T) {
 
 // On a dumb terminal a line holding only a TAB switches mode; questions go
 // to the assistant, which is readied at ai> and let go at py>; Ctrl-C
-// cancels an answer.
+// cancels an answer, and the REPL shows it (^C, then "(cancelled)")
+// unless the assistant shows it itself (CancelShower).
 func TestLoopAssistantOnDumbTerminal(t *testing.T) {
+	t.Run("the REPL shows Ctrl-C", func(t *testing.T) { testAssistantOnDumbTerminal(t, false) })
+	t.Run("the assistant shows Ctrl-C", func(t *testing.T) { testAssistantOnDumbTerminal(t, true) })
+}
+
+// cancelShower is an assistant that shows Ctrl-C itself.
+type cancelShower struct{ *fakeAssistant }
+
+func (cancelShower) ShowsCancel() bool { return true }
+
+func (c cancelShower) Handle(ctx context.Context, line string, out io.Writer) error {
+	err := c.fakeAssistant.Handle(ctx, line, out)
+	if ctx.Err() != nil {
+		io.WriteString(out, "[the assistant's own cancel line]\n")
+	}
+	return err
+}
+
+func testAssistantOnDumbTerminal(t *testing.T, shows bool) {
 	master, slave, err := pty.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +264,11 @@ func TestLoopAssistantOnDumbTerminal(t *testing.T) {
 	}
 	in := newFakeInterp()
 	a := &fakeAssistant{answering: make(chan struct{})}
-	s, err := New(Options{Term: tt, Dumb: true, Stdout: slave, Stderr: slave, Interp: in, Assistant: a})
+	var asst Assistant = a
+	if shows {
+		asst = cancelShower{a}
+	}
+	s, err := New(Options{Term: tt, Dumb: true, Stdout: slave, Stderr: slave, Interp: in, Assistant: asst})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +312,11 @@ func TestLoopAssistantOnDumbTerminal(t *testing.T) {
 	master.Write([]byte("wait\n"))
 	<-a.answering
 	syscall.Kill(os.Getpid(), syscall.SIGINT)
-	waitFor("(cancelled)")
+	if shows {
+		waitFor("[the assistant's own cancel line]")
+	} else {
+		waitFor("^C\r\n(cancelled)")
+	}
 	master.Write([]byte("\t\n"))
 	waitFor("py> ")
 	master.Write([]byte("x\n"))
@@ -302,6 +329,12 @@ func TestLoopAssistantOnDumbTerminal(t *testing.T) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	screenMu.Lock()
+	shown := screen.String()
+	screenMu.Unlock()
+	if drawn := strings.Contains(shown, "^C") || strings.Contains(shown, "(cancelled)"); drawn == shows {
+		t.Errorf("the REPL drew Ctrl-C: %v, want %v; screen:\n%s", drawn, !shows, shown)
+	}
 	if strings.Join(a.asked, "|") != "what is x|wait" {
 		t.Errorf("asked %q", a.asked)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
 	"github.com/pyaichat/pyaichat/pybridge"
@@ -90,8 +91,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if cfgErr != nil {
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
-		cfg.Color = color
-		assistant = newAssistant(cfg, in, opts.Term, question != "", std, bothEvents(report.events(), logEvents(lg)))
+		assistant = newAssistant(cfg, in, opts.Term, question != "", std, color, bothEvents(report.events(), logEvents(lg)))
 		session.SetAssistant(aiAssistant{assistant, in, lg})
 	}
 	if question != "" {
@@ -123,10 +123,20 @@ func restoreTerm(tm *term.Terminal) {
 	}
 }
 
-// newAssistant is the assistant over the capabilities of in, telling
-// events (nil: nobody) of what each question does.
-func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, events func(agent.Event)) *agent.Session {
-	lookOf(&cfg, std.out)
+// newAssistant is the assistant over the capabilities of in. Each
+// question's events go to three consumers: its view, which draws it on
+// std.out (agent/view, in colour if color), and events (nil: nobody), the
+// session log's and -p's JSON.
+func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(agent.Event)) *agent.Session {
+	look := lookOf(std.out, color)
+	// The view draws Ctrl-C's line (aiAssistant.ShowsCancel): the ^C
+	// where the REPL's terminal does not echo it, and at ai> the line
+	// that says so.
+	look.Echo = tm != nil
+	if !oneShot {
+		look.Cancelled = "(cancelled)"
+	}
+	cfg.View = view.For(look)
 	cfg.Environ = os.Environ()
 	if cfg.Share == agent.ShareAsk {
 		cfg.Confirm = confirmer(tm, oneShot, std)
@@ -325,6 +335,10 @@ type aiAssistant struct {
 }
 
 func (a aiAssistant) Release() { a.in.DiscardIsolated() }
+
+// ShowsCancel implements repl.CancelShower: the assistant's view draws
+// Ctrl-C's line, in order with the answer (newAssistant).
+func (aiAssistant) ShowsCancel() bool { return true }
 
 // HandleToPy implements repl.Handoff: /code [N] hands the answer's code
 // block to py>, where the REPL puts it in the line editor; an error (no

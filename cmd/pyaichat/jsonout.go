@@ -77,8 +77,12 @@ func (r *jsonResult) events() func(agent.Event) {
 	return r.event
 }
 
-// event is agent.Config.Events.
+// event is agent.Config.Events: the report keeps what records the
+// question, not what only shows it (the status line's, the summary).
 func (r *jsonResult) event(ev agent.Event) {
+	if ev.Kind.Shown() {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stream {

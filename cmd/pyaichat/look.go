@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
@@ -45,19 +45,21 @@ func banner(w io.Writer, color bool) {
 	fmt.Fprintln(w, hint)
 }
 
-// lookOf sets how the assistant's answers look on out: laid out from
-// their Markdown when out is a terminal, in colour or not (cfg.Color), to
-// its width at the time of each question; a status line where the
-// terminal is known to erase a line (TERM set, and not dumb).
-func lookOf(cfg *agent.Config, out *os.File) {
+// lookOf is how the assistant's answers look on out: laid out from
+// their Markdown when out is a terminal, in colour or not (color), to its
+// width at the time of each question; a status line where the terminal is
+// known to erase a line (TERM set, and not dumb).
+func lookOf(out *os.File, color bool) view.Options {
+	opts := view.Options{Color: color}
 	if !term.IsTerminal(out) {
-		return
+		return opts
 	}
-	cfg.Terminal = true
-	cfg.Width = func() int { return columns(out) }
+	opts.Terminal = true
+	opts.Width = func() int { return columns(out) }
 	t, ct := os.Getenv("TERM"), os.Getenv("COLORTERM")
-	cfg.Colors256 = strings.Contains(t, "256") || ct == "truecolor" || ct == "24bit"
-	cfg.StatusLine = t != "" && t != "dumb"
+	opts.Colors256 = strings.Contains(t, "256") || ct == "truecolor" || ct == "24bit"
+	opts.StatusLine = t != "" && t != "dumb"
+	return opts
 }
 
 // columns is the terminal's width (80 if it cannot be read).

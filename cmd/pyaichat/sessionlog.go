@@ -75,9 +75,13 @@ func pyRecord(src string, o repl.Outcome) sessions.Record {
 }
 
 // eventRecord is an agent event as the log keeps it; the pieces of text
-// and thinking are not kept (the whole answer is).
+// and thinking are not kept (the whole answer is), nor what only shows
+// the question (the status line's, the summary: its usage is kept).
 func eventRecord(ev agent.Event) (sessions.Record, bool) {
 	r := sessions.Record{Ev: string(ev.Kind), Text: ev.Text}
+	if ev.Kind.Shown() {
+		return r, false
+	}
 	switch ev.Kind {
 	case agent.EventText, agent.EventThinking:
 		return r, false

@@ -1,8 +1,7 @@
-package agent
+package view
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -15,20 +14,23 @@ import (
 // nothing else is shown: "⠋ thinking 2.1s" from the question until the
 // first text, "⠋ get_repr(df) 0.3s" while a tool runs. It is redrawn in
 // place ten times a second and erased, with \r and erase-line, before
-// anything else is written (statusGuard), so it never mixes with the
+// anything else is written (guarded), so it never mixes with the
 // answer and is never left on the screen.
 //
-// Its mutex owns the terminal while the line is up: the redrawing
-// goroutine draws only while holding it with a label set, and every other
-// write goes through statusGuard, which clears the label and erases the
-// line under the same mutex first. So no frame can follow, or interleave
-// with, the answer.
+// Its mutex, the question's, owns the terminal while the line is up: the
+// redrawing goroutine draws only while holding it with a label set, and
+// every other write goes through guarded, which clears the label and
+// erases the line under the same mutex first. So no frame can follow, or
+// interleave with, the answer.
 type statusLine struct {
 	w     io.Writer // the terminal itself
 	color bool
 	width func() int
+	// redrawCtrlC: someone else (the terminal) echoes Ctrl-C's ^C, which
+	// the line's erasing must put back.
+	redrawCtrlC bool
 
-	mu    sync.Mutex
+	mu    *sync.Mutex
 	ctx   context.Context
 	label string
 	start time.Time
@@ -41,8 +43,8 @@ const statusTick = 100 * time.Millisecond
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-func newStatusLine(w io.Writer, color bool, width func() int) *statusLine {
-	return &statusLine{w: w, color: color, width: width}
+func newStatusLine(w io.Writer, mu *sync.Mutex, o Options) *statusLine {
+	return &statusLine{w: w, mu: mu, color: o.Color, width: o.Width, redrawCtrlC: !o.Echo}
 }
 
 // show puts up the line with label (already visible text), its clock from
@@ -120,27 +122,12 @@ func (s *statusLine) clearLocked() {
 	}
 	s.shown = false
 	msg := "\r\x1b[K"
-	if s.ctx != nil && s.ctx.Err() != nil && !errors.Is(context.Cause(s.ctx), errDeadline) {
-		// Ctrl-C: the REPL echoed ^C where the cursor was, on this line;
-		// a frame may have overwritten it and erasing it would lose it
-		// for good, so it is shown again where it would have been.
+	if s.redrawCtrlC && s.ctx != nil && s.ctx.Err() != nil {
+		// Ctrl-C (the view's context ends by nothing else), which the
+		// terminal echoed where the cursor was, on this line: a frame
+		// may have overwritten it and erasing it would lose it for good,
+		// so it is shown again where it would have been.
 		msg += "^C"
 	}
 	io.WriteString(s.w, msg)
-}
-
-// statusGuard is the writer for everything the assistant shows while a
-// status line may be up: each write first takes the line down.
-type statusGuard struct {
-	s *statusLine
-	w io.Writer
-}
-
-func (g statusGuard) Write(p []byte) (int, error) {
-	g.s.mu.Lock()
-	defer g.s.mu.Unlock()
-	if g.s.label != "" || g.s.shown {
-		g.s.clearLocked()
-	}
-	return g.w.Write(p)
 }
