@@ -61,7 +61,9 @@ type Outcome struct {
 // Assistant answers what is typed at ai>.
 type Assistant interface {
 	// Handle answers one line (a question or a /command), writing to out.
-	// Cancelling ctx (Ctrl-C) must stop it promptly.
+	// Cancelling ctx (Ctrl-C) must stop it promptly, and Handle shows the
+	// Ctrl-C itself, in order with what it was showing (the terminal does
+	// not echo while a line is answered): the REPL draws nothing for it.
 	Handle(ctx context.Context, line string, out io.Writer) error
 	// Prepare readies what answering needs, while a question is typed.
 	Prepare()
@@ -78,15 +80,6 @@ type Assistant interface {
 // it.
 type Handoff interface {
 	HandleToPy(ctx context.Context, line string, out io.Writer) (code string, toPy bool, err error)
-}
-
-// CancelShower is optionally implemented by an Assistant that shows a
-// Ctrl-C itself, in order with what it is showing: the ^C echoed where
-// the cursor is (the terminal does not echo while a line is answered),
-// and the line that says the answer was cancelled. When ShowsCancel
-// says so, the REPL draws neither.
-type CancelShower interface {
-	ShowsCancel() bool
 }
 
 // Options configure the REPL.
@@ -570,13 +563,7 @@ func (r *Session) ask(line string) {
 			fmt.Fprintln(r.opts.Stdout, code)
 		}
 	}
-	switch {
-	case (cancelled || errors.Is(err, context.Canceled)) && r.assistantShowsCancel():
-	case cancelled || errors.Is(err, context.Canceled):
-		// The assistant ends its output on a line of its own, after the
-		// echoed ^C too.
-		fmt.Fprintln(r.opts.Stdout, "(cancelled)")
-	case err != nil:
+	if err != nil && !cancelled && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(r.opts.Stdout, "pyaichat: %v\n", err)
 	}
 }
@@ -591,13 +578,6 @@ func (r *Session) Ask(fn func(ctx context.Context) error) (cancelled bool, err e
 	defer r.aiCancel.Store(nil)
 	r.whileAsking(func() { err = fn(ctx) })
 	return ctx.Err() != nil, err
-}
-
-// assistantShowsCancel says whether the assistant draws Ctrl-C's line
-// itself (CancelShower).
-func (r *Session) assistantShowsCancel() bool {
-	c, ok := r.opts.Assistant.(CancelShower)
-	return ok && c.ShowsCancel()
 }
 
 // WatchInterrupts handles Ctrl-C until stop is called, outside Run (pyaichat
@@ -642,11 +622,6 @@ const stuckGrace = 50 * time.Millisecond
 
 func (r *Session) onInterrupt() {
 	if c := r.aiCancel.Load(); c != nil {
-		if r.opts.Term != nil && !r.assistantShowsCancel() {
-			// The terminal does not echo while a question runs (see
-			// whileAsking): show the key as it would.
-			io.WriteString(r.opts.Stdout, "^C")
-		}
 		(*c)()
 		return
 	}

@@ -115,7 +115,7 @@ func (a *fakeAssistant) Handle(ctx context.Context, line string, out io.Writer) 
 	if line == "wait" {
 		close(a.answering)
 		<-ctx.Done()
-		io.WriteString(out, "\n")
+		io.WriteString(out, "[the assistant's own cancel line]\n")
 		return ctx.Err()
 	}
 	io.WriteString(out, "answer: "+line+"\n")
@@ -231,27 +231,9 @@ func TestLoopAbandonsStuckInterpreter(t *testing.T) {
 
 // On a dumb terminal a line holding only a TAB switches mode; questions go
 // to the assistant, which is readied at ai> and let go at py>; Ctrl-C
-// cancels an answer, and the REPL shows it (^C, then "(cancelled)")
-// unless the assistant shows it itself (CancelShower).
+// cancels an answer, which the assistant shows itself: the REPL draws
+// nothing for it.
 func TestLoopAssistantOnDumbTerminal(t *testing.T) {
-	t.Run("the REPL shows Ctrl-C", func(t *testing.T) { testAssistantOnDumbTerminal(t, false) })
-	t.Run("the assistant shows Ctrl-C", func(t *testing.T) { testAssistantOnDumbTerminal(t, true) })
-}
-
-// cancelShower is an assistant that shows Ctrl-C itself.
-type cancelShower struct{ *fakeAssistant }
-
-func (cancelShower) ShowsCancel() bool { return true }
-
-func (c cancelShower) Handle(ctx context.Context, line string, out io.Writer) error {
-	err := c.fakeAssistant.Handle(ctx, line, out)
-	if ctx.Err() != nil {
-		io.WriteString(out, "[the assistant's own cancel line]\n")
-	}
-	return err
-}
-
-func testAssistantOnDumbTerminal(t *testing.T, shows bool) {
 	master, slave, err := pty.Open()
 	if err != nil {
 		t.Fatal(err)
@@ -264,11 +246,7 @@ func testAssistantOnDumbTerminal(t *testing.T, shows bool) {
 	}
 	in := newFakeInterp()
 	a := &fakeAssistant{answering: make(chan struct{})}
-	var asst Assistant = a
-	if shows {
-		asst = cancelShower{a}
-	}
-	s, err := New(Options{Term: tt, Dumb: true, Stdout: slave, Stderr: slave, Interp: in, Assistant: asst})
+	s, err := New(Options{Term: tt, Dumb: true, Stdout: slave, Stderr: slave, Interp: in, Assistant: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,11 +290,7 @@ func testAssistantOnDumbTerminal(t *testing.T, shows bool) {
 	master.Write([]byte("wait\n"))
 	<-a.answering
 	syscall.Kill(os.Getpid(), syscall.SIGINT)
-	if shows {
-		waitFor("[the assistant's own cancel line]")
-	} else {
-		waitFor("^C\r\n(cancelled)")
-	}
+	waitFor("[the assistant's own cancel line]")
 	master.Write([]byte("\t\n"))
 	waitFor("py> ")
 	master.Write([]byte("x\n"))
@@ -332,8 +306,8 @@ func testAssistantOnDumbTerminal(t *testing.T, shows bool) {
 	screenMu.Lock()
 	shown := screen.String()
 	screenMu.Unlock()
-	if drawn := strings.Contains(shown, "^C") || strings.Contains(shown, "(cancelled)"); drawn == shows {
-		t.Errorf("the REPL drew Ctrl-C: %v, want %v; screen:\n%s", drawn, !shows, shown)
+	if strings.Contains(shown, "^C") || strings.Contains(shown, "(cancelled)") {
+		t.Errorf("the REPL drew Ctrl-C; screen:\n%s", shown)
 	}
 	if strings.Join(a.asked, "|") != "what is x|wait" {
 		t.Errorf("asked %q", a.asked)

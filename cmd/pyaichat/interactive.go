@@ -129,9 +129,9 @@ func restoreTerm(tm *term.Terminal) {
 // session log's and -p's JSON.
 func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(agent.Event)) *agent.Session {
 	look := lookOf(std.out, color)
-	// The view draws Ctrl-C's line (aiAssistant.ShowsCancel): the ^C
-	// where the REPL's terminal does not echo it, and at ai> the line
-	// that says so.
+	// The view draws Ctrl-C's line, as repl.Assistant asks: the ^C where
+	// the REPL's terminal does not echo it, and at ai> the line that says
+	// so.
 	look.Echo = tm != nil
 	if !oneShot {
 		look.Cancelled = "(cancelled)"
@@ -335,10 +335,6 @@ type aiAssistant struct {
 }
 
 func (a aiAssistant) Release() { a.in.DiscardIsolated() }
-
-// ShowsCancel implements repl.CancelShower: the assistant's view draws
-// Ctrl-C's line, in order with the answer (newAssistant).
-func (aiAssistant) ShowsCancel() bool { return true }
 
 // HandleToPy implements repl.Handoff: /code [N] hands the answer's code
 // block to py>, where the REPL puts it in the line editor; an error (no
