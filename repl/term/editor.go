@@ -167,9 +167,28 @@ func (e *Editor) columns() int { return int(e.cols.Load()) }
 func (e *Editor) filter(r rune) (rune, bool) {
 	r, handle := e.translate(r)
 	if handle {
+		e.echoAhead(r)
 		e.out.keyStart()
 	}
 	return r, handle
+}
+
+// echoAhead writes a character typed at the end of the line to the
+// terminal before readline handles it: readline's redraw after each key
+// lays out the whole line again (several passes over it, in its own
+// width tables, which on a line of 2,000 characters took most of a key's
+// time), and the key's echo waited for it. The redraw still runs, and
+// keeps readline's buffer, history and cursor as they are for every key;
+// it draws what the echo drew, so the frame writer sends nothing for it.
+// Only where the key goes in as it is: not in history search or
+// completion (readline draws those itself).
+func (e *Editor) echoAhead(r rune) {
+	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
+		return
+	}
+	if b := e.view.echoAhead(r); b != nil {
+		e.out.echo(b)
+	}
 }
 
 // translate is the key map on top of readline's: the paste marker ends

@@ -26,6 +26,7 @@ type frameWriter struct {
 	inKey   bool // the editor is handling a key
 	waiting bool // the editor's reader is blocked waiting for keys
 	timer   *time.Timer
+	hold    time.Duration // maxHold; longer in tests that check frames
 }
 
 // maxHold bounds how long output may be held when the editor takes a path
@@ -33,7 +34,7 @@ type frameWriter struct {
 const maxHold = 2 * time.Millisecond
 
 func newFrameWriter(dst io.Writer) *frameWriter {
-	f := &frameWriter{dst: dst}
+	f := &frameWriter{dst: dst, hold: maxHold}
 	f.timer = time.AfterFunc(time.Hour, f.expire)
 	f.timer.Stop()
 	return f
@@ -50,6 +51,25 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 	}
 	f.buf = append(f.buf, p...)
 	return len(p), nil
+}
+
+// echo writes b, the drawing of a key at the end of the line, straight to
+// the terminal, ahead of the editor's redraw for it, if the screen holds
+// the last frame's drawing and nothing is held; the redraw, which draws
+// the same, then comes to nothing (see redrawShortener.extends). It
+// reports whether it wrote.
+func (f *frameWriter) echo(b []byte) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.buf) > 0 || f.redraws.drawn == nil {
+		return false
+	}
+	if _, err := f.dst.Write(b); err != nil {
+		f.redraws.forget()
+		return false
+	}
+	f.redraws.drawn = append(f.redraws.drawn, b...)
+	return true
 }
 
 // promptStart is called before the editor draws a prompt: the drawing is
@@ -74,7 +94,7 @@ func (f *frameWriter) keyStart() {
 func (f *frameWriter) holdLocked() {
 	if !f.holding {
 		f.holding = true
-		f.timer.Reset(maxHold)
+		f.timer.Reset(f.hold)
 	}
 }
 

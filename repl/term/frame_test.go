@@ -233,3 +233,101 @@ func checkShortenedRedraws(t *testing.T, cols int, view bool) {
 		t.Errorf("shortened frames wrote %d bytes against %d for whole redraws: want far fewer", short.Len(), whole.Len())
 	}
 }
+
+// vtWriter writes to an emulated terminal.
+type vtWriter struct{ vt vt10x.Terminal }
+
+func (w vtWriter) Write(p []byte) (int, error) { return w.vt.Write(p) }
+
+// A key typed at the end of the line is echoed ahead of readline's redraw
+// (echoAhead), and the redraw then writes nothing: the screen, cursor
+// included, is the one readline's whole redraws leave, for keys that fit
+// on the row, keys that reach the right margin or start a row, wide
+// characters, keys after which a suggestion shows (not echoed ahead) and
+// keys typed after moving back. Most keys at the end are echoed ahead.
+func TestEchoAheadKeepsTheScreen(t *testing.T) {
+	for _, cols := range []int{13, 20, 80} {
+		t.Run(fmt.Sprintf("%d columns", cols), func(t *testing.T) { checkEchoAhead(t, cols) })
+	}
+}
+
+func checkEchoAhead(t *testing.T, cols int) {
+	const prompt = "py> "
+	full := vt10x.New(vt10x.WithSize(120, 16))
+	shown := vt10x.New(vt10x.WithSize(120, 16))
+	var sent writeLog
+	f := newFrameWriter(io.MultiWriter(vtWriter{shown}, &sent))
+	f.hold = time.Hour // frames end where the test says, however slow the machine
+	v := newLineView(io.MultiWriter(vtWriter{full}, f), func() int { return cols })
+	v.suggest = func(line string) string {
+		if strings.HasSuffix(line, "pri") {
+			return "nt"
+		}
+		return ""
+	}
+	v.setPrompt(prompt)
+	rb := readline.NewRuneBuffer(v, prompt, &readline.Config{ForceUseInteractive: true, Painter: v}, cols)
+	full.Write([]byte(prompt))
+	shown.Write([]byte(prompt))
+
+	echoed, atEnd := 0, 0
+	step := 0
+	key := func(what string, handle func()) {
+		t.Helper()
+		step++
+		f.keyStart()
+		handle()
+		f.keyDone()
+		f.readerWaits(true)
+		f.readerWaits(false)
+		if a, b := full.String(), shown.String(); a != b {
+			t.Fatalf("step %d (%s): screens differ\nwhole redraws:\n%s\nechoed ahead:\n%s", step, what, a, b)
+		}
+		if a, b := full.Cursor(), shown.Cursor(); a.X != b.X || a.Y != b.Y {
+			t.Fatalf("step %d (%s): cursor at %d,%d after whole redraws, %d,%d echoed ahead", step, what, a.X, a.Y, b.X, b.Y)
+		}
+	}
+	typeRune := func(r rune) {
+		t.Helper()
+		if rb.IsCursorInEnd() {
+			atEnd++
+		}
+		key(fmt.Sprintf("typing %q", r), func() {
+			if b := v.echoAhead(r); b != nil && f.echo(b) {
+				echoed++
+				before := len(sent.get())
+				rb.WriteRune(r)
+				f.flush()
+				if after := sent.get(); len(after) != before {
+					t.Errorf("typing %q: the redraw after the echo wrote %q (all %q)", r, after[before:], after)
+				}
+				return
+			}
+			rb.WriteRune(r)
+		})
+	}
+	key("the first drawing", func() { rb.Refresh(nil) })
+	for _, r := range "x = 12345678901234567890界abcdefghij😀klmnopqrstuvwxyz pri" {
+		typeRune(r)
+	}
+	for _, r := range "nt(1) and more text to wrap past the margin again" {
+		typeRune(r)
+	}
+	for range 3 {
+		key("left", rb.MoveBackward)
+	}
+	for _, r := range "XY" {
+		typeRune(r)
+	}
+	key("end", rb.MoveToLineEnd)
+	for _, r := range "tail of the line" {
+		typeRune(r)
+	}
+	key("backspace", rb.Backspace)
+	for _, r := range "z" {
+		typeRune(r)
+	}
+	if echoed*2 < atEnd {
+		t.Errorf("%d of %d keys typed at the end were echoed ahead: want most", echoed, atEnd)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/chzyer/readline"
 	"github.com/mattn/go-runewidth"
@@ -71,10 +72,18 @@ type lineView struct {
 	pos     int
 	painted bool
 	row     int // the cursor's row below the line's first one, as drawn
+	// atEnd says the last drawing ended with the cursor after the line's
+	// last character, nothing after it (no suggestion) and endCol
+	// columns of its row taken, at a width of drawnWidth: a character of
+	// one column typed there is drawn by writing just that character.
+	atEnd      bool
+	endCol     int
+	drawnWidth int
 
 	hint     []rune // the suggestion drawn after the line, if any
 	hintFor  string // the line hint was asked for
 	hintDone bool   // hintFor was asked
+	hintGot  []rune // and its answer
 }
 
 func newLineView(out io.Writer, width func() int) *lineView {
@@ -141,10 +150,15 @@ func (v *lineView) hintOf(line []rune, pos int) []rune {
 	if v.suggest == nil || pos != len(line) || len(line) == 0 || line[len(line)-1] == '\n' {
 		return nil
 	}
-	text := string(line)
+	return v.suggestionFor(string(line))
+}
+
+// suggestionFor is the suggestion for text, asked of suggest once per
+// text.
+func (v *lineView) suggestionFor(text string) []rune {
 	v.mu.Lock()
 	if v.hintDone && v.hintFor == text {
-		hint := v.hint
+		hint := v.hintGot
 		v.mu.Unlock()
 		return hint
 	}
@@ -158,9 +172,31 @@ func (v *lineView) hintOf(line []rune, pos int) []rune {
 		}
 	}
 	v.mu.Lock()
-	v.hintFor, v.hintDone = text, true
+	v.hintFor, v.hintDone, v.hintGot = text, true, hint
 	v.mu.Unlock()
 	return hint
+}
+
+// echoAhead returns what to write for r typed at the end of the line,
+// before readline has it, when that is just r: the last drawing ended
+// with the cursor after the line, nothing after it, and r, one column
+// wide, still fits on the row with no suggestion after it. Otherwise it
+// returns nil, and readline's redraw draws the key.
+func (v *lineView) echoAhead(r rune) []byte {
+	if r < ' ' || r == 0x7f || (r >= pasteRune && r <= moveRune) || RuneWidth(r) != 1 {
+		return nil
+	}
+	v.mu.Lock()
+	ok := v.atEnd && v.endCol+1 < v.drawnWidth && v.drawnWidth == v.width()
+	var text string
+	if ok && v.suggest != nil {
+		text = string(v.line) + string(r)
+	}
+	v.mu.Unlock()
+	if !ok || (v.suggest != nil && len(v.suggestionFor(text)) > 0) {
+		return nil
+	}
+	return utf8.AppendRune(nil, r)
 }
 
 // Write is readline's output: its line drawing and its clearing are
@@ -175,9 +211,12 @@ func (v *lineView) Write(p []byte) (int, error) {
 			out = b
 		} else {
 			v.row = 0 // the line ended (Enter, Ctrl-C): readline's own text
+			v.atEnd = false
 		}
 	case isClear(p):
 		out = v.clear()
+	default:
+		v.atEnd = false
 	}
 	v.mu.Unlock()
 	if _, err := v.out.Write(out); err != nil {
@@ -200,6 +239,7 @@ func (v *lineView) clear() []byte {
 		b = append(b, "\x1b["+strconv.Itoa(v.row)+"A"...)
 	}
 	v.row = 0
+	v.atEnd = false
 	return append(b, "\x1b[J"...)
 }
 
@@ -227,20 +267,23 @@ func (v *lineView) draw() ([]byte, bool) {
 	if ending {
 		pos, hint = len(body), nil
 	}
-	b, cursor := v.layout(body, pos, hint, width)
+	b, cursor, end := v.layout(body, pos, hint, width)
 	if ending {
 		b = append(b, bytes.Repeat([]byte("\n"), len(v.line)-len(body))...)
 		v.row = 0
+		v.atEnd = false
 		return b, true
 	}
 	v.row = cursor
+	v.atEnd = pos == len(body) && len(hint) == 0
+	v.endCol, v.drawnWidth = end.col, width
 	return b, true
 }
 
 // layout draws the prompt and line from the start of a row, then hint
-// dim, and puts the cursor at pos; it returns the drawing and the
-// cursor's row.
-func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte, int) {
+// dim, and puts the cursor at pos; it returns the drawing, the cursor's
+// row and where the line's text ended.
+func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte, int, cell) {
 	d := &drawing{width: width}
 	d.text(v.prompt)
 	cursor := cell{-1, 0}
@@ -275,6 +318,7 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 			d.put(r)
 		}
 	}
+	end := d.at
 	if cursor.row < 0 && len(hint) > 0 {
 		// The cursor stays before the suggestion.
 		cursor = d.at
@@ -286,7 +330,7 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 		d.b.WriteString(dimOff)
 	}
 	b := d.end(cursor)
-	return b, d.cursorRow
+	return b, d.cursorRow, end
 }
 
 // drawing is a line being drawn from the start of a row.
