@@ -254,6 +254,7 @@ func saveCommand(w *sessions.Writer, line string, out io.Writer) {
 			path = filepath.Join(home, path[2:])
 		}
 	}
+	w.Flush()
 	recs, err := sessions.Read(w.Path)
 	if err == nil {
 		err = sessions.Export(recs, path)
