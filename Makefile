@@ -19,10 +19,15 @@ PYEXE = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 3p)
 CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
 	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(PYEXE)"
 
-.PHONY: deps pyflags assets build run test test-pythons fresh-debian bench bench-repl bench-speed bench-serve vet
+.PHONY: deps browser pyflags assets build run test test-pythons fresh-debian bench bench-repl bench-speed bench-serve vet
 
 deps:
 	@./scripts/deps.sh
+
+# Chromium, for the serve page's browser test only (building and running
+# pyaichat need no browser).
+browser:
+	@./scripts/deps.sh --browser
 
 pyflags: deps
 	@scripts/python-flags.sh $(PYTHON) >/dev/null
@@ -56,7 +61,7 @@ vet: deps assets
 # transcripts against python3 -i of the same version, PTY end-to-end tests
 # of the binary, then pybridge again under the race detector; then the
 # Python versions matrix.
-test: vet
+test: vet browser
 	$(CGOENV) $(GO) test -count=1 ./...
 	$(CGOENV) $(GO) test -count=1 -race ./pybridge
 	CGO_ENABLED=0 $(GO) test -count=1 ./repl/... ./agent/...
@@ -71,7 +76,7 @@ test-pythons: deps assets
 fresh-debian:
 	./scripts/fresh-debian.sh
 
-bench: pyflags assets
+bench: pyflags assets browser
 	$(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
 	$(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessions
 
@@ -86,5 +91,5 @@ bench-speed: pyflags assets
 
 # pyaichat serve: key-to-echo over the WebSocket, a Python loop's output
 # through the server beside a plain PTY, the server's memory per idle session.
-bench-serve: pyflags assets
+bench-serve: pyflags assets browser
 	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkServe' -benchtime 5x ./e2e

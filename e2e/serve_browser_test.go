@@ -33,7 +33,7 @@ func chromiumPath() (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("no chromium on PATH: install Debian's chromium (scripts/deps.sh does) or name one in PYAICHAT_CHROMIUM")
+	return "", fmt.Errorf("no chromium on PATH: install Debian's chromium (scripts/deps.sh --browser, which make test runs) or name one in PYAICHAT_CHROMIUM")
 }
 
 // newBrowser starts headless Chromium (as root in CI, hence no sandbox)

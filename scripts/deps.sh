@@ -5,8 +5,7 @@
 # CPython's embedding headers (python3-dev), numpy and pandas (the
 # capabilities' summaries are tested against them), nbformat (exported
 # notebooks are validated with it), node and npm (the build fetches the
-# xterm.js files `pyaichat serve` embeds with npm ci), Chromium (the serve
-# page's browser test drives it headless), the CA certificates
+# xterm.js files `pyaichat serve` embeds with npm ci), the CA certificates
 # the Go module proxy needs, and a Go of 1.21 or newer. From 1.21 on, the
 # go command fetches the toolchain that go.mod names through the module
 # proxy (GOTOOLCHAIN=auto), so the distribution's own Go is enough:
@@ -15,6 +14,9 @@
 #
 #   scripts/deps.sh             install what is missing
 #   scripts/deps.sh --which-go  print the go command to use (nothing installed)
+#   scripts/deps.sh --browser   install Chromium only, which the serve page's
+#                               browser test drives headless (make test runs
+#                               this; building and running need no browser)
 #
 # Fails with a one-line reason when something cannot be had.
 set -euo pipefail
@@ -71,6 +73,27 @@ apt_install() {
 }
 available() { [ -n "$(apt-cache policy "$1" 2>/dev/null | sed -n 's/ *Candidate: //p' | grep -v '(none)')" ]; }
 
+# --browser: Debian's chromium; Ubuntu has only a snap behind its
+# chromium-browser, which containers cannot run: there, install a Chromium
+# by hand and name it in PYAICHAT_CHROMIUM (the browser test says so when
+# it finds none).
+if [ "${1:-}" = "--browser" ]; then
+  if [ -z "${PYAICHAT_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
+    if available chromium; then
+      apt_install chromium
+    else
+      $sudo apt-get update -qq || die "apt-get update failed"
+      updated=1
+      if available chromium; then
+        apt_install chromium
+      else
+        echo "deps: no chromium package here; the serve page's browser test needs one (PYAICHAT_CHROMIUM=/path/to/chromium)" >&2
+      fi
+    fi
+  fi
+  exit 0
+fi
+
 pkgs=()
 command -v make >/dev/null || pkgs+=(make)
 command -v gcc >/dev/null || pkgs+=(gcc libc6-dev)
@@ -83,18 +106,6 @@ pkg-config --exists python3-embed 2>/dev/null || pkgs+=(python3-dev)
 /usr/bin/python3 -c 'import nbformat' 2>/dev/null || pkgs+=(python3-nbformat)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 [ ${#pkgs[@]} -eq 0 ] || apt_install "${pkgs[@]}"
-
-# Debian's chromium; Ubuntu has only a snap behind its chromium-browser,
-# which containers cannot run: there, install a Chromium by hand and name
-# it in PYAICHAT_CHROMIUM (the browser test says so when it finds none).
-if [ -z "${PYAICHAT_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
-  [ -z "$updated" ] && { $sudo apt-get update -qq || die "apt-get update failed"; updated=1; }
-  if available chromium; then
-    apt_install chromium
-  else
-    echo "deps: no chromium package here; the serve page's browser test needs one (PYAICHAT_CHROMIUM=/path/to/chromium)" >&2
-  fi
-fi
 
 if ! which_go >/dev/null; then
   [ -z "$updated" ] && { $sudo apt-get update -qq || die "apt-get update failed"; updated=1; }
