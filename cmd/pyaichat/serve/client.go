@@ -305,14 +305,25 @@ func (c *client) show(sess *session, from int64, opened openedMsg) {
 // pump sends sess's output from cursor on as it comes, then its exit.
 // It writes with the connection's context: a cancelled write would close
 // the connection.
+//
+// Output that follows a message closely is held for up to outHold after
+// that message, so that a fast stream goes as a few large messages, not
+// one per PTY read (often 1 KiB): each message costs a browser far more
+// than its bytes do. A key's echo after a pause is sent at once.
 func (c *client) pump(ctx context.Context, sess *session, cursor int64) {
+	var sent time.Time
 	for ctx.Err() == nil {
 		sp := sess.out.since(cursor, outChunk)
 		if len(sp.data) > 0 || sp.gap {
+			if wait := outHold - time.Since(sent); wait > 0 && len(sp.data) < outChunk/2 && !sp.ended {
+				holdOutput(ctx, wait)
+				continue
+			}
 			msg := stdoutMsg{Type: "stdout", SessionID: sess.id, DataBase64: base64.StdEncoding.EncodeToString(sp.data), Seq: sp.seq, Gap: sp.gap}
 			if c.send(msg) != nil {
 				return
 			}
+			sent = time.Now()
 			cursor = sp.seq
 			continue
 		}
@@ -325,6 +336,16 @@ func (c *client) pump(ctx context.Context, sess *session, cursor int64) {
 		case <-sp.more:
 		case <-ctx.Done():
 		}
+	}
+}
+
+// holdOutput waits for d, or until ctx ends.
+func holdOutput(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 

@@ -469,3 +469,39 @@ func TestOutputKeepsTheNewestBytes(t *testing.T) {
 		t.Errorf("since(95) of 2: %q %d", sp.data, sp.seq)
 	}
 }
+
+// A fast stream of small writes (one per line, as on a terminal) is held
+// and gathered into larger messages: every byte still arrives once, in
+// order, each message's seq counts exactly the bytes before it, and the
+// exit comes after the last of them.
+func TestFastOutputArrivesWholeAndInOrder(t *testing.T) {
+	_, hs := newTestServer(t, Options{}, "/bin/sh", "-c", "seq 1 30000; exit 3")
+	c := dial(t, hs)
+	id := c.open()
+	var got int64
+	for {
+		m := c.next()
+		if m["type"] == "exit" {
+			if m["code"] != float64(3) {
+				t.Errorf("exit: %v, want status 3", m)
+			}
+			break
+		}
+		if m["type"] == "stdout" {
+			if m["gap"] == true {
+				t.Fatalf("a gap in %d bytes of output: %v", got, m)
+			}
+			got = int64(len(c.output(id)))
+			if c.seq[id] != got {
+				t.Fatalf("stdout seq %d after %d bytes", c.seq[id], got)
+			}
+		}
+	}
+	var want strings.Builder
+	for i := 1; i <= 30000; i++ {
+		fmt.Fprintf(&want, "%d\r\n", i)
+	}
+	if out := c.output(id); out != want.String() {
+		t.Errorf("output: %d bytes, want %d; it ends %q", len(out), want.Len(), out[max(0, len(out)-40):])
+	}
+}

@@ -42,6 +42,9 @@ const (
 	hardReadLimit = 64 << 20
 	// outChunk bounds the data of one stdout message.
 	outChunk = 256 << 10
+	// outHold is how long output that closely follows a stdout message
+	// waits to gather more (see pump).
+	outHold = 5 * time.Millisecond
 	// killGrace is how long a SIGHUPed child has before SIGKILL.
 	killGrace = 3 * time.Second
 )

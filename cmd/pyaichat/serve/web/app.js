@@ -65,6 +65,42 @@
     return out;
   }
 
+  // Output goes to xterm.js one write at a time: what arrives while a
+  // write is being parsed waits and then goes as one piece. Each write
+  // has a fixed cost (timers, events, a cursor and textarea update), and
+  // a fast loop's output comes as thousands of small messages.
+  let queued = [];      // Uint8Arrays waiting for the write in progress
+  let writing = false;
+  function show(bytes) {
+    if (writing) {
+      queued.push(bytes);
+      return;
+    }
+    writing = true;
+    term.write(bytes, writeNext);
+  }
+  function writeNext() {
+    if (!queued.length) {
+      writing = false;
+      return;
+    }
+    let data = queued[0];
+    if (queued.length > 1) {
+      let n = 0;
+      for (const q of queued) n += q.length;
+      data = new Uint8Array(n);
+      n = 0;
+      for (const q of queued) { data.set(q, n); n += q.length; }
+    }
+    queued = [];
+    term.write(data, writeNext);
+  }
+  function note(text) { show(enc.encode(text)); }
+  function clearScreen() {
+    queued = [];
+    term.reset();
+  }
+
   function connect() {
     clearTimeout(retry);
     retry = null;
@@ -105,7 +141,7 @@
       case 'opened':
         sessionId = msg.sessionId;
         store.setItem('pyaichat.session', sessionId);
-        if (msg.gap) term.write('\r\n\x1b[2m[earlier output was not kept]\x1b[0m\r\n');
+        if (msg.gap) note('\r\n\x1b[2m[earlier output was not kept]\x1b[0m\r\n');
         seq = msg.seq;
         setStatus('connected', 'connected');
         $('banner').hidden = true;
@@ -115,8 +151,8 @@
         if (msg.sessionId !== sessionId) break;
         // The page fell further behind than the server keeps: what it
         // skipped is gone (the screen catches up with the newest output).
-        if (msg.gap && msg.seq > seq) term.write('\r\n\x1b[2m[output skipped]\x1b[0m\r\n');
-        term.write(fromBase64(msg.dataBase64));
+        if (msg.gap && msg.seq > seq) note('\r\n\x1b[2m[output skipped]\x1b[0m\r\n');
+        show(fromBase64(msg.dataBase64));
         seq = msg.seq;
         break;
       case 'exit':
@@ -132,7 +168,7 @@
         if (msg.sessionId && msg.sessionId === sessionId && /^no session/.test(msg.message)) {
           sessionId = null;
           store.removeItem('pyaichat.session');
-          term.reset();
+          clearScreen();
           openSession();
           break;
         }
@@ -145,7 +181,7 @@
     if (sessionId) send({ type: 'close', sessionId });
     sessionId = null;
     store.removeItem('pyaichat.session');
-    term.reset();
+    clearScreen();
     $('banner').hidden = true;
     openSession();
     term.focus();
