@@ -66,13 +66,8 @@ type Config struct {
 	HistoryTokens   int           // budget for the conversation sent (12000, estimated)
 	ContextBytes    int           // budget for the automatic session context (1500)
 
-	ConnectTimeout   time.Duration // TCP+TLS connect (10 s)
-	FirstByteTimeout time.Duration // request sent -> response headers (120 s: local prefill is slow)
-	IdleTimeout      time.Duration // silence inside a stream, keep-alive comments count as data (90 s)
-	MaxRetries       int           // extra attempts for retryable failures (2; negative: none)
-	RetryBaseDelay   time.Duration // first backoff, doubled each retry (500 ms)
-	RetryMaxDelay    time.Duration // backoff cap (8 s)
-	RetryAfterCap    time.Duration // longest Retry-After honoured (20 s)
+	// The provider's time and retry bounds, with its defaults.
+	llm.Limits
 
 	// MoreHelp is added to /help: the lines of commands that whoever
 	// wraps the Session handles itself (cmd/pyaichat's /save).
@@ -150,10 +145,7 @@ func (c Config) withDefaults() Config {
 	defi(&c.ToolResultBytes, 4000)
 	defi(&c.HistoryTokens, 12000)
 	defi(&c.ContextBytes, 1500)
-	// The provider's bounds have the provider's defaults.
-	o := c.options().WithDefaults()
-	c.ConnectTimeout, c.FirstByteTimeout, c.IdleTimeout = o.ConnectTimeout, o.FirstByteTimeout, o.IdleTimeout
-	c.MaxRetries, c.RetryBaseDelay, c.RetryMaxDelay, c.RetryAfterCap = o.MaxRetries, o.RetryBaseDelay, o.RetryMaxDelay, o.RetryAfterCap
+	c.Limits = c.Limits.WithDefaults()
 	return c
 }
 

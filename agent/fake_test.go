@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
@@ -23,21 +24,9 @@ type fakeServer struct {
 }
 
 type wireReq struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role      string `json:"role"`
-		Content   string `json:"content"`
-		ToolCalls []struct {
-			ID       string `json:"id"`
-			Type     string `json:"type"`
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-		ToolCallID string `json:"tool_call_id"`
-	} `json:"messages"`
-	Tools []struct {
+	Model    string              `json:"model"`
+	Messages []fakemodel.Message `json:"messages"`
+	Tools    []struct {
 		Type     string `json:"type"`
 		Function struct {
 			Name string `json:"name"`
@@ -83,8 +72,8 @@ func (f *fakeServer) url() string { return f.URL }
 func (f *fakeServer) config() Config {
 	return Config{
 		BaseURL: f.url(), APIKey: testKey, Model: "test-model",
-		RetryBaseDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond, RetryAfterCap: 30 * time.Millisecond,
-		View: view.For(view.Options{}),
+		Limits: llm.Limits{RetryBaseDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond, RetryAfterCap: 30 * time.Millisecond},
+		View:   view.For(view.Options{}),
 	}
 }
 

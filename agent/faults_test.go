@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/view"
 )
 
@@ -173,7 +174,7 @@ func refusedURL(t *testing.T) string {
 }
 
 func TestConnectionRefusedIsRetriedThenReported(t *testing.T) {
-	cfg := Config{BaseURL: refusedURL(t), Model: "m", RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond, View: view.For(view.Options{})}
+	cfg := Config{BaseURL: refusedURL(t), Model: "m", Limits: llm.Limits{RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}, View: view.For(view.Options{})}
 	s := NewSession(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	err := s.Handle(context.Background(), "q", out)

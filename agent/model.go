@@ -64,10 +64,5 @@ func (m llmModel) Open(ctx context.Context, model string, msgs []Message, tools 
 
 // options are the provider's part of the configuration.
 func (c Config) options() llm.Options {
-	return llm.Options{
-		BaseURL: c.BaseURL, APIKey: c.APIKey,
-		ConnectTimeout: c.ConnectTimeout, FirstByteTimeout: c.FirstByteTimeout, IdleTimeout: c.IdleTimeout,
-		MaxRetries: c.MaxRetries, RetryBaseDelay: c.RetryBaseDelay, RetryMaxDelay: c.RetryMaxDelay,
-		RetryAfterCap: c.RetryAfterCap, HTTPClient: c.HTTPClient,
-	}
+	return llm.Options{BaseURL: c.BaseURL, APIKey: c.APIKey, Limits: c.Limits, HTTPClient: c.HTTPClient}
 }

@@ -15,7 +15,7 @@ import (
 // open sends one request through the real provider client.
 func open(t *testing.T, s *Server, msgs ...llm.Message) (*llm.Stream, error) {
 	t.Helper()
-	c := llm.New(llm.Options{BaseURL: s.URL, APIKey: "sk-fake-0123456789abcdef", MaxRetries: -1})
+	c := llm.New(llm.Options{BaseURL: s.URL, APIKey: "sk-fake-0123456789abcdef", Limits: llm.Limits{MaxRetries: -1}})
 	return c.Open(context.Background(), "m", msgs, llm.EncodeTools([]llm.Tool{{Name: "get_repr", Schema: json.RawMessage(`{"type":"object"}`)}}), func(string) {})
 }
 

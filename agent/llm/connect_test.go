@@ -46,7 +46,7 @@ func fullListener(t *testing.T) string {
 
 func TestConnectTimeout(t *testing.T) {
 	addr := fullListener(t)
-	c := New(Options{BaseURL: "http://" + addr + "/v1", APIKey: testKey, ConnectTimeout: 150 * time.Millisecond, MaxRetries: -1})
+	c := New(Options{BaseURL: "http://" + addr + "/v1", APIKey: testKey, Limits: Limits{ConnectTimeout: 150 * time.Millisecond, MaxRetries: -1}})
 	var err error
 	done := make(chan struct{})
 	go func() {

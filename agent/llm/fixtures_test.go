@@ -246,7 +246,7 @@ func TestFixturesParseToOracle(t *testing.T) {
 				t.Fatalf("oracle for %s parsed to almost nothing (%d lines)", o.File, o.lineMatched)
 			}
 			srv := serveFixture(t, o.File)
-			c := New(Options{BaseURL: srv.URL + "/v1", APIKey: "sk-fixture", MaxRetries: -1})
+			c := New(Options{BaseURL: srv.URL + "/v1", APIKey: "sk-fixture", Limits: Limits{MaxRetries: -1}})
 			s, err := c.Open(context.Background(), "m", []Message{{Role: "user", Content: "hi"}}, Tools{}, func(string) {})
 			if isErr {
 				checkHTTPError(t, o, err)

@@ -24,7 +24,7 @@ func TestErrorsNeverHoldTheKey(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := fakemodel.New(t, c.reply, c.reply, c.reply)
-			client := New(Options{BaseURL: f.URL, APIKey: testKey, RetryBaseDelay: 1, RetryMaxDelay: 1})
+			client := New(Options{BaseURL: f.URL, APIKey: testKey, Limits: Limits{RetryBaseDelay: 1, RetryMaxDelay: 1}})
 			var notices []string
 			st, err := client.Open(context.Background(), "m", []Message{{Role: "user", Content: "q"}}, Tools{}, func(n string) { notices = append(notices, n) })
 			if err == nil {

@@ -7,12 +7,20 @@ import (
 	"github.com/pyaichat/pyaichat/agent/redact"
 )
 
-// Options are the server, the key and the bounds of a Client. Zero bounds
-// take the defaults in parentheses (WithDefaults).
+// Options are the server, the key and the bounds of a Client.
 type Options struct {
 	BaseURL string // with /chat/completions and /models below it
 	APIKey  string // "" for servers that need none
+	Limits
 
+	// HTTPClient replaces the default client (tests); nil builds one with
+	// ConnectTimeout.
+	HTTPClient *http.Client
+}
+
+// Limits are a Client's time and retry bounds. Zero ones take the
+// defaults in parentheses (WithDefaults).
+type Limits struct {
 	ConnectTimeout   time.Duration // TCP+TLS connect (10 s)
 	FirstByteTimeout time.Duration // request sent -> response headers (120 s: local prefill is slow)
 	IdleTimeout      time.Duration // silence inside a stream, keep-alive comments count as data (90 s)
@@ -20,14 +28,16 @@ type Options struct {
 	RetryBaseDelay   time.Duration // first backoff, doubled each retry (500 ms)
 	RetryMaxDelay    time.Duration // backoff cap (8 s)
 	RetryAfterCap    time.Duration // longest Retry-After honoured (20 s)
-
-	// HTTPClient replaces the default client (tests); nil builds one with
-	// ConnectTimeout.
-	HTTPClient *http.Client
 }
 
 // WithDefaults fills every zero bound.
 func (o Options) WithDefaults() Options {
+	o.Limits = o.Limits.WithDefaults()
+	return o
+}
+
+// WithDefaults fills every zero bound.
+func (o Limits) WithDefaults() Limits {
 	def := func(p *time.Duration, d time.Duration) {
 		if *p <= 0 {
 			*p = d

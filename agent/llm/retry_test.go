@@ -29,7 +29,7 @@ func TestHugeRetryAfterMeansTheCap(t *testing.T) {
 		t.Run(c.header+": "+c.value, func(t *testing.T) {
 			f := fakemodel.New(t, fakemodel.Reply{Status: 429, ContentType: "application/json", Body: `{"error":{"message":"slow down"}}`, Header: []string{c.header, c.value}},
 				fakemodel.Reply{Text: "ok"})
-			client := New(Options{BaseURL: f.URL, APIKey: testKey, RetryBaseDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond, RetryAfterCap: 30 * time.Millisecond})
+			client := New(Options{BaseURL: f.URL, APIKey: testKey, Limits: Limits{RetryBaseDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond, RetryAfterCap: 30 * time.Millisecond}})
 			var notices []string
 			st, err := client.Open(context.Background(), "m", []Message{{Role: "user", Content: "q"}}, Tools{}, func(n string) { notices = append(notices, n) })
 			if err != nil {
