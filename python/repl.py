@@ -464,23 +464,10 @@ def capture_output(_=""):
     if _tail_raw is None:
         return "no"
     err = sys.stderr
-    buffer = getattr(err, "buffer", None)
-    if type(buffer) is io.BufferedWriter and type(buffer.raw) is io.FileIO:
-        layer = io.BufferedWriter(_pyaichat.Tracked(buffer.raw, 2))
-    elif type(buffer) is io.FileIO:
-        layer = _pyaichat.Tracked(buffer, 2)
-    else:
-        layer = None
-    if layer is not None:
-        err.flush()
+    tracked = _over_tracked(err, 2)
+    if tracked is not None:
         _original_stderr = err  # kept alive: it owns fd 2
-        sys.stderr = sys.__stderr__ = io.TextIOWrapper(
-            layer,
-            encoding=err.encoding,
-            errors=err.errors,
-            line_buffering=err.line_buffering,
-            write_through=err.write_through,
-        )
+        sys.stderr = sys.__stderr__ = tracked[1]
     _pyaichat.set_displayhook(sys.displayhook)
     sys.displayhook = _pyaichat.displayhook
     return "ok"
@@ -1056,25 +1043,36 @@ def _track_stdout_tail():
     out = sys.stdout
     if out is None or not out.isatty():
         return
-    # The same layers as before, with _pyaichat.Tracked (which remembers
-    # the text after the last newline) over the FileIO: buffered
-    # (line-buffered on a terminal), or unbuffered under -u.
-    buffer = getattr(out, "buffer", None)
-    if type(buffer) is io.BufferedWriter and type(buffer.raw) is io.FileIO:
-        _tail_raw = _pyaichat.Tracked(buffer.raw, 1)
-        layer = io.BufferedWriter(_tail_raw)
-    elif type(buffer) is io.FileIO:
-        _tail_raw = layer = _pyaichat.Tracked(buffer, 1)
-    else:
+    # _pyaichat.Tracked remembers the text after the last newline.
+    tracked = _over_tracked(out, 1)
+    if tracked is None:
         return
-    out.flush()
+    _tail_raw = tracked[0]
     _original_stdout = out  # kept alive: it owns fd 1
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+    sys.stdout = sys.__stdout__ = tracked[1]
+
+
+def _over_tracked(stream, which):
+    """stream's layers built again with a _pyaichat.Tracked (which: 1 for
+    stdout, 2 for stderr) over its FileIO: buffered (line-buffered on a
+    terminal), or unbuffered under -u; stream is flushed. The Tracked
+    layer and the new text stream, or None when stream is not made of
+    those layers."""
+    buffer = getattr(stream, "buffer", None)
+    if type(buffer) is io.BufferedWriter and type(buffer.raw) is io.FileIO:
+        raw = _pyaichat.Tracked(buffer.raw, which)
+        layer = io.BufferedWriter(raw)
+    elif type(buffer) is io.FileIO:
+        raw = layer = _pyaichat.Tracked(buffer, which)
+    else:
+        return None
+    stream.flush()
+    return raw, io.TextIOWrapper(
         layer,
-        encoding=out.encoding,
-        errors=out.errors,
-        line_buffering=out.line_buffering,
-        write_through=out.write_through,
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
+        write_through=stream.write_through,
     )
 
 
