@@ -254,7 +254,6 @@ func saveCommand(w *sessions.Writer, line string, out io.Writer) {
 			path = filepath.Join(home, path[2:])
 		}
 	}
-	w.Flush()
 	recs, err := sessions.Read(w.Path)
 	if err == nil {
 		err = sessions.Export(recs, path)

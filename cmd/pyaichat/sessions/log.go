@@ -119,20 +119,7 @@ func NewID(now time.Time) string {
 // nothing is buffered in the process. That write is on the py> line's
 // path: BenchmarkLogCost measures what it adds to a round trip.
 type Writer struct {
-	// Records are queued by Write and written by a goroutine of the
-	// Writer's own, so that a py> line's round trip does not wait for
-	// the record's JSON and write(2): with one processor for Go code the
-	// goroutine runs once the REPL waits for keys, microseconds later.
-	qmu     sync.Mutex
-	queue   []Record
-	queued  int64 // records ever queued
-	written int64 // records ever handled by the goroutine
-	closed  bool
-	wake    chan struct{} // a record was queued, or Close was called
-	drained *sync.Cond    // on qmu: written caught up with queued
-	stopped chan struct{} // the goroutine has returned
-
-	mu       sync.Mutex // the file and its bounds, held by the goroutine
+	mu       sync.Mutex
 	f        *os.File
 	size     int64
 	maxBytes int64
@@ -170,11 +157,7 @@ func Create(dir, id string, o Options) (*Writer, error) {
 		return nil, err
 	}
 	prune(dir, o.Keep)
-	w := &Writer{f: f, maxBytes: o.MaxBytes, redact: o.Redact, Path: path,
-		wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	w.drained = sync.NewCond(&w.qmu)
-	go w.writeQueued()
-	return w, nil
+	return &Writer{f: f, maxBytes: o.MaxBytes, redact: o.Redact, Path: path}, nil
 }
 
 // CreateNew starts the log of a new session started now, under a new id.
@@ -208,68 +191,19 @@ func logNames(dir string) []string {
 	return names
 }
 
-// Write queues rec, stamped with the time now if it has none, to be
-// appended to the file. Past the size bound, one "truncated" record says
-// so and later ones are dropped. Flush waits until it is in the file.
-func (w *Writer) Write(rec Record) {
+// Write appends rec, stamped with the time now if it has none. Past the
+// size bound, one "truncated" record says so and later ones are dropped.
+func (w *Writer) Write(rec Record) error {
 	if w == nil {
-		return
+		return nil
 	}
-	if rec.T.IsZero() {
-		rec.T = time.Now()
-	}
-	w.qmu.Lock()
-	defer w.qmu.Unlock()
-	if w.closed {
-		return
-	}
-	w.queue = append(w.queue, rec)
-	w.queued++
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Flush waits until every record written so far is in the file.
-func (w *Writer) Flush() {
-	if w == nil {
-		return
-	}
-	w.qmu.Lock()
-	defer w.qmu.Unlock()
-	for w.written < w.queued {
-		w.drained.Wait()
-	}
-}
-
-// writeQueued appends the queued records in order until Close.
-func (w *Writer) writeQueued() {
-	defer close(w.stopped)
-	for range w.wake {
-		w.qmu.Lock()
-		batch, closed := w.queue, w.closed
-		w.queue = nil
-		w.qmu.Unlock()
-		for _, rec := range batch {
-			_ = w.append(rec) // a full disk loses the record, not the session
-		}
-		w.qmu.Lock()
-		w.written += int64(len(batch))
-		w.drained.Broadcast()
-		w.qmu.Unlock()
-		if closed {
-			return
-		}
-	}
-}
-
-// append writes rec to the file, within the bounds.
-func (w *Writer) append(rec Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.full || w.f == nil {
 		return nil
+	}
+	if rec.T.IsZero() {
+		rec.T = time.Now()
 	}
 	rec.T = rec.T.UTC()
 	w.clean(&rec)
@@ -310,13 +244,11 @@ func (w *Writer) withoutOutput(rec Record) ([]byte, error) {
 	return line, nil
 }
 
-// OutputOff says whether the log keeps no more output (see Record),
-// once what was written so far is in the file.
+// OutputOff says whether the log keeps no more output (see Record).
 func (w *Writer) OutputOff() bool {
 	if w == nil {
 		return true
 	}
-	w.Flush()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.outputOff || w.full
@@ -381,21 +313,11 @@ func bound(s string, n int) string {
 	return termsafe.Prefix(s, n) + fmt.Sprintf("\n[cut: %d bytes in all]", len(s))
 }
 
-// Close writes what is queued and ends the file.
+// Close ends the file.
 func (w *Writer) Close() error {
 	if w == nil {
 		return nil
 	}
-	w.qmu.Lock()
-	if !w.closed {
-		w.closed = true
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
-	}
-	w.qmu.Unlock()
-	<-w.stopped
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {

@@ -308,10 +308,8 @@ func readFile(t *testing.T, p string) string {
 	return string(b)
 }
 
-// BenchmarkLogWrite is the work of logging one py> line: handing the
-// record to the writer (what the REPL waits for), and the record
-// marshalled, redacted and written with one write(2) (the writer's
-// goroutine, while the REPL waits for keys).
+// BenchmarkLogWrite is the work of logging one py> line: one record
+// marshalled, redacted and written with one write(2).
 func BenchmarkLogWrite(b *testing.B) {
 	w, err := Create(b.TempDir(), "bench", Options{MaxBytes: 1 << 40, Redact: func(s string) string {
 		return strings.ReplaceAll(s, "sk-0123456789abcdef", "[key]")
@@ -322,75 +320,12 @@ func BenchmarkLogWrite(b *testing.B) {
 	defer w.Close()
 	rec := Record{Ev: "py", Src: "df = pd.DataFrame({'a': range(10)})", Status: "ok"}
 	rec.T = time.Now()
-	b.Run("queued", func(b *testing.B) {
-		// What the REPL waits for: the record handed to the writer.
-		for i := 0; i < b.N; i++ {
-			w.Write(rec)
-		}
-		w.Flush()
-	})
-	b.Run("in the file", func(b *testing.B) {
-		// What writing it costs, on the writer's goroutine.
-		for i := 0; i < b.N; i++ {
-			w.Write(rec)
-			w.Flush()
-		}
-	})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.Write(rec)
+	}
 }
 
 // nbPython is Debian's python3, where python3-nbformat is installed
 // (scripts/deps.sh); the python3 first on PATH may be a pyenv one.
 const nbPython = "/usr/bin/python3"
-
-// Records are written by the Writer's goroutine: in the order written,
-// every one of them in the file once Flush returns, stamped with the time
-// of Write, not of the write to the file; Write after Close is ignored.
-func TestQueuedWrites(t *testing.T) {
-	w, err := Create(t.TempDir(), "a", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := time.Now()
-	done := make(chan struct{})
-	go func() {
-		for i := 0; i < 200; i++ {
-			w.Write(Record{Ev: "question", Text: fmt.Sprint("other ", i)})
-		}
-		close(done)
-	}()
-	for i := 0; i < 500; i++ {
-		w.Write(Record{Ev: "py", Src: fmt.Sprint(i), Status: "ok"})
-		if i == 250 {
-			w.Flush()
-			if recs, _ := Read(w.Path); len(recs) < 251 {
-				t.Errorf("after Flush, %d records in the file, want at least 251", len(recs))
-			}
-		}
-	}
-	<-done
-	w.Flush()
-	recs, err := Read(w.Path)
-	if err != nil || len(recs) != 700 {
-		t.Fatalf("Read: %v, %d records, want 700", err, len(recs))
-	}
-	next := 0
-	for _, r := range recs {
-		if r.T.Before(before.UTC().Truncate(time.Microsecond)) {
-			t.Errorf("record %+v stamped before the writes began", r)
-		}
-		if r.Ev == "py" {
-			if r.Src != fmt.Sprint(next) {
-				t.Fatalf("py record %q where %d was next", r.Src, next)
-			}
-			next++
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	w.Write(Record{Ev: "py", Src: "after close"})
-	w.Flush()
-	if recs, _ := Read(w.Path); len(recs) != 700 {
-		t.Errorf("%d records after a Write past Close, want 700", len(recs))
-	}
-}
