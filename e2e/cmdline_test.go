@@ -179,3 +179,23 @@ func TestNoCgoBuildSaysWhy(t *testing.T) {
 		t.Errorf("status %d, stdout %q, stderr %q; want one line on stderr and status 1", r.status, r.stdout, r.stderr)
 	}
 }
+
+// pyaichat's own modules leave no trace the user's code can see: a FILE
+// (run as python3 -i runs one) finds the modules python3 has loaded and
+// no more (but _pyaichat), and classes where CPython lists subclasses
+// once, not again from private copies of the modules pyaichat's helpers
+// use. (At the prompt, the transcripts check the same.)
+func TestScriptSeesPython3Modules(t *testing.T) {
+	dir := t.TempDir()
+	script := "import sys\n" +
+		"print(sorted(m for m in sys.modules if m != '_pyaichat'))\n" +
+		"print(int.__subclasses__())\n"
+	if err := os.WriteFile(filepath.Join(dir, "show.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := runWith(t, dir, pythonOracle, []string{"-i", "show.py"}, "")
+	got := runWith(t, dir, binary, []string{"show.py"}, "")
+	if got.stdout != want.stdout || got.status != want.status || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+		t.Errorf("python3 show.py:\n%+v\npyaichat show.py:\n%+v", want, got)
+	}
+}

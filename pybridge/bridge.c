@@ -555,6 +555,18 @@ int pyb_load_module(const char *name, const char *source, const pyb_bytes *cache
 
 /* ---- life cycle ------------------------------------------------------- */
 
+/* Whether the interpreter started as python3 -i with nothing to run first
+ * (no FILE, -c or -m: sys.argv is ['']) and with site, whose interactive
+ * hook python3 then runs before its first prompt. */
+static int bare_repl(void) {
+    PyObject *argv = PySys_GetObject("argv"); /* borrowed */
+    if (argv == NULL || !PyList_Check(argv) || PyList_GET_SIZE(argv) != 1) return 0;
+    PyObject *first = PyList_GET_ITEM(argv, 0);
+    if (!PyUnicode_Check(first) || PyUnicode_GET_LENGTH(first) != 0) return 0;
+    PyObject *modules = PyImport_GetModuleDict(); /* borrowed */
+    return PyDict_GetItemString(modules, "site") != NULL;
+}
+
 /* The process the interpreter started in (see end_forked_child). */
 static pid_t session_pid;
 
@@ -616,6 +628,22 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
         return -1;
     }
     Py_DECREF(bridge);
+    /* python3 -i has re (and enum, which re imports) loaded by its first
+     * prompt: the interactive hook site installs imports rlcompleter,
+     * which imports them. Loaded here for the user too, before any helper,
+     * they are shared by the helpers, which would otherwise load private
+     * copies of them (see forget_new_modules), whose classes then showed
+     * twice where CPython lists them (int.__subclasses__()). Not before a
+     * FILE, -c or -m, which python3 runs before that hook, or never runs
+     * it after. */
+    if (bare_repl()) {
+        PyObject *re = PyImport_ImportModule("re");
+        if (re == NULL) {
+            fetch_error(err);
+            return -1;
+        }
+        Py_DECREF(re);
+    }
     if (load_module("_pyaichat_repl", helper_src, cache, fresh, err) != 0) return -1;
     main_tstate = PyEval_SaveThread();
     return 0;

@@ -581,11 +581,11 @@ def push(line):
         if _undecodable(line):
             _console.resetbuffer()
             return "ok"
-        asked = _HELP_LINE.match(line) if not _console.buffer else None
+        asked = _help_asked(line) if not _console.buffer else None
         if asked:
             # "obj?" and "obj??" are SyntaxErrors in Python: IPython's help.
             _queue(compile("__import__('_pyaichat').helper(%r).show_help(%r, %r)"
-                           % (__name__, asked.group(1), asked.group(2) == "??"), "<pyaichat>", "exec"), line)
+                           % ((__name__,) + asked), "<pyaichat>", "exec"), line)
             return _ready()
         if _console.push(line):
             return "more"
@@ -594,8 +594,20 @@ def push(line):
         _flush()
 
 
-# A dotted name followed by ? or ??, alone on a line.
-_HELP_LINE = __import__("re").compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(\?\??)\s*$")
+def _help_asked(line):
+    """For a dotted name followed by ? or ??, alone on a line, the name and
+    whether ?? asked for the source; else None. (Not a regular expression:
+    this module loads before the user's first line, and loading re here
+    would leave private copies of re and enum, whose classes show where
+    CPython lists subclasses.)"""
+    text = line.strip()
+    if not text.endswith("?"):
+        return None
+    full = text.endswith("??")
+    name = text[: -2 if full else -1]
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        return None
+    return name, full
 
 
 def show_help(name, full):
