@@ -203,9 +203,10 @@ void pyb_signals_user_end(void) {
     for (size_t i = 0; i < N_SHARED; i++) {
         int sig = go_signals[i];
         struct sigaction now;
-        /* User code that called signal.signal() left its choice here. */
-        if (sigaction(sig, NULL, &now) == 0 && !is_forwarder(&now)) python_handler[sig] = now;
-        sigaction(sig, &go_handler[sig], NULL);
+        /* User code that called signal.signal() left its choice here: it
+         * is read in the same call that gives Go its handler back (one
+         * system call per signal on every input). */
+        if (sigaction(sig, &go_handler[sig], &now) == 0 && !is_forwarder(&now)) python_handler[sig] = now;
     }
 }
 

@@ -484,7 +484,7 @@ func (r *Session) keepPartialLine(partial string) {
 	if r.opts.Term == nil {
 		return
 	}
-	width := r.opts.Term.Width()
+	width := r.width()
 	if partial == "" {
 		// Output that bypassed sys.stdout (os.write, a subprocess, C code)
 		// may have left the cursor mid-line, where the editor's redraw
@@ -494,7 +494,7 @@ func (r *Session) keepPartialLine(partial string) {
 		// way zsh keeps a command's unterminated output). Without a line
 		// editor (TERM=dumb) nothing redraws the line.
 		if r.editor != nil && width > 1 {
-			io.WriteString(r.opts.Stdout, strings.Repeat(" ", width)+"\r")
+			r.editor.LeadIn(strings.Repeat(" ", width) + "\r")
 		}
 		return
 	}
@@ -508,6 +508,14 @@ func (r *Session) keepPartialLine(partial string) {
 		io.WriteString(r.opts.Stdout, "\r\n")
 	}
 	r.state.setLead(string(lead))
+}
+
+// width is the terminal's width, read for the coming prompt.
+func (r *Session) width() int {
+	if r.editor != nil {
+		return r.editor.Width()
+	}
+	return r.opts.Term.Width()
 }
 
 // lastRow is the part of text on its last row of a terminal width columns

@@ -65,11 +65,15 @@ type Editor struct {
 	view  *lineView    // draws the line, over out
 	raw   *rawMode
 	hook  func(rune) KeyAction
-	width func() // tells readline to read the terminal's width again
-	// cols is the terminal's width for the view's redraws, read at each
-	// prompt and on SIGWINCH at the prompt rather than at every key (an
-	// ioctl each).
+	width func() // tells readline the terminal's width changed
+	// cols is the terminal's width for readline and the view's redraws,
+	// read once for each prompt and on SIGWINCH at the prompt rather than
+	// at every key or by each user of it (an ioctl each).
 	cols atomic.Int64
+	// colsFresh says Width read cols for the coming prompt already.
+	colsFresh bool
+	// leadIn is written at the start of the next prompt's frame (LeadIn).
+	leadIn string
 
 	mu      sync.Mutex
 	pasting bool   // the pending Enter came from a paste
@@ -94,6 +98,8 @@ var pasteMarker = []byte(string(pasteRune))
 // NewEditor starts the line editor on t.
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e := &Editor{term: t, pump: t.pump, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook}
+	e.out.echoDst = t.echo
+	e.cols.Store(int64(readline.GetScreenWidth()))
 	e.view = newLineView(e.out, e.columns)
 	e.view.suggest = cfg.Suggest
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
@@ -124,6 +130,7 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 		// the new width instead of the rows the terminal has (see
 		// lineView). watchResize redraws it at once.
 		FuncOnWidthChanged: func(f func()) { e.width = f },
+		FuncGetWidth:       e.columns,
 	}
 	rl, err := readline.NewEx(rc)
 	if err != nil {
@@ -153,11 +160,24 @@ func (e *Editor) watchResize() {
 
 // readWidth reads the terminal's width again, for readline and the view.
 func (e *Editor) readWidth() {
-	e.cols.Store(int64(readline.GetScreenWidth()))
-	if e.width != nil {
+	w := int64(readline.GetScreenWidth())
+	if e.cols.Swap(w) != w && e.width != nil {
 		e.width()
 	}
 }
+
+// Width reads the terminal's width for the coming prompt, which then
+// takes it as it is, and returns it. It is called, as ReadLine is, from
+// the loop's goroutine.
+func (e *Editor) Width() int {
+	e.readWidth()
+	e.colsFresh = true
+	return e.columns()
+}
+
+// LeadIn has s written at the start of the next prompt's frame, in the
+// same write as the prompt.
+func (e *Editor) LeadIn(s string) { e.leadIn += s }
 
 // columns is the terminal's width as last read (readWidth).
 func (e *Editor) columns() int { return int(e.cols.Load()) }
@@ -177,17 +197,18 @@ func (e *Editor) filter(r rune) (rune, bool) {
 // terminal before readline handles it: readline's redraw after each key
 // lays out the whole line again (several passes over it, in its own
 // width tables, which on a line of 2,000 characters took most of a key's
-// time), and the key's echo waited for it. The redraw still runs, and
-// keeps readline's buffer, history and cursor as they are for every key;
-// it draws what the echo drew, so the frame writer sends nothing for it.
-// Only where the key goes in as it is: not in history search or
+// time), and so did the inline suggestion (a call to the interpreter).
+// The redraw still runs, and keeps readline's buffer, history and cursor
+// as they are for every key; it draws what the echo drew, so the frame
+// writer sends nothing for it but the suggestion, drawn a moment after
+// the key. Only where the key goes in as it is: not in history search or
 // completion (readline draws those itself).
 func (e *Editor) echoAhead(r rune) {
 	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
 		return
 	}
-	if b := e.view.echoAhead(r); b != nil {
-		e.out.echo(b)
+	if ahead, ok := e.view.echoAhead(r); ok {
+		e.out.echo(ahead)
 	}
 }
 
@@ -330,12 +351,16 @@ func (e *Editor) AddHistory(line string) { e.rl.SaveHistory(line) }
 func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 	// While user code ran, SIGWINCH was not pyaichat's: the window may
 	// have changed size unseen.
-	e.readWidth()
+	if !e.colsFresh {
+		e.readWidth()
+	}
+	e.colsFresh = false
 	e.out.promptStart()
 	e.view.reset() // the prompt starts a row of its own
 	e.SetPrompt(prompt)
 	// Straight to the terminal: readline's own writer redraws the prompt.
-	io.WriteString(e.out, bracketedPasteOn)
+	io.WriteString(e.out, e.leadIn+bracketedPasteOn)
+	e.leadIn = ""
 
 	// Raw before readline draws the prompt (ReadlineWithDefault draws it
 	// before readline itself switches modes), in the terminal's foreground

@@ -2,6 +2,7 @@ package term
 
 import (
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,6 +18,8 @@ import (
 // writes, and the bracketed paste switch) is one frame in the same way.
 type frameWriter struct {
 	dst io.Writer
+	// echoDst is dst for keys echoed ahead (echo), if not dst itself.
+	echoDst io.Writer
 	// redraws makes each frame of redraws as short as the screen allows.
 	redraws redrawShortener
 
@@ -53,22 +56,31 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// echo writes b, the drawing of a key at the end of the line, straight to
+// echo writes e, the drawing of a key at the end of the line, straight to
 // the terminal, ahead of the editor's redraw for it, if the screen holds
 // the last frame's drawing and nothing is held; the redraw, which draws
-// the same, then comes to nothing (see redrawShortener.extends). It
-// reports whether it wrote.
-func (f *frameWriter) echo(b []byte) bool {
+// the same and perhaps a suggestion after it, then comes to that
+// suggestion at most (see redrawShortener.extends). It reports whether it
+// wrote.
+func (f *frameWriter) echo(e aheadEcho) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.buf) > 0 || f.redraws.drawn == nil {
+	if len(f.buf) > 0 || f.redraws.drawn == nil || len(f.redraws.drawn) != e.drawnLen {
 		return false
 	}
-	if _, err := f.dst.Write(b); err != nil {
+	dst := f.dst
+	if f.echoDst != nil {
+		dst = f.echoDst
+	}
+	write := e.key
+	if e.erase != nil {
+		write = slices.Concat(e.erase, f.redraws.drawn[:e.keep], e.key)
+	}
+	if _, err := dst.Write(write); err != nil {
 		f.redraws.forget()
 		return false
 	}
-	f.redraws.drawn = append(f.redraws.drawn, b...)
+	f.redraws.drawn = append(f.redraws.drawn[:e.keep], e.key...)
 	return true
 }
 

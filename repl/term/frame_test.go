@@ -240,11 +240,12 @@ type vtWriter struct{ vt vt10x.Terminal }
 func (w vtWriter) Write(p []byte) (int, error) { return w.vt.Write(p) }
 
 // A key typed at the end of the line is echoed ahead of readline's redraw
-// (echoAhead), and the redraw then writes nothing: the screen, cursor
-// included, is the one readline's whole redraws leave, for keys that fit
-// on the row, keys that reach the right margin or start a row, wide
-// characters, keys after which a suggestion shows (not echoed ahead) and
-// keys typed after moving back. Most keys at the end are echoed ahead.
+// (echoAhead), and the redraw then writes nothing but the suggestion for
+// the new line, if there is one: the screen, cursor included, is the one
+// readline's whole redraws leave, for keys that fit on the row, keys that
+// reach the right margin or start a row, wide characters, keys after
+// which a suggestion shows, keys typed over a suggestion and keys typed
+// after moving back. Most keys at the end are echoed ahead.
 func TestEchoAheadKeepsTheScreen(t *testing.T) {
 	for _, cols := range []int{13, 20, 80} {
 		t.Run(fmt.Sprintf("%d columns", cols), func(t *testing.T) { checkEchoAhead(t, cols) })
@@ -293,13 +294,15 @@ func checkEchoAhead(t *testing.T, cols int) {
 			atEnd++
 		}
 		key(fmt.Sprintf("typing %q", r), func() {
-			if b := v.echoAhead(r); b != nil && f.echo(b) {
+			if e, ok := v.echoAhead(r); ok && f.echo(e) {
 				echoed++
 				before := len(sent.get())
 				rb.WriteRune(r)
 				f.flush()
-				if after := sent.get(); len(after) != before {
-					t.Errorf("typing %q: the redraw after the echo wrote %q (all %q)", r, after[before:], after)
+				for _, w := range sent.get()[before:] {
+					if !strings.HasPrefix(w, dimOn) {
+						t.Errorf("typing %q: the redraw after the echo wrote %q, not just a suggestion", r, w)
+					}
 				}
 				return
 			}
@@ -307,10 +310,14 @@ func checkEchoAhead(t *testing.T, cols int) {
 		})
 	}
 	key("the first drawing", func() { rb.Refresh(nil) })
-	for _, r := range "x = 12345678901234567890界abcdefghij😀klmnopqrstuvwxyz pri" {
+	// The suggestion comes before the wide characters: vt10x gives them
+	// one column, where terminals (and the view) give them two, so after
+	// them its cursor is not where the view moves it back to before a
+	// suggestion.
+	for _, r := range "pri" {
 		typeRune(r)
 	}
-	for _, r := range "nt(1) and more text to wrap past the margin again" {
+	for _, r := range "nt(x = 12345678901234567890界abcdefghij😀klmnopqrstuvwxyz) and more text to wrap past the margin again" {
 		typeRune(r)
 	}
 	for range 3 {

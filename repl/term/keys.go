@@ -3,6 +3,7 @@ package term
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"sync"
 
 	"github.com/chzyer/readline"
@@ -275,6 +276,12 @@ type editorReader struct{ p *pump }
 // the editor's own buffer never holds input that belongs to whoever reads
 // after it.
 func (r editorReader) Read(b []byte) (int, error) {
+	// readline's reader hands each key to its editing goroutine and reads
+	// again at once; that goroutine, which echoes the key, is ready to run
+	// but waits for this one to block. Yield to it first: the key is
+	// echoed before the terminal is read again (three system calls and a
+	// park sooner).
+	runtime.Gosched()
 	p := r.p
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -76,9 +76,15 @@ type lineView struct {
 	// last character, nothing after it (no suggestion) and endCol
 	// columns of its row taken, at a width of drawnWidth: a character of
 	// one column typed there is drawn by writing just that character.
+	// hinted says the same but for a suggestion drawn after the cursor,
+	// which such a character erases first.
 	atEnd      bool
+	hinted     bool
 	endCol     int
 	drawnWidth int
+	// drawnLen is the length of the last drawing, and textEnd where in it
+	// the line's text ended (before the suggestion and the cursor's move).
+	drawnLen, textEnd int
 
 	hint     []rune // the suggestion drawn after the line, if any
 	hintFor  string // the line hint was asked for
@@ -177,26 +183,52 @@ func (v *lineView) suggestionFor(text string) []rune {
 	return hint
 }
 
+// aheadEcho is a key drawn ahead of readline's redraw (echoAhead).
+type aheadEcho struct {
+	key []byte // the key as a drawing shows it
+	// keep is how much of the last drawing, drawnLen long, the screen
+	// shows before the key once it is written: a drawing of the line with
+	// the key starts with that and key.
+	keep, drawnLen int
+	// erase, if not nil, erases the last drawing, which is then drawn
+	// again up to keep before the key: what follows the cursor (a
+	// suggestion) goes. A whole redraw rather than an erase of the end
+	// alone keeps the line's text whole in the terminal's output stream,
+	// as readline's redraws leave it, for whatever reads it as text.
+	erase []byte
+}
+
 // echoAhead returns what to write for r typed at the end of the line,
 // before readline has it, when that is just r: the last drawing ended
-// with the cursor after the line, nothing after it, and r, one column
-// wide, still fits on the row with no suggestion after it. Otherwise it
-// returns nil, and readline's redraw draws the key.
-func (v *lineView) echoAhead(r rune) []byte {
+// with the cursor after the line, and r, one column wide, still fits on
+// the row. A suggestion drawn after the cursor is erased first. The
+// suggestion for the line with r is not waited for: it takes a call to
+// the interpreter, and the redraw that follows the key draws it after
+// the key. Otherwise ok is false, and readline's redraw draws the key.
+func (v *lineView) echoAhead(r rune) (e aheadEcho, ok bool) {
 	if r < ' ' || r == 0x7f || (r >= pasteRune && r <= moveRune) || RuneWidth(r) != 1 {
-		return nil
+		return e, false
 	}
 	v.mu.Lock()
-	ok := v.atEnd && v.endCol+1 < v.drawnWidth && v.drawnWidth == v.width()
-	var text string
-	if ok && v.suggest != nil {
-		text = string(v.line) + string(r)
+	defer v.mu.Unlock()
+	if !(v.atEnd || v.hinted) || v.endCol+1 >= v.drawnWidth || v.drawnWidth != v.width() {
+		return e, false
 	}
-	v.mu.Unlock()
-	if !ok || (v.suggest != nil && len(v.suggestionFor(text)) > 0) {
-		return nil
+	e = aheadEcho{key: utf8.AppendRune(nil, r), keep: v.drawnLen, drawnLen: v.drawnLen}
+	if v.hinted {
+		// The cursor ends on the row it is on now, where the text ends.
+		row := v.row
+		e.erase = v.clear()
+		e.keep = v.textEnd
+		v.row = row
 	}
-	return utf8.AppendRune(nil, r)
+	// As the screen is once it is written, for a key typed before the
+	// redraw of this one.
+	v.atEnd, v.hinted = true, false
+	v.endCol++
+	v.drawnLen = e.keep + len(e.key)
+	v.textEnd = v.drawnLen
+	return e, true
 }
 
 // Write is readline's output: its line drawing and its clearing are
@@ -211,12 +243,12 @@ func (v *lineView) Write(p []byte) (int, error) {
 			out = b
 		} else {
 			v.row = 0 // the line ended (Enter, Ctrl-C): readline's own text
-			v.atEnd = false
+			v.atEnd, v.hinted = false, false
 		}
 	case isClear(p):
 		out = v.clear()
 	default:
-		v.atEnd = false
+		v.atEnd, v.hinted = false, false
 	}
 	v.mu.Unlock()
 	if _, err := v.out.Write(out); err != nil {
@@ -239,7 +271,7 @@ func (v *lineView) clear() []byte {
 		b = append(b, "\x1b["+strconv.Itoa(v.row)+"A"...)
 	}
 	v.row = 0
-	v.atEnd = false
+	v.atEnd, v.hinted = false, false
 	return append(b, "\x1b[J"...)
 }
 
@@ -267,23 +299,25 @@ func (v *lineView) draw() ([]byte, bool) {
 	if ending {
 		pos, hint = len(body), nil
 	}
-	b, cursor, end := v.layout(body, pos, hint, width)
+	b, cursor, end, textEnd := v.layout(body, pos, hint, width)
 	if ending {
 		b = append(b, bytes.Repeat([]byte("\n"), len(v.line)-len(body))...)
 		v.row = 0
-		v.atEnd = false
+		v.atEnd, v.hinted = false, false
 		return b, true
 	}
 	v.row = cursor
 	v.atEnd = pos == len(body) && len(hint) == 0
+	v.hinted = pos == len(body) && len(hint) > 0
 	v.endCol, v.drawnWidth = end.col, width
+	v.drawnLen, v.textEnd = len(b), textEnd
 	return b, true
 }
 
 // layout draws the prompt and line from the start of a row, then hint
 // dim, and puts the cursor at pos; it returns the drawing, the cursor's
-// row and where the line's text ended.
-func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte, int, cell) {
+// row, where the line's text ended on the screen and where in the drawing.
+func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte, int, cell, int) {
 	d := &drawing{width: width}
 	d.text(v.prompt)
 	cursor := cell{-1, 0}
@@ -319,6 +353,7 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 		}
 	}
 	end := d.at
+	textEnd := d.b.Len()
 	if cursor.row < 0 && len(hint) > 0 {
 		// The cursor stays before the suggestion.
 		cursor = d.at
@@ -330,7 +365,7 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 		d.b.WriteString(dimOff)
 	}
 	b := d.end(cursor)
-	return b, d.cursorRow, end
+	return b, d.cursorRow, end, textEnd
 }
 
 // drawing is a line being drawn from the start of a row.

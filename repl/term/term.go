@@ -23,6 +23,7 @@ func IsTerminal(f *os.File) bool { return isTerminal(int(f.Fd())) }
 type Terminal struct {
 	fd    int
 	out   io.Writer
+	echo  *echoWriter // out, for keys echoed ahead of the editor
 	tty   *ttyReader
 	pump  *pump
 	saved *unix.Termios
@@ -39,7 +40,7 @@ func Open(in *os.File, out io.Writer) (*Terminal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Terminal{fd: fd, out: out, tty: tty, pump: newPump(tty), saved: saved}, nil
+	return &Terminal{fd: fd, out: out, echo: newEchoWriter(out), tty: tty, pump: newPump(tty), saved: saved}, nil
 }
 
 // Restore puts the terminal back in the mode it had at Open, with
@@ -143,14 +144,14 @@ func (t *ttyReader) wake() {
 // woken takes a pending wake-up.
 func (t *ttyReader) woken() bool {
 	var n [8]byte
-	_, err := unix.Read(t.wakeFD, n[:])
+	_, err := rawRead(t.wakeFD, n[:])
 	return err == nil
 }
 
 // readyByte implements keySource.
 func (t *ttyReader) readyByte() (byte, bool) {
 	var b [1]byte
-	n, err := unix.Read(t.fd, b[:])
+	n, err := rawRead(t.fd, b[:])
 	return b[0], err == nil && n == 1
 }
 
@@ -215,7 +216,7 @@ func (t *ttyReader) read(b []byte, idle func()) (int, error) {
 				woken = true
 				return true
 			}
-			n, rerr = unix.Read(t.fd, b)
+			n, rerr = rawRead(t.fd, b)
 			if rerr != unix.EAGAIN {
 				return true
 			}
@@ -226,8 +227,7 @@ func (t *ttyReader) read(b []byte, idle func()) (int, error) {
 			// Nothing yet: take what the epoll instance had ready, so that
 			// the next input makes it ready again; if input came meanwhile,
 			// read it.
-			var ev [2]unix.EpollEvent
-			if k, _ := unix.EpollWait(t.ep, ev[:], 0); k <= 0 {
+			if !rawPoll(t.ep) {
 				return false
 			}
 		}
@@ -268,7 +268,10 @@ func (t *ttyReader) waitForTerminal(failures int) bool {
 // meanwhile.
 func reclaimForeground(fd int) bool {
 	fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-	if err != nil || fg == unix.Getpgrp() || unix.Kill(-fg, 0) != unix.ESRCH {
+	// Ours, as it is at every prompt unless a child took the terminal:
+	// the group pyaichat started in (no system call) or, should user code
+	// have moved pyaichat to another, that one.
+	if err != nil || fg == startGroup || fg == unix.Getpgrp() || unix.Kill(-fg, 0) != unix.ESRCH {
 		return false
 	}
 	runtime.LockOSThread()
@@ -280,6 +283,9 @@ func reclaimForeground(fd int) bool {
 	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	return err == nil
 }
+
+// startGroup is the process group pyaichat started in.
+var startGroup = unix.Getpgrp()
 
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
