@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/chzyer/readline"
 	"golang.org/x/sys/unix"
@@ -75,10 +76,13 @@ type Editor struct {
 	// leadIn is written at the start of the next prompt's frame (LeadIn).
 	leadIn string
 
-	mu      sync.Mutex
-	pasting bool   // the pending Enter came from a paste
-	insert  string // what the hook put in place of the last key
-	moveTo  int    // where Up or Down inside a multi-row line puts the cursor
+	mu sync.Mutex
+	// preEchoed are the keys preEcho echoed that the filter has not seen
+	// yet, in order.
+	preEchoed []rune
+	pasting   bool   // the pending Enter came from a paste
+	insert    string // what the hook put in place of the last key
+	moveTo    int    // where Up or Down inside a multi-row line puts the cursor
 }
 
 // Private-use characters that stand for events inside readline's input
@@ -108,6 +112,7 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 		e.out.readerWaits(waiting)
 		trim.waiting(waiting)
 	}
+	e.pump.echo = e.preEcho
 	e.pump.mu.Unlock()
 	rc := &readline.Config{
 		Stdin:                  editorReader{e.pump},
@@ -185,12 +190,52 @@ func (e *Editor) columns() int { return int(e.cols.Load()) }
 // filter runs on readline's goroutine for every rune typed, before
 // readline handles it.
 func (e *Editor) filter(r rune) (rune, bool) {
+	e.pump.seen.Add(int64(max(utf8.RuneLen(r), 1)))
+	echoed := e.takePreEchoed(r)
 	r, handle := e.translate(r)
 	if handle {
-		e.echoAhead(r)
+		if !echoed {
+			e.echoAhead(r)
+		}
 		e.out.keyStart()
 	}
 	return r, handle
+}
+
+// preEcho echoes a printable key the pump has just read, when the editor
+// has handled every key before it (see pump.atRest) and nothing of its
+// drawing is held: ahead of readline's goroutines, which take it on
+// through a buffered reader, a channel and another goroutine (a third
+// of the way from a key to its echo). echoAhead decides as for the
+// filter's echo; the filter then knows the key was echoed.
+func (e *Editor) preEcho(b byte) {
+	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
+		return
+	}
+	ahead, ok := e.view.echoAhead(rune(b))
+	if !ok || !e.out.echo(ahead) {
+		return
+	}
+	e.mu.Lock()
+	e.preEchoed = append(e.preEchoed, rune(b))
+	e.mu.Unlock()
+}
+
+// takePreEchoed reports whether r, the key the filter has, is one preEcho
+// echoed. Keys reach the filter in the order they were read, so it is
+// the first one waiting, or none was.
+func (e *Editor) takePreEchoed(r rune) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.preEchoed) == 0 {
+		return false
+	}
+	if e.preEchoed[0] != r {
+		e.preEchoed = e.preEchoed[:0] // cannot happen; draw the rest normally
+		return false
+	}
+	e.preEchoed = e.preEchoed[1:]
+	return true
 }
 
 // echoAhead writes a character typed at the end of the line to the
@@ -355,6 +400,9 @@ func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 		e.readWidth()
 	}
 	e.colsFresh = false
+	e.mu.Lock()
+	e.preEchoed = e.preEchoed[:0]
+	e.mu.Unlock()
 	e.out.promptStart()
 	e.view.reset() // the prompt starts a row of its own
 	e.SetPrompt(prompt)

@@ -65,7 +65,7 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 func (f *frameWriter) echo(e aheadEcho) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.buf) > 0 || f.redraws.drawn == nil || len(f.redraws.drawn) != e.drawnLen {
+	if f.inKey || len(f.buf) > 0 || f.redraws.drawn == nil || len(f.redraws.drawn) != e.drawnLen {
 		return false
 	}
 	dst := f.dst

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chzyer/readline"
 )
@@ -68,6 +69,16 @@ type pump struct {
 	// blocks for input and when input comes: the editor's output is sent
 	// once it has handled all the keys it was given.
 	editorWaits func(waiting bool)
+	// echo, if set, is given a printable key as soon as it is read, when
+	// the editor has taken every key before it (the Editor echoes it if
+	// it can: see Editor.preEcho). Called by the goroutine reading.
+	echo func(b byte)
+	// handed counts the bytes handed to the editor for this prompt, and
+	// seen those its input filter has had (Editor.filter): equal, no key
+	// is on its way inside readline. (A key readline turns into another,
+	// an escape sequence into one rune, leaves them unequal until the
+	// next prompt.)
+	handed, seen atomic.Int64
 
 	// Paste scanner state, touched only by the goroutine reading.
 	inPaste bool
@@ -106,6 +117,9 @@ func (p *pump) readKeys(idle func()) (ended bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if p.echo != nil && b >= ' ' && b < 0x7f && p.atRest() {
+		p.echo(b)
+	}
 	buf := []byte{b}
 	first, last := -1, -1 // the Ctrl-Cs read
 	for {
@@ -130,6 +144,19 @@ func (p *pump) readKeys(idle func()) (ended bool, err error) {
 	}
 	p.scan(buf)
 	return ended, nil
+}
+
+// atRest reports whether a key just read would be the editor's next, with
+// nothing before it still on its way: no paste or marker under way, no
+// key queued, and every key handed over seen by the editor's filter.
+// Called by the goroutine reading.
+func (p *pump) atRest() bool {
+	if p.inPaste || p.readInPaste || len(p.partial) > 0 {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.editorOn && !p.held && !p.interrupted && len(p.queue) == 0 && p.handed.Load() == p.seen.Load()
 }
 
 // ctrlC is the byte Ctrl-C sends.
@@ -261,6 +288,10 @@ func (p *pump) setEditor(on bool) {
 	p.editorOn = on
 	p.granted = on
 	p.interrupted = false
+	if on {
+		p.handed.Store(0)
+		p.seen.Store(0)
+	}
 	reading := p.reading
 	p.cond.Broadcast()
 	p.mu.Unlock()
@@ -368,6 +399,7 @@ func (p *pump) takeKeys(b []byte) int {
 		end = i
 	}
 	n := copy(b, c.data[:end])
+	p.handed.Add(int64(n))
 	if n > 0 && b[n-1] == ctrlC {
 		p.interrupted = true
 	}

@@ -296,3 +296,63 @@ func TestPumpKeepsKeysAfterCtrlCForTheNextPrompt(t *testing.T) {
 		t.Errorf("the next prompt read %q, want %q", s, "next")
 	}
 }
+
+// A printable key is offered for echo as soon as it is read only when it
+// is the editor's next: nothing queued or pasting before it, and every key
+// handed over already seen by the editor's filter.
+func TestPumpOffersKeysAtRest(t *testing.T) {
+	f := &fakeKeys{pieces: make(chan []byte, 8), woke: make(chan struct{}, 1)}
+	p := newPump(f)
+	var offered []byte
+	p.echo = func(b byte) { offered = append(offered, b) }
+	p.setEditor(true)
+	read := func(piece string) string {
+		t.Helper()
+		f.pieces <- []byte(piece)
+		buf := make([]byte, 64)
+		n, err := editorReader{p}.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(buf[:n])
+	}
+
+	// At rest: the first key of a read is offered, not the ones after it.
+	if got := read("ab"); got != "ab" || string(offered) != "a" {
+		t.Fatalf("read %q, offered %q; want \"ab\", \"a\"", got, offered)
+	}
+	// "ab" was handed and the filter has not seen it: not at rest.
+	read("c")
+	if string(offered) != "a" {
+		t.Fatalf("offered %q while keys were on their way, want just \"a\"", offered)
+	}
+	p.seen.Add(3) // the filter saw a, b and c
+	read("d")
+	if string(offered) != "ad" {
+		t.Fatalf("offered %q, want \"ad\"", offered)
+	}
+	p.seen.Add(1)
+	// A key that is not printable is not offered, nor is the text of a
+	// paste whose end has not come yet.
+	read("\t")
+	p.seen.Store(p.handed.Load())
+	f.pieces <- []byte("\x1b[200~x")
+	f.pieces <- []byte("y\x1b[201~")
+	buf := make([]byte, 64)
+	if n, err := (editorReader{p}).Read(buf); err != nil || string(buf[:n]) != string(pasteRune) {
+		t.Fatalf("read %q, %v; want the paste marker", buf[:n], err)
+	}
+	if s, ok := p.takePaste(); !ok || s != "xy" {
+		t.Fatalf("paste %q, %v; want \"xy\"", s, ok)
+	}
+	if string(offered) != "ad" {
+		t.Fatalf("offered %q, want still \"ad\"", offered)
+	}
+	// A new prompt starts the count again.
+	p.setEditor(false)
+	p.setEditor(true)
+	read("e")
+	if string(offered) != "ade" {
+		t.Fatalf("offered %q at a new prompt, want \"ade\"", offered)
+	}
+}
