@@ -206,14 +206,10 @@ func (e *Editor) filter(r rune) (rune, bool) {
 // has handled every key before it (see pump.atRest) and nothing of its
 // drawing is held: ahead of readline's goroutines, which take it on
 // through a buffered reader, a channel and another goroutine (a third
-// of the way from a key to its echo). echoAhead decides as for the
-// filter's echo; the filter then knows the key was echoed.
+// of the way from a key to its echo). It echoes as the filter does
+// (echoAhead); the filter then knows the key was echoed.
 func (e *Editor) preEcho(b byte) {
-	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
-		return
-	}
-	ahead, ok := e.view.echoAhead(rune(b))
-	if !ok || !e.out.echo(ahead) {
+	if !e.echoAhead(rune(b)) {
 		return
 	}
 	e.mu.Lock()
@@ -247,14 +243,13 @@ func (e *Editor) takePreEchoed(r rune) bool {
 // as they are for every key; it draws what the echo drew, so the frame
 // writer sends nothing for it but the suggestion, drawn a moment after
 // the key. Only where the key goes in as it is: not in history search or
-// completion (readline draws those itself).
-func (e *Editor) echoAhead(r rune) {
+// completion (readline draws those itself). It reports whether it wrote.
+func (e *Editor) echoAhead(r rune) bool {
 	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
-		return
+		return false
 	}
-	if ahead, ok := e.view.echoAhead(r); ok {
-		e.out.echo(ahead)
-	}
+	ahead, ok := e.view.echoAhead(r)
+	return ok && e.out.echo(ahead)
 }
 
 // translate is the key map on top of readline's: the paste marker ends

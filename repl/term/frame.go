@@ -18,7 +18,8 @@ import (
 // writes, and the bracketed paste switch) is one frame in the same way.
 type frameWriter struct {
 	dst io.Writer
-	// echoDst is dst for keys echoed ahead (echo), if not dst itself.
+	// echoDst is where keys echoed ahead (echo) go: dst, or the
+	// terminal's echoWriter.
 	echoDst io.Writer
 	// redraws makes each frame of redraws as short as the screen allows.
 	redraws redrawShortener
@@ -37,7 +38,7 @@ type frameWriter struct {
 const maxHold = 2 * time.Millisecond
 
 func newFrameWriter(dst io.Writer) *frameWriter {
-	f := &frameWriter{dst: dst, hold: maxHold}
+	f := &frameWriter{dst: dst, echoDst: dst, hold: maxHold}
 	f.timer = time.AfterFunc(time.Hour, f.expire)
 	f.timer.Stop()
 	return f
@@ -68,15 +69,11 @@ func (f *frameWriter) echo(e aheadEcho) bool {
 	if f.inKey || len(f.buf) > 0 || f.redraws.drawn == nil || len(f.redraws.drawn) != e.drawnLen {
 		return false
 	}
-	dst := f.dst
-	if f.echoDst != nil {
-		dst = f.echoDst
-	}
 	write := e.key
 	if e.erase != nil {
 		write = slices.Concat(e.erase, f.redraws.drawn[:e.keep], e.key)
 	}
-	if _, err := dst.Write(write); err != nil {
+	if _, err := f.echoDst.Write(write); err != nil {
 		f.redraws.forget()
 		return false
 	}

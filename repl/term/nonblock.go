@@ -18,23 +18,17 @@ import (
 // that blocked would stall every goroutine, so none here can.
 
 // rawRead is read(2) on a non-blocking descriptor.
-func rawRead(fd int, b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
-}
+func rawRead(fd int, b []byte) (int, error) { return rawIO(unix.SYS_READ, fd, b) }
 
 // rawWrite is write(2) on a non-blocking descriptor.
-func rawWrite(fd int, b []byte) (int, error) {
+func rawWrite(fd int, b []byte) (int, error) { return rawIO(unix.SYS_WRITE, fd, b) }
+
+// rawIO is the system call trap (read or write) on fd and b.
+func rawIO(trap uintptr, fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	n, _, errno := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	if errno != 0 {
 		return 0, errno
 	}
