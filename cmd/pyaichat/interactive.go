@@ -284,22 +284,36 @@ type interpreter struct {
 // runs counts the inputs run at py> and, once one has run and no other
 // followed within settleAfterRun, calls settled: the suggester sorts the
 // session's names then, while the user reads the output, instead of at the
-// first key typed.
+// first key typed. One timer serves every input: pushed back by each, it
+// costs a line no allocation, and never fires early to wake the runtime's
+// poller for nothing.
 type runs struct {
 	n       atomic.Uint64
 	settled atomic.Pointer[func()]
+
+	mu    sync.Mutex
+	timer *time.Timer // nil until an input ran with settled set
 }
 
 const settleAfterRun = 30 * time.Millisecond
 
 func (r *runs) done() {
-	gen := r.n.Add(1)
+	r.n.Add(1)
+	if r.settled.Load() == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.timer == nil {
+		r.timer = time.AfterFunc(settleAfterRun, r.settle)
+		return
+	}
+	r.timer.Reset(settleAfterRun)
+}
+
+func (r *runs) settle() {
 	if f := r.settled.Load(); f != nil {
-		time.AfterFunc(settleAfterRun, func() {
-			if r.n.Load() == gen {
-				(*f)()
-			}
-		})
+		(*f)()
 	}
 }
 
