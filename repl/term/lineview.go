@@ -72,14 +72,11 @@ type lineView struct {
 	pos     int
 	painted bool
 	row     int // the cursor's row below the line's first one, as drawn
-	// atEnd says the last drawing ended with the cursor after the line's
-	// last character, nothing after it (no suggestion) and endCol
-	// columns of its row taken, at a width of drawnWidth: a character of
-	// one column typed there is drawn by writing just that character.
-	// hinted says the same but for a suggestion drawn after the cursor,
-	// which such a character erases first.
-	atEnd      bool
-	hinted     bool
+	// end is where the last drawing left the cursor; at the line's end,
+	// endCol columns of its row are taken, at a width of drawnWidth: a
+	// character of one column typed there is drawn by writing just that
+	// character (erasing a suggestion first).
+	end        drawnEnd
 	endCol     int
 	drawnWidth int
 	// drawnLen is the length of the last drawing, and textEnd where in it
@@ -183,6 +180,15 @@ func (v *lineView) suggestionFor(text string) []rune {
 	return hint
 }
 
+// drawnEnd is where a drawing of the line left the cursor.
+type drawnEnd int
+
+const (
+	endElsewhere drawnEnd = iota // not after the line's last character (or the line ended)
+	endBare                      // after the line's last character, nothing after it
+	endHinted                    // after the line's last character, a suggestion after it
+)
+
 // aheadEcho is a key drawn ahead of readline's redraw (echoAhead).
 type aheadEcho struct {
 	key []byte // the key as a drawing shows it
@@ -211,11 +217,11 @@ func (v *lineView) echoAhead(r rune) (e aheadEcho, ok bool) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if !(v.atEnd || v.hinted) || v.endCol+1 >= v.drawnWidth || v.drawnWidth != v.width() {
+	if v.end == endElsewhere || v.endCol+1 >= v.drawnWidth || v.drawnWidth != v.width() {
 		return e, false
 	}
 	e = aheadEcho{key: utf8.AppendRune(nil, r), keep: v.drawnLen, drawnLen: v.drawnLen}
-	if v.hinted {
+	if v.end == endHinted {
 		// The cursor ends on the row it is on now, where the text ends.
 		row := v.row
 		e.erase = v.clear()
@@ -224,7 +230,7 @@ func (v *lineView) echoAhead(r rune) (e aheadEcho, ok bool) {
 	}
 	// As the screen is once it is written, for a key typed before the
 	// redraw of this one.
-	v.atEnd, v.hinted = true, false
+	v.end = endBare
 	v.endCol++
 	v.drawnLen = e.keep + len(e.key)
 	v.textEnd = v.drawnLen
@@ -243,12 +249,12 @@ func (v *lineView) Write(p []byte) (int, error) {
 			out = b
 		} else {
 			v.row = 0 // the line ended (Enter, Ctrl-C): readline's own text
-			v.atEnd, v.hinted = false, false
+			v.end = endElsewhere
 		}
 	case isClear(p):
 		out = v.clear()
 	default:
-		v.atEnd, v.hinted = false, false
+		v.end = endElsewhere
 	}
 	v.mu.Unlock()
 	if _, err := v.out.Write(out); err != nil {
@@ -271,7 +277,7 @@ func (v *lineView) clear() []byte {
 		b = append(b, "\x1b["+strconv.Itoa(v.row)+"A"...)
 	}
 	v.row = 0
-	v.atEnd, v.hinted = false, false
+	v.end = endElsewhere
 	return append(b, "\x1b[J"...)
 }
 
@@ -303,12 +309,18 @@ func (v *lineView) draw() ([]byte, bool) {
 	if ending {
 		b = append(b, bytes.Repeat([]byte("\n"), len(v.line)-len(body))...)
 		v.row = 0
-		v.atEnd, v.hinted = false, false
+		v.end = endElsewhere
 		return b, true
 	}
 	v.row = cursor
-	v.atEnd = pos == len(body) && len(hint) == 0
-	v.hinted = pos == len(body) && len(hint) > 0
+	switch {
+	case pos != len(body):
+		v.end = endElsewhere
+	case len(hint) > 0:
+		v.end = endHinted
+	default:
+		v.end = endBare
+	}
 	v.endCol, v.drawnWidth = end.col, width
 	v.drawnLen, v.textEnd = len(b), textEnd
 	return b, true
