@@ -119,3 +119,29 @@ func TestPTYRedrawAfterShrink(t *testing.T) {
 	s.ExpectString(strconv.Itoa(len(digits)+2) + "\r\n")
 	s.ExpectString("py> ")
 }
+
+// A line typed from its end, with Backspace, is taken without readline
+// (repl/term's typeLine); the first other key hands readline the line as
+// typed so far, and it edits on from there, history and all.
+func TestPTYTypedLineEditedOn(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.Send("x = 'ab")
+	s.ExpectCursorAt("py> x = 'ab", len("py> x = 'ab"))
+	s.Send("\x7f\x7fcd")
+	s.ExpectCursorAt("py> x = 'cd", len("py> x = 'cd"))
+	s.Send(ptytest.Left + "Z")
+	s.ExpectCursorAt("py> x = 'cZd", len("py> x = 'cZ"))
+	s.Send(keyEnd + "'\r")
+	s.ExpectString("py> ")
+	typeLine(t, s, "x", "'cZd'")
+	// Typed ahead, the same keys in one write.
+	s.Send("w0 = 'ab\x7f\x7fcd" + ptytest.Left + "Z" + keyEnd + "'\r")
+	s.ExpectString("py> ")
+	typeLine(t, s, "w0", "'cZd'")
+	// Up from a line typed in part recalls the line before.
+	s.Send("z" + ptytest.Up)
+	s.ExpectCursorAt("py> w0", len("py> w0"))
+	s.Send("\r")
+	s.ExpectString("'cZd'\r\n")
+}

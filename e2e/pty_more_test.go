@@ -187,8 +187,10 @@ func TestPTYHomeEndAndWordKeys(t *testing.T) {
 	s.ExpectString("912345\r\n")
 	s.ExpectString("py> ")
 	s.Send("aa bb\x1b[1;5Dx\x1b[1;5Cy\r")
-	s.ExpectString("py> aa xbby\r\n")
-	s.ExpectString("py> ")
+	s.ExpectString("SyntaxError")
+	s.ExpectScreen(`the line "py> aa xbby"`, func(screen string) bool {
+		return strings.Contains(screen, "\npy> aa xbby\n")
+	})
 }
 
 // Ctrl-C at the ai> prompt drops the question typed so far; it is not

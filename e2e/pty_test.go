@@ -265,7 +265,8 @@ func TestPTYLargePaste(t *testing.T) {
 	s.ExpectString("abcd'") // the end of the pasted text, in the edit buffer
 	t.Logf("20,000-character paste: in the edit buffer after %v", time.Since(start).Round(time.Millisecond))
 	s.SendLine("")
-	s.ExpectString("abcd'\r\n")
+	// Enter ends the line as it is shown, without drawing it again.
+	s.ExpectString("\r\n\x1b[?2004l")
 	s.ExpectString("py> ")
 	t.Logf("20,000-character paste + Enter: prompt back after %v", time.Since(start).Round(time.Millisecond))
 	typeLine(t, s, "len(s), s[:10], s[-3:]", fmt.Sprintf("(%d, '0123456789', 'bcd')", want))

@@ -76,6 +76,13 @@ type Editor struct {
 	// leadIn is written at the start of the next prompt's frame (LeadIn).
 	leadIn string
 
+	// waits is told when the editor blocks for keys and when they come
+	// (the frame writer sends its frame, the idle trim starts).
+	waits func(waiting bool)
+	// typing says typeLine reads the keys; resized, that the window
+	// changed size meanwhile (watchResize wakes its read).
+	typing, resized atomic.Bool
+
 	mu sync.Mutex
 	// preEchoed are the keys preEcho echoed that the filter has not seen
 	// yet, in order.
@@ -107,11 +114,12 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e.view = newLineView(e.out, e.columns)
 	e.view.suggest = cfg.Suggest
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
-	e.pump.mu.Lock()
-	e.pump.editorWaits = func(waiting bool) {
+	e.waits = func(waiting bool) {
 		e.out.readerWaits(waiting)
 		trim.waiting(waiting)
 	}
+	e.pump.mu.Lock()
+	e.pump.editorWaits = e.waits
 	e.pump.echo = e.preEcho
 	e.pump.mu.Unlock()
 	rc := &readline.Config{
@@ -155,6 +163,11 @@ func (e *Editor) watchResize() {
 	go func() {
 		for range ch {
 			e.readWidth()
+			if e.typing.Load() {
+				e.resized.Store(true)
+				e.term.tty.wake()
+				continue
+			}
 			// A redraw only while readline reads keys for a line: its
 			// clearing goes up the rows the view drew, and its drawing
 			// lays the line out at the new width.
@@ -412,19 +425,31 @@ func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 	if err := e.raw.enter(); err != nil {
 		return Event{}, fmt.Errorf("terminal: %w", err)
 	}
+	var key []byte
+	if e.columns() > 0 && e.pump.idle() {
+		t, err := e.typeLine(initial)
+		if err != nil {
+			return Event{}, e.leave("", err)
+		}
+		if t.done {
+			e.view.ended()
+			return Event{Kind: EventLine, Text: string(t.line)}, e.leave("\n", nil)
+		}
+		// readline goes on from the line as typed, drawing what is
+		// drawn already: its frame holds until it waits for a key.
+		initial, key = string(t.line), t.key
+		e.out.promptStart()
+	}
 	// The initial text goes in before keys may arrive, or keys typed
 	// ahead would be overwritten by it. (Setting it redraws the line, which
 	// is wasted on an empty one.)
 	if initial != "" {
 		e.rl.Operation.SetBuffer(initial)
 	}
-	e.pump.setEditor(true)
+	e.pump.open(key)
 	line, err := e.rl.Readline()
-	// Paste mode goes off with the editor's last frame, in one write.
-	io.WriteString(e.out, bracketedPasteOff)
-	e.out.flush()
 	e.pump.setEditor(false)
-	e.raw.exit()
+	e.leave("", nil)
 	e.mu.Lock()
 	pasting := e.pasting
 	e.pasting = false
@@ -445,6 +470,20 @@ func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 		return Event{}, err
 	}
 	return Event{Kind: EventLine, Text: line}, nil
+}
+
+// leave ends a prompt: the terminal leaves raw mode, then what ends the
+// line, if the editor has not written it, and bracketed paste off go out
+// with the editor's last frame, in one write. In that order, keys typed
+// once the line's end shows (the answer to an input() it runs) reach a
+// cooked terminal, which takes their Enter as the end of a line: a raw one
+// keeps it as a carriage return, which a read in cooked mode then does
+// not end on. It returns err.
+func (e *Editor) leave(lineEnd string, err error) error {
+	e.raw.exit()
+	io.WriteString(e.out, lineEnd+bracketedPasteOff)
+	e.out.flush()
+	return err
 }
 
 // CtrlC hands the editor a Ctrl-C that came as a signal while no prompt

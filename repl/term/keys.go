@@ -120,6 +120,13 @@ func (p *pump) readKeys(idle func()) (ended bool, err error) {
 	if p.echo != nil && b >= ' ' && b < 0x7f && p.atRest() {
 		p.echo(b)
 	}
+	return p.readFrom(b), nil
+}
+
+// readFrom takes b, a byte just read, and the bytes already there after
+// it, up to and including one that ends the line, into the queue; it
+// reports whether one ended it (see readKeys).
+func (p *pump) readFrom(b byte) (ended bool) {
 	buf := []byte{b}
 	first, last := -1, -1 // the Ctrl-Cs read
 	for {
@@ -143,7 +150,7 @@ func (p *pump) readKeys(idle func()) (ended bool, err error) {
 		buf = append(buf[:first+1], buf[last+1:]...)
 	}
 	p.scan(buf)
-	return ended, nil
+	return ended
 }
 
 // atRest reports whether a key just read would be the editor's next, with
@@ -285,19 +292,55 @@ func (p *pump) takePaste() (string, bool) {
 // whoever reads next.
 func (p *pump) setEditor(on bool) {
 	p.mu.Lock()
+	p.openLocked(on, on)
+	reading := p.reading
+	p.mu.Unlock()
+	if !on && reading {
+		p.src.wake()
+	}
+}
+
+func (p *pump) openLocked(on, granted bool) {
 	p.editorOn = on
-	p.granted = on
+	p.granted = granted
 	p.interrupted = false
 	if on {
 		p.handed.Store(0)
 		p.seen.Store(0)
 	}
-	reading := p.reading
 	p.cond.Broadcast()
+}
+
+// idle reports whether nothing waits for the editor: no keys queued or
+// held back, no paste under way. The prompt's first keys may then be
+// read by the editor's own goroutine (see Editor.typeLine).
+func (p *pump) idle() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue) == 0 && len(p.pastes) == 0 && !p.held && !p.inPaste && len(p.partial) == 0 && p.err == nil
+}
+
+// typing says the editor's own goroutine is reading the terminal
+// (Editor.typeLine) while readline does not: a Ctrl-C between prompts
+// (ctrlCBetweenPrompts) then wakes that read, as it would the pump's.
+func (p *pump) typing(on bool) {
+	p.mu.Lock()
+	p.reading = on
 	p.mu.Unlock()
-	if !on && reading {
-		p.src.wake()
+}
+
+// open lets the line editor read, as setEditor(true) does, with key, if
+// not nil, the first byte of a key that the editor's goroutine read and
+// readline is to handle: it and the bytes after it that are already
+// there go first, read as the pump reads keys.
+func (p *pump) open(key []byte) {
+	ended := false
+	if len(key) > 0 {
+		ended = p.readFrom(key[0])
 	}
+	p.mu.Lock()
+	p.openLocked(true, !ended)
+	p.mu.Unlock()
 }
 
 // editorReader is the line editor's stdin.

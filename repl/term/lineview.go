@@ -146,6 +146,37 @@ func (v *lineView) Paint(line []rune, pos int) []rune {
 	return line
 }
 
+// redraw is the drawing of line with the cursor at pos, and the suggestion
+// for it, in place of the last drawing: what readline's Paint and its
+// clear-then-draw come to, for keys the editor handles without readline
+// (Editor.typeLine).
+func (v *lineView) redraw(line []rune, pos int) []byte {
+	return v.redrawWith(line, pos, v.hintOf(line, pos))
+}
+
+// redrawPlain is redraw with the cursor at the end and no suggestion.
+func (v *lineView) redrawPlain(line []rune) []byte {
+	return v.redrawWith(line, len(line), nil)
+}
+
+func (v *lineView) redrawWith(line []rune, pos int, hint []rune) []byte {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.line = append(v.line[:0], line...)
+	v.pos, v.hint = pos, hint
+	b := v.clear()
+	drawing, _ := v.draw() // ok: typeLine is taken only at a known width
+	return append(b, drawing...)
+}
+
+// ended says the line was ended, the cursor on a row of its own after it.
+func (v *lineView) ended() {
+	v.mu.Lock()
+	v.row = 0
+	v.end = endElsewhere
+	v.mu.Unlock()
+}
+
 // hintOf is the suggestion to draw after line, asked of suggest once per
 // line: only with the cursor at the end of a line being edited (not one
 // readline is ending, which ends with a line feed).

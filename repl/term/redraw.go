@@ -80,8 +80,19 @@ type redrawShortener struct {
 // anything else is written as it is, and forgets the last drawing.
 func (s *redrawShortener) frame(frame []byte) []byte {
 	firstErase := eraseLen(frame)
+	if firstErase == 0 {
+		// Output before the first redraw (a prompt's lead-in) goes as it
+		// is; redraws after it still leave their last drawing on screen.
+		s.drawn = nil
+		if i := nextErase(frame); i > 0 {
+			if last, ok := lastDrawing(frame[i:]); ok {
+				s.drawn = append(s.drawn, last...)
+			}
+		}
+		return frame
+	}
 	last, ok := lastDrawing(frame)
-	if firstErase == 0 || !ok {
+	if !ok {
 		s.drawn = nil
 		return frame
 	}

@@ -1,0 +1,108 @@
+package term
+
+import (
+	"errors"
+	"io"
+)
+
+// typed is what typeLine took.
+type typed struct {
+	line []rune
+	done bool // Enter ended the line
+	// key is the first byte of a key left to readline (not done), or nil
+	// when a Ctrl-C between prompts was queued for it.
+	key []byte
+}
+
+// typeLine takes a line typed from its end, the way nearly every line is
+// entered, on the caller's goroutine: printable ASCII, Backspace, Enter.
+// readline takes every key through three goroutines (the pump's reader,
+// its own reader and its editing loop) and lays the whole line out again
+// for each one, which made a line of `1+1` take twice as long from its
+// keys to its result as in python3. The first key of any other kind ends
+// typeLine, and readline goes on from there with the line as typed so
+// far (ReadLine), so that editing, history, search, completion, pastes
+// and Ctrl-C are all still readline's and the pump's.
+//
+// A key read as soon as it was typed is echoed at once (echoAhead); keys
+// that came together (typed ahead) are drawn together, once, when they
+// have all been taken, and then the suggestion for the line is drawn.
+func (e *Editor) typeLine(initial string) (typed, error) {
+	e.pump.typing(true)
+	e.typing.Store(true)
+	defer func() {
+		e.typing.Store(false)
+		e.pump.typing(false)
+		e.term.tty.woken() // a wake-up for this read that came too late
+	}()
+	line := []rune(initial)
+	stale := true // the screen does not show line as it is
+	for {
+		waited := false
+		b, err := e.term.tty.readByte(func() {
+			waited = true
+			if stale {
+				e.drawLine(line)
+				stale = false
+			}
+			e.waits(true)
+		})
+		if waited {
+			e.waits(false)
+		}
+		switch {
+		case errors.Is(err, errWoken):
+			if e.resized.Swap(false) {
+				// Straight to the terminal, which may have rewrapped
+				// the line: nothing of the last drawing can be assumed.
+				e.out.flush()
+				io.WriteString(e.out, string(e.view.redraw(line, len(line))))
+				continue
+			}
+			if !e.pump.idle() {
+				return typed{line: line}, nil // a Ctrl-C between prompts
+			}
+			continue
+		case err != nil:
+			return typed{}, err
+		}
+		switch {
+		case b >= ' ' && b < 0x7f:
+			line = append(line, rune(b))
+			if !waited || !e.echoAhead(rune(b)) {
+				stale = true
+				continue
+			}
+			// Echoed; the redraw before the next wait draws the
+			// suggestion for the line.
+			stale = e.view.suggest != nil
+		case b == '\r' || b == '\n':
+			e.drawEnded(line)
+			return typed{line: line, done: true}, nil
+		case (b == 0x7f || b == 0x08) && len(line) > 0 && line[len(line)-1] != '\n':
+			line = line[:len(line)-1]
+			stale = true
+		default:
+			return typed{line: line, key: []byte{b}}, nil
+		}
+	}
+}
+
+// drawLine draws line with the cursor at its end, as one frame.
+func (e *Editor) drawLine(line []rune) {
+	e.out.keyStart()
+	e.out.Write(e.view.redraw(line, len(line)))
+	e.out.keyDone()
+}
+
+// drawEnded draws line as Enter leaves it, without a suggestion, in a
+// frame that stays open for the line's end (ReadLine's leave): where the
+// screen shows the line as typed, the frame comes to that end alone, and
+// otherwise (a suggestion erased, keys drawn across the right margin) to
+// the whole line again, so that the terminal's output holds the line
+// whole, as readline leaves it, for whatever reads it as text.
+func (e *Editor) drawEnded(line []rune) {
+	e.out.keyStart()
+	e.out.Write(e.view.redrawPlain(line))
+	e.out.keyDone()
+}
