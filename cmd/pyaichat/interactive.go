@@ -16,6 +16,7 @@ import (
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
+	"github.com/pyaichat/pyaichat/repl/quiet"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
@@ -47,7 +48,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(err.Error())
 		return 1
 	}
-	ran := new(runs)
+	ran := newRuns()
 	capture := &outputCapture{in: in}
 	opts.Interp = interpreter{in, ran, capture}
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
@@ -284,31 +285,27 @@ type interpreter struct {
 // runs counts the inputs run at py> and, once one has run and no other
 // followed within settleAfterRun, calls settled: the suggester sorts the
 // session's names then, while the user reads the output, instead of at the
-// first key typed. One timer serves every input: pushed back by each, it
-// costs a line no allocation, and never fires early to wake the runtime's
-// poller for nothing.
+// first key typed. The wait is a quiet.Timer, which an input does not
+// reset (see repl/quiet).
 type runs struct {
 	n       atomic.Uint64
 	settled atomic.Pointer[func()]
-
-	mu    sync.Mutex
-	timer *time.Timer // nil until an input ran with settled set
+	pause   *quiet.Timer
 }
 
 const settleAfterRun = 30 * time.Millisecond
 
+func newRuns() *runs {
+	r := new(runs)
+	r.pause = quiet.After(settleAfterRun, r.settle)
+	return r
+}
+
 func (r *runs) done() {
 	r.n.Add(1)
-	if r.settled.Load() == nil {
-		return
+	if r.settled.Load() != nil {
+		r.pause.Poke()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.timer == nil {
-		r.timer = time.AfterFunc(settleAfterRun, r.settle)
-		return
-	}
-	r.timer.Reset(settleAfterRun)
 }
 
 func (r *runs) settle() {

@@ -5,10 +5,9 @@ import (
 	"time"
 )
 
-// runs calls settled once the inputs pause, once a pause: inputs in a
-// burst push its one timer back rather than each starting another.
+// runs calls settled once the inputs pause, once a pause.
 func TestRunsSettleOncePerPause(t *testing.T) {
-	var r runs
+	r := newRuns()
 	calls := make(chan struct{}, 16)
 	settled := func() { calls <- struct{}{} }
 	r.settled.Store(&settled)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/pyaichat/pyaichat/repl/quiet"
 )
 
 // frameWriter sends the line editor's output to the terminal one frame at a
@@ -29,8 +31,9 @@ type frameWriter struct {
 	holding bool // writes are gathered, not sent
 	inKey   bool // the editor is handling a key
 	waiting bool // the editor's reader is blocked waiting for keys
-	timer   *time.Timer
-	hold    time.Duration // maxHold; longer in tests that check frames
+	// expiry flushes a frame held maxHold (longer in tests that check
+	// frames) since it began.
+	expiry *quiet.Timer
 }
 
 // maxHold bounds how long output may be held when the editor takes a path
@@ -38,9 +41,12 @@ type frameWriter struct {
 const maxHold = 2 * time.Millisecond
 
 func newFrameWriter(dst io.Writer) *frameWriter {
-	f := &frameWriter{dst: dst, echoDst: dst, hold: maxHold}
-	f.timer = time.AfterFunc(time.Hour, f.expire)
-	f.timer.Stop()
+	return newFrameWriterHolding(dst, maxHold)
+}
+
+func newFrameWriterHolding(dst io.Writer, hold time.Duration) *frameWriter {
+	f := &frameWriter{dst: dst, echoDst: dst}
+	f.expiry = quiet.After(hold, f.expire)
 	return f
 }
 
@@ -103,7 +109,7 @@ func (f *frameWriter) keyStart() {
 func (f *frameWriter) holdLocked() {
 	if !f.holding {
 		f.holding = true
-		f.timer.Reset(f.hold)
+		f.expiry.Poke()
 	}
 }
 
@@ -140,7 +146,6 @@ func (f *frameWriter) flush() {
 func (f *frameWriter) expire() { f.flush() }
 
 func (f *frameWriter) flushLocked() {
-	f.timer.Stop()
 	f.holding = false
 	if len(f.buf) == 0 {
 		return

@@ -257,8 +257,8 @@ func checkEchoAhead(t *testing.T, cols int) {
 	full := vt10x.New(vt10x.WithSize(120, 16))
 	shown := vt10x.New(vt10x.WithSize(120, 16))
 	var sent writeLog
-	f := newFrameWriter(io.MultiWriter(vtWriter{shown}, &sent))
-	f.hold = time.Hour // frames end where the test says, however slow the machine
+	// Frames end where the test says, however slow the machine.
+	f := newFrameWriterHolding(io.MultiWriter(vtWriter{shown}, &sent), time.Hour)
 	v := newLineView(io.MultiWriter(vtWriter{full}, f), func() int { return cols })
 	v.suggest = func(line string) string {
 		if strings.HasSuffix(line, "pri") {

@@ -4,7 +4,10 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/pyaichat/pyaichat/repl/quiet"
 )
 
 // idleTrim gives the Go heap's garbage back to the system while the user
@@ -22,7 +25,9 @@ type idleTrim struct {
 	after time.Duration // how long the prompt must wait for keys
 	min   uint64        // bytes allocated since the last trim that make one worthwhile
 	also  func()        // the caller's trim, or nil
-	timer *time.Timer
+	timer *quiet.Timer  // poked when the editor starts waiting
+	// idle says the editor waits for keys.
+	idle atomic.Bool
 
 	mu        sync.Mutex
 	trimmedAt uint64 // the heap's cumulative allocation at the last trim
@@ -36,18 +41,20 @@ const (
 
 func newIdleTrim(after time.Duration, min uint64, also func()) *idleTrim {
 	t := &idleTrim{after: after, min: min, also: also}
-	t.timer = time.AfterFunc(time.Hour, t.trim)
-	t.timer.Stop()
+	t.timer = quiet.After(after, func() {
+		if t.idle.Load() {
+			t.trim()
+		}
+	})
 	return t
 }
 
 // waiting is told when the line editor blocks for keys (true) and when
 // keys come (false).
 func (t *idleTrim) waiting(w bool) {
+	t.idle.Store(w)
 	if w {
-		t.timer.Reset(t.after)
-	} else {
-		t.timer.Stop()
+		t.timer.Poke()
 	}
 }
 
