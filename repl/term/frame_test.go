@@ -127,6 +127,27 @@ func TestFrameWriterPromptIsOneFrame(t *testing.T) {
 	}
 }
 
+// A prompt's frame starts with its lead-in (the end of the last output's
+// row, bracketed paste on) before the prompt's drawing: it goes out as it
+// is, and the next key's frame still comes to the key alone.
+func TestRedrawShortenerAfterALeadIn(t *testing.T) {
+	var s redrawShortener
+	prompt := "\x1b[?2004h\r\x1b[Jpy> "
+	if got := string(s.frame([]byte(prompt))); got != prompt {
+		t.Fatalf("prompt frame written as %q, want it as it is", got)
+	}
+	if got := string(s.frame([]byte("\r\x1b[Jpy> a"))); got != "a" {
+		t.Errorf("first key's frame written as %q, want %q", got, "a")
+	}
+	// Output that is not a redraw forgets the drawing.
+	if got := string(s.frame([]byte("2\r\n"))); got != "2\r\n" {
+		t.Fatalf("output written as %q", got)
+	}
+	if got := string(s.frame([]byte("\r\x1b[Jpy> ab"))); got != "\r\x1b[Jpy> ab" {
+		t.Errorf("a redraw after output written as %q, want it whole", got)
+	}
+}
+
 // plainPainter draws the line as it is, as readline's default painter does.
 type plainPainter struct{}
 
