@@ -16,10 +16,10 @@ type typed struct {
 
 // typeLine takes a line typed from its end, the way nearly every line is
 // entered, on the caller's goroutine: printable ASCII, Backspace, Enter.
-// readline takes every key through three goroutines (the pump's reader,
-// its own reader and its editing loop) and lays the whole line out again
-// for each one, which made a line of `1+1` take twice as long from its
-// keys to its result as in python3. The first key of any other kind ends
+// readline takes every key through two goroutines of its own (its reader,
+// which the pump feeds, and its editing loop) before the line reaches the
+// caller's, and lays the whole line out again for each key: a line of
+// `1+1` took twice as long from its keys to its result as in python3. The first key of any other kind ends
 // typeLine, and readline goes on from there with the line as typed so
 // far (ReadLine), so that editing, history, search, completion, pastes
 // and Ctrl-C are all still readline's and the pump's.
