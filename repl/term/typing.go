@@ -1,9 +1,6 @@
 package term
 
-import (
-	"errors"
-	"io"
-)
+import "errors"
 
 // typed is what typeLine took.
 type typed struct {
@@ -56,7 +53,7 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 				// Straight to the terminal, which may have rewrapped
 				// the line: nothing of the last drawing can be assumed.
 				e.out.flush()
-				io.WriteString(e.out, string(e.view.redraw(line, len(line))))
+				e.out.Write(e.view.redraw(line, len(line)))
 				continue
 			}
 			if !e.pump.idle() {
