@@ -33,20 +33,31 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 		e.term.tty.woken() // a wake-up for this read that came too late
 	}()
 	line := []rune(initial)
-	stale := true // the screen does not show line as it is
+	stale := true  // the screen does not show line as it is
+	ahead := false // the last key came with more behind it
 	for {
-		waited := false
-		b, err := e.term.tty.readByte(func() {
-			waited = true
-			if stale {
-				e.drawLine(line)
-				stale = false
-			}
-			e.waits(true)
-		})
-		if waited {
-			e.waits(false)
+		var b byte
+		var err error
+		ready, waited := false, false
+		if ahead {
+			// Keys typed ahead or sent together: one read each, without
+			// the wait's own reads (its wake-up check, the poller).
+			b, ready = e.term.tty.readyByte()
 		}
+		if !ready {
+			b, err = e.term.tty.readByte(func() {
+				waited = true
+				if stale {
+					e.drawLine(line)
+					stale = false
+				}
+				e.waits(true)
+			})
+			if waited {
+				e.waits(false)
+			}
+		}
+		ahead = !waited
 		switch {
 		case errors.Is(err, errWoken):
 			if e.resized.Swap(false) {
