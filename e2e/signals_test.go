@@ -146,6 +146,14 @@ os.kill(os.getpid(), signal.SIGTERM)
 signal.signal(signal.SIGTERM, old)
 print(signal.getsignal(signal.SIGTERM))
 `,
+		"a blocked signal sent to itself stays pending": `import os, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+os.kill(os.getpid(), signal.SIGTERM)
+print("pending:", sorted(signal.sigpending()))
+signal.signal(signal.SIGTERM, lambda s, f: print("TERM handled"))
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+print("after unblock")
+`,
 		"SIG_IGN for SIGINT": `import os, signal
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 os.kill(os.getpid(), signal.SIGINT)

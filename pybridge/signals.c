@@ -27,7 +27,15 @@
  *    is enabled, then death by the same signal, never Go's goroutine dump.
  *    Go passes a fault it finds outside Go code to the handler that was
  *    installed before its runtime started (the constructor's), and a
- *    signal re-raised by faulthandler or abort() comes to ours first. */
+ *    signal re-raised by faulthandler or abort() comes to ours first.
+ * 5. A signal Python's thread sends its own process (os.kill(os.getpid(),
+ *    sig)) is that thread's, as it is python3's only thread's: delivered
+ *    before kill returns, so os.kill's own check runs its handler, and left
+ *    pending while that thread blocks it. Go keeps SIGTERM, SIGHUP,
+ *    SIGQUIT and SIGCHLD unblocked on its threads, and the kernel may hand
+ *    a process-directed one to any of them: a blocked SIGTERM then killed
+ *    the process, and a handled one could run after os.kill had returned
+ *    (kill, below). */
 #define _GNU_SOURCE 1
 
 #include <errno.h>
@@ -211,5 +219,15 @@ void pyb_signals_user_end(void) {
 }
 
 int pyb_signals_python_tid(void) { return (int)python_tid; }
+
+/* kill(2), in place of libc's for the C code linked into pyaichat and the
+ * extension modules it loads (the executable's definition comes first):
+ * from Python's thread to its own process, the signal goes to that thread
+ * (item 5 above); anything else is kill(2) as it is. */
+int kill(pid_t pid, int sig) {
+    if (python_tid != 0 && pid == getpid() && gettid_() == python_tid)
+        return (int)syscall(SYS_tgkill, pid, python_tid, sig);
+    return (int)syscall(SYS_kill, pid, sig);
+}
 
 int pyb_signals_sigint_ignored(void) { return started_ignored[SIGINT]; }
