@@ -16,10 +16,11 @@ type typed struct {
 // readline takes every key through two goroutines of its own (its reader,
 // which the pump feeds, and its editing loop) before the line reaches the
 // caller's, and lays the whole line out again for each key: a line of
-// `1+1` took twice as long from its keys to its result as in python3. The first key of any other kind ends
-// typeLine, and readline goes on from there with the line as typed so
-// far (ReadLine), so that editing, history, search, completion, pastes
-// and Ctrl-C are all still readline's and the pump's.
+// `1+1` took twice as long from its keys to its result as in python3.
+// The first key of any other kind ends typeLine, and readline goes on
+// from there with the line as typed so far (ReadLine), so that editing,
+// history, search, completion, pastes and Ctrl-C are all still
+// readline's and the pump's.
 //
 // A key read as soon as it was typed is echoed at once (echoAhead); keys
 // that came together (typed ahead) are drawn together, once, when they
@@ -36,27 +37,12 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 	stale := true  // the screen does not show line as it is
 	ahead := false // the last key came with more behind it
 	for {
-		var b byte
-		var err error
-		ready, waited := false, false
-		if ahead {
-			// Keys typed ahead or sent together: one read each, without
-			// the wait's own reads (its wake-up check, the poller).
-			b, ready = e.term.tty.readyByte()
-		}
-		if !ready {
-			b, err = e.term.tty.readByte(func() {
-				waited = true
-				if stale {
-					e.drawLine(line)
-					stale = false
-				}
-				e.waits(true)
-			})
-			if waited {
-				e.waits(false)
+		b, waited, err := e.nextKey(ahead, func() {
+			if stale {
+				e.drawLine(line)
+				stale = false
 			}
-		}
+		})
 		ahead = !waited
 		switch {
 		case errors.Is(err, errWoken):
@@ -94,6 +80,28 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 			return typed{line: line, key: []byte{b}}, nil
 		}
 	}
+}
+
+// nextKey reads typeLine's next byte: at once when ahead says keys are
+// coming together, otherwise waiting for one, and then first calling idle
+// and telling waits. waited says it waited.
+func (e *Editor) nextKey(ahead bool, idle func()) (b byte, waited bool, err error) {
+	if ahead {
+		// Keys typed ahead or sent together: one read each, without the
+		// wait's own reads (its wake-up check, the poller).
+		if b, ok := e.term.tty.readyByte(); ok {
+			return b, false, nil
+		}
+	}
+	b, err = e.term.tty.readByte(func() {
+		waited = true
+		idle()
+		e.waits(true)
+	})
+	if waited {
+		e.waits(false)
+	}
+	return b, waited, err
 }
 
 // drawLine draws line with the cursor at its end, as one frame.
