@@ -146,24 +146,24 @@ func (v *lineView) Paint(line []rune, pos int) []rune {
 	return line
 }
 
-// redraw is the drawing of line with the cursor at pos, and the suggestion
-// for it, in place of the last drawing: what readline's Paint and its
-// clear-then-draw come to, for keys the editor handles without readline
-// (Editor.typeLine).
-func (v *lineView) redraw(line []rune, pos int) []byte {
-	return v.redrawWith(line, pos, v.hintOf(line, pos))
+// redraw is the drawing of line with the cursor at its end, and the
+// suggestion for it, in place of the last drawing: what readline's Paint
+// and its clear-then-draw come to, for keys the editor handles without
+// readline (Editor.typeLine), which types only at the end.
+func (v *lineView) redraw(line []rune) []byte {
+	return v.redrawWith(line, v.hintOf(line, len(line)))
 }
 
-// redrawPlain is redraw with the cursor at the end and no suggestion.
+// redrawPlain is redraw without a suggestion.
 func (v *lineView) redrawPlain(line []rune) []byte {
-	return v.redrawWith(line, len(line), nil)
+	return v.redrawWith(line, nil)
 }
 
-func (v *lineView) redrawWith(line []rune, pos int, hint []rune) []byte {
+func (v *lineView) redrawWith(line []rune, hint []rune) []byte {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.line = append(v.line[:0], line...)
-	v.pos, v.hint = pos, hint
+	v.pos, v.hint = len(line), hint
 	b := v.clear()
 	drawing, _ := v.draw() // ok: typeLine is taken only at a known width
 	return append(b, drawing...)

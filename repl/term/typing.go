@@ -39,7 +39,7 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 	for {
 		b, waited, err := e.nextKey(ahead, func() {
 			if stale {
-				e.drawLine(line)
+				e.drawFrame(e.view.redraw(line))
 				stale = false
 			}
 		})
@@ -50,7 +50,7 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 				// Straight to the terminal, which may have rewrapped
 				// the line: nothing of the last drawing can be assumed.
 				e.out.flush()
-				e.out.Write(e.view.redraw(line, len(line)))
+				e.out.Write(e.view.redraw(line))
 				continue
 			}
 			if !e.pump.idle() {
@@ -71,7 +71,14 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 			// suggestion for the line.
 			stale = e.view.suggest != nil
 		case b == '\r' || b == '\n':
-			e.drawEnded(line)
+			// Without a suggestion, as Enter leaves the line, in a frame
+			// that stays open for the line's end (ReadLine's leave):
+			// where the screen shows the line as typed, the frame comes
+			// to that end alone, and otherwise (a suggestion erased, keys
+			// drawn across the right margin) to the whole line again, so
+			// that the terminal's output holds the line whole, as
+			// readline leaves it, for whatever reads it as text.
+			e.drawFrame(e.view.redrawPlain(line))
 			return typed{line: line, done: true}, nil
 		case (b == 0x7f || b == 0x08) && len(line) > 0 && line[len(line)-1] != '\n':
 			line = line[:len(line)-1]
@@ -104,21 +111,11 @@ func (e *Editor) nextKey(ahead bool, idle func()) (b byte, waited bool, err erro
 	return b, waited, err
 }
 
-// drawLine draws line with the cursor at its end, as one frame.
-func (e *Editor) drawLine(line []rune) {
+// drawFrame writes a drawing of the line as the frame of a key: the frame
+// writer holds it until the editor waits for keys or returns, and sends
+// what it changes on the screen.
+func (e *Editor) drawFrame(drawing []byte) {
 	e.out.keyStart()
-	e.out.Write(e.view.redraw(line, len(line)))
-	e.out.keyDone()
-}
-
-// drawEnded draws line as Enter leaves it, without a suggestion, in a
-// frame that stays open for the line's end (ReadLine's leave): where the
-// screen shows the line as typed, the frame comes to that end alone, and
-// otherwise (a suggestion erased, keys drawn across the right margin) to
-// the whole line again, so that the terminal's output holds the line
-// whole, as readline leaves it, for whatever reads it as text.
-func (e *Editor) drawEnded(line []rune) {
-	e.out.keyStart()
-	e.out.Write(e.view.redrawPlain(line))
+	e.out.Write(drawing)
 	e.out.keyDone()
 }
