@@ -6,71 +6,76 @@ import (
 	"time"
 )
 
-// waitFor polls cond for up to five seconds.
-func waitFor(cond func() bool) bool {
+// counter counts a Timer's calls, and fails the test for a call that came
+// sooner than the quiet time after the last poke it was told of.
+type counter struct {
+	t     *testing.T
+	d     time.Duration
+	calls atomic.Int32
+	poked atomic.Int64 // when poke was last called (now())
+}
+
+func (c *counter) call() {
+	if quiet := time.Duration(now() - c.poked.Load()); quiet < c.d {
+		c.t.Errorf("ran %v after the last poke, want at least %v", quiet, c.d)
+	}
+	c.calls.Add(1)
+}
+
+func (c *counter) poke(q *Timer) {
+	c.poked.Store(now())
+	q.Poke()
+}
+
+// waitCalls waits up to five seconds for want calls in all.
+func (c *counter) waitCalls(want int32, after string) {
+	c.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
+	for c.calls.Load() != want && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	return true
+	if n := c.calls.Load(); n != want {
+		c.t.Fatalf("ran %d times %s, want %d", n, after, want)
+	}
+}
+
+// expectCalls checks, after a pause of several quiet times, that no call
+// came beyond want.
+func (c *counter) expectCalls(want int32, after string) {
+	c.t.Helper()
+	time.Sleep(3 * c.d)
+	if n := c.calls.Load(); n != want {
+		c.t.Fatalf("ran %d times %s, want %d", n, after, want)
+	}
 }
 
 func TestRunsOnceQuiet(t *testing.T) {
-	const d = 30 * time.Millisecond
-	var calls atomic.Int32
-	var at atomic.Int64
-	q := After(d, func() { at.Store(now()); calls.Add(1) })
+	// Pokes come a tenth of the quiet time apart, so that a machine slow
+	// to wake the test from its sleeps does not make a quiet time of its
+	// own between two of them.
+	c := &counter{t: t, d: 100 * time.Millisecond}
+	q := After(c.d, c.call)
 	defer q.Stop()
+	c.expectCalls(0, "before the first poke")
 
-	time.Sleep(2 * d)
-	if n := calls.Load(); n != 0 {
-		t.Fatalf("ran %d times before the first poke", n)
-	}
-
-	// Pokes for four quiet times, each sooner than d after the last: the
-	// function waits for the quiet after the last one.
-	var last int64
 	for range 8 {
-		q.Poke()
-		last = now()
-		time.Sleep(d / 2)
-		if n := calls.Load(); n != 0 {
-			t.Fatalf("ran %d times while pokes kept coming", n)
-		}
+		c.poke(q)
+		time.Sleep(c.d / 10)
 	}
-	if !waitFor(func() bool { return calls.Load() == 1 }) {
-		t.Fatalf("ran %d times after the pokes stopped, want 1", calls.Load())
-	}
-	if quiet := time.Duration(at.Load() - last); quiet < d {
-		t.Errorf("ran %v after the last poke, want at least %v", quiet, d)
-	}
-	time.Sleep(3 * d)
-	if n := calls.Load(); n != 1 {
-		t.Fatalf("ran %d times, want once for one quiet time", n)
-	}
+	c.waitCalls(1, "after the pokes stopped")
+	c.expectCalls(1, "for one quiet time")
 
 	// A poke after it ran arms it again.
-	q.Poke()
-	if !waitFor(func() bool { return calls.Load() == 2 }) {
-		t.Fatalf("ran %d times after another poke, want 2", calls.Load())
-	}
+	c.poke(q)
+	c.waitCalls(2, "after another poke")
 }
 
 func TestStopDisarms(t *testing.T) {
-	const d = 20 * time.Millisecond
-	var calls atomic.Int32
-	q := After(d, func() { calls.Add(1) })
-	q.Poke()
+	c := &counter{t: t, d: 20 * time.Millisecond}
+	q := After(c.d, c.call)
+	c.poke(q)
 	q.Stop()
-	time.Sleep(3 * d)
-	if n := calls.Load(); n != 0 {
-		t.Fatalf("ran %d times after Stop", n)
-	}
-	q.Poke()
-	if !waitFor(func() bool { return calls.Load() == 1 }) {
-		t.Fatalf("ran %d times after a poke following Stop, want 1", calls.Load())
-	}
+	c.expectCalls(0, "after Stop")
+	c.poke(q)
+	c.waitCalls(1, "after a poke following Stop")
 }
