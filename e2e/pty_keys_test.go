@@ -191,3 +191,31 @@ func TestPTYCtrlZSuspendsAsPython(t *testing.T) {
 		t.Errorf("after Ctrl-Z and fg: python3 -i showed x = %s, pyaichat %s", want, got)
 	}
 }
+
+// As in python3, keys echo at the prompt while another Python thread holds
+// the GIL in C code, here a sum() that outlasts the test: a name typed
+// there asks Python for a suggestion, which is given up rather than held
+// up behind the GIL, and the keys after it echo as well. (The line runs
+// once the thread lets go of the GIL, which this one never does.)
+func TestPTYKeysEchoWhileAThreadHoldsTheGIL(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.SendLine("import threading, time")
+	s.ExpectString("py> ")
+	s.SendLine("busy = threading.Thread(target=lambda: (time.sleep(0.3), sum(range(10**12))), daemon=True); busy.start()")
+	s.ExpectString("py> ")
+	time.Sleep(time.Second) // the thread is inside sum() now
+	// Each wait ends long before the thread does; a suggestion may follow
+	// the cursor or not.
+	typed := func(line string) {
+		t.Helper()
+		s.ExpectScreen(fmt.Sprintf("%q typed, the cursor after it", line), func(string) bool {
+			col, _ := s.Cursor()
+			return strings.HasPrefix(s.CursorLine(), line) && col == len(line)
+		})
+	}
+	s.Send("bu")
+	typed("py> bu")
+	s.Send("sy.na")
+	typed("py> busy.na")
+}

@@ -710,6 +710,16 @@ static int user_code_running;
 
 int pyb_busy(void) { return __atomic_load_n(&user_code_running, __ATOMIC_RELAXED); }
 
+/* Reads two pointers and follows none, without the GIL: a thread state
+ * goes in at the head of its interpreter's list (3.10 to 3.13), so the
+ * list is main_tstate alone exactly when the head is main_tstate and
+ * nothing follows it. Another thread starting or ending meanwhile makes
+ * the answer stale, never unsafe. */
+int pyb_sole_thread(void) {
+    PyInterpreterState *interp = PyThreadState_GetInterpreter(main_tstate);
+    return PyInterpreterState_ThreadHead(interp) == main_tstate && PyThreadState_Next(main_tstate) == NULL;
+}
+
 static void set_busy(int busy) { __atomic_store_n(&user_code_running, busy, __ATOMIC_RELAXED); }
 
 char *pyb_call(const char *module, const char *func, const char *arg, size_t arg_len,

@@ -103,6 +103,10 @@ void pyb_outcome_free(pyb_outcome *out);
  * PYB_CALL_USER call); from any thread. */
 int pyb_busy(void);
 
+/* Whether the interpreter's thread is Python's only thread; from any
+ * thread, without the GIL. */
+int pyb_sole_thread(void);
+
 /* From any thread: take and drop the GIL once. A GIL request sets the eval
  * breaker of the running thread, which is what makes it look at the signal
  * that PyErr_SetInterrupt tripped (CPython issue 95820). */

@@ -102,28 +102,40 @@ func (l *jobLine) take() []job {
 	return q
 }
 
-// wait blocks the interpreter's thread until a wake-up, or until timeout
-// passes (timeout < 0: no limit). It reports whether one came.
-func (l *jobLine) wait(timeout time.Duration) bool {
-	if timeout >= 0 {
-		fds := []unix.PollFd{{Fd: int32(l.wakeR), Events: unix.POLLIN}}
-		ms := int(timeout / time.Millisecond)
+// wait blocks the interpreter's thread until a wake-up, until input (a
+// descriptor; -1 for none) is readable, or until timeout passes
+// (timeout < 0: no limit). It reports whether a wake-up came and whether
+// input is readable.
+func (l *jobLine) wait(timeout time.Duration, input int) (woken, readable bool, err error) {
+	if timeout >= 0 || input >= 0 {
+		fds := []unix.PollFd{{Fd: int32(l.wakeR), Events: unix.POLLIN}, {Fd: int32(input), Events: unix.POLLIN}}
+		if input < 0 {
+			fds = fds[:1]
+		}
+		ms := -1
+		if timeout >= 0 {
+			ms = int(timeout / time.Millisecond)
+		}
 		for {
-			n, err := unix.Poll(fds, ms)
+			_, err := unix.Poll(fds, ms)
 			if err == unix.EINTR {
-				continue // Interrupt's SIGURG; a fresh timeout is near enough
+				continue // a signal (Interrupt's SIGURG); a fresh timeout is near enough
 			}
-			if err != nil || n == 0 {
-				return false
+			if err != nil {
+				return false, false, fmt.Errorf("pybridge: waiting for jobs: %w", err)
 			}
 			break
+		}
+		readable = len(fds) > 1 && fds[1].Revents != 0
+		if fds[0].Revents == 0 {
+			return false, readable, nil
 		}
 	}
 	var buf [64]byte // several wake-ups are one
 	for {
 		_, err := unix.Read(l.wakeR, buf[:])
 		if err != unix.EINTR {
-			return err == nil
+			return err == nil, readable, nil
 		}
 	}
 }

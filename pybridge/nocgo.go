@@ -40,6 +40,9 @@ func SeccompActive() (bool, bool)           { return false, false }
 func VenvExecutable(string) (string, error) { return "", errNoCgo }
 
 func (*Interp) Busy() bool                         { return false }
+func (*Interp) Host(func()) error                  { return errNoCgo }
+func (*Interp) CanHost() bool                      { return false }
+func (*Interp) AwaitInput(int) (bool, error)       { return false, nil }
 func (*Interp) Stuck(time.Duration) bool           { return false }
 func (*Interp) Interrupt()                         {}
 func (*Interp) Interrupts() <-chan struct{}        { return nil }

@@ -40,6 +40,7 @@ type Interp struct {
 	jobs      *jobLine
 	code      codeCache
 	tid       int          // OS thread that owns the interpreter
+	hosting   atomic.Bool  // Host's function is running on it (host.go)
 	kicking   atomic.Bool  // a pyb_kick is in flight
 	kickSince atomic.Int64 // when it started, unix nanos
 	closeMu   sync.Mutex
@@ -178,28 +179,9 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 	ready <- nil
 	in.code.save(replModule, python.REPL, &fresh)
 
-	// Between jobs, a ready copy is forked once PrepareIsolated asked for
-	// one and no job has come for readyIdle (see isolate.go).
 	for {
-		timeout := time.Duration(-1)
-		if in.want.Load() && in.ready.pid == 0 && !in.dead {
-			timeout = readyIdle
-		}
-		if !in.jobs.wait(timeout) {
-			if in.want.Swap(false) && in.ready.pid == 0 && !in.dead {
-				in.prepareReady()
-			}
-			continue
-		}
-		for _, j := range in.jobs.take() {
-			if !j.keep {
-				in.want.Store(false)
-				in.discardReady()
-			}
-			j.run()
-		}
-		if in.ready.pid != 0 {
-			in.want.Store(false) // one is ready already
+		if _, err := in.serveOnce(-1); err != nil {
+			in.want.Store(false) // no ready copy, rather than a busy loop
 		}
 	}
 }
@@ -228,6 +210,9 @@ const (
 // one way a wait in C or a system call learns of it; with giveUp the
 // caller's wait ends then too (see jobLine.waitDoneContext).
 func (in *Interp) doContext(ctx context.Context, keep, wait bool, fn func(cancel int)) error {
+	if in.onThread() {
+		return in.inline(job{fn: func() { fn(-1) }, keep: keep})
+	}
 	w, err := in.jobs.getWaiter()
 	if err != nil {
 		return err

@@ -118,6 +118,14 @@ type Options struct {
 	// Such a line is a SyntaxError in Python, so no valid code changes
 	// meaning; piped input stays exactly python3's.
 	PyCommand func(line string, out io.Writer) bool
+	// Host, when set, runs fn on the interpreter's thread, where each py>
+	// line typed from its end is then read, run, and followed by the next
+	// prompt without a hand-off between threads (pybridge.Interp.Host).
+	// CanHost says whether Host may take the next prompt; Await is the
+	// line editor's wait there (term.EditorConfig.Await).
+	Host    func(fn func()) error
+	CanHost func() bool
+	Await   func(fd int) (bool, error)
 }
 
 // Session is one run of the REPL.
@@ -146,7 +154,7 @@ func New(o Options) (*Session, error) {
 	r := &Session{opts: o, state: &modeState{}, abandoned: make(chan struct{})}
 	switch {
 	case o.Term != nil && !o.Dumb:
-		r.read = r.readEditor
+		// next reads with the line editor.
 	case o.Term != nil:
 		r.plain = &plainReader{lines: o.Term.ReadLine, dumb: true, prompts: o.Stdout, state: r.state}
 		r.read = r.plain.read
@@ -177,7 +185,7 @@ func (r *Session) SetComplete(complete func(path []string, prefix string) string
 // startEditor starts the line editor, with the history of py>.
 func (r *Session) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn)
-	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle}
+	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, Await: r.opts.Await}
 	if r.opts.Complete != nil {
 		cfg.Suggest = r.suggest
 	}
@@ -224,11 +232,14 @@ func (r *Session) loop() int {
 		if r.toPy != "" {
 			initial, r.toPy = r.toPy, ""
 		}
-		ev, err := r.read(initial)
+		ev, status, exit, err := r.next(initial, &pendingPaste)
 		initial = ""
-		if err != nil {
+		switch {
+		case err != nil:
 			r.warn(fmt.Sprintf("reading input: %v", err))
 			return 1
+		case exit:
+			return status
 		}
 		mode, cont := r.state.get()
 		switch ev.Kind {
@@ -319,9 +330,57 @@ func (r *Session) endOfInput(pendingBlock bool) (status int, exit bool) {
 	return out.Status, out.Exit
 }
 
-// readEditor reads a line with the line editor.
-func (r *Session) readEditor(initial string) (term.Event, error) {
-	return r.editor.ReadLine(r.state.prompt(), initial)
+// next reads the next input. With the line editor, a py> line typed from
+// its end (term.Editor.StartLine) runs at once, and next goes on to the
+// line after it; status and exit say that one ended the session. Those
+// lines are read and run on the interpreter's thread when Options.Host
+// is set; what needs more than the typing lane, the rest of a line
+// (readline's keys, completion, TAB) or ai>, is back on the loop's
+// goroutine.
+func (r *Session) next(initial string, pendingPaste *string) (ev term.Event, status int, exit bool, err error) {
+	if r.editor == nil {
+		ev, err = r.read(initial)
+		return ev, 0, false, err
+	}
+	var rest *term.Unfinished
+	done := false
+	// one reads an input and runs it if it is a py> line typed from its
+	// end; it reports whether next reads on.
+	one := func() bool {
+		ev, rest, err = r.editor.StartLine(r.state.prompt(), initial)
+		initial = ""
+		mode, cont := r.state.get()
+		if err != nil || rest != nil || mode != ModePy || *pendingPaste != "" {
+			done = true
+			return false
+		}
+		status, exit = r.line(mode, cont, ev.Text, pendingPaste)
+		done = exit
+		return !exit
+	}
+	for !done {
+		if r.canHost() {
+			herr := r.opts.Host(func() {
+				for one() && r.canHost() {
+				}
+			})
+			if herr == nil || done {
+				continue
+			}
+		}
+		for one() && !r.canHost() {
+		}
+	}
+	if err == nil && rest != nil {
+		ev, err = r.editor.FinishLine(rest)
+	}
+	return ev, status, exit, err
+}
+
+// canHost says whether the next prompt may be read on the interpreter's
+// thread (Options.Host).
+func (r *Session) canHost() bool {
+	return r.opts.Host != nil && (r.opts.CanHost == nil || r.opts.CanHost())
 }
 
 // onTab is the line editor's key hook: TAB switches modes, keeping what

@@ -54,6 +54,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
 	opts.OnInput = logInputs(lg, capture)
 	opts.PyCommand = saveAt(lg)
+	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())

@@ -55,6 +55,13 @@ type EditorConfig struct {
 	// suggestion. The suggestion is drawn dim after the cursor, and Right
 	// or End there inserts it; any other key leaves it.
 	Suggest func(line string) string
+	// Await, if set, waits until the descriptor it is given (the
+	// terminal's input, with the editor's wake-ups) is readable, in place
+	// of Go's poller, which wakes a waiting goroutine from another thread.
+	// It reports false at once where it cannot wait on the calling thread,
+	// and the wait goes to the poller. (The REPL's StartLine runs on the
+	// interpreter's thread, whose own waits also serve the interpreter.)
+	Await func(fd int) (bool, error)
 }
 
 // Editor is the line editor, chzyer/readline over the pump.
@@ -113,6 +120,7 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e.cols.Store(int64(readline.GetScreenWidth()))
 	e.view = newLineView(e.out, e.columns)
 	e.view.suggest = cfg.Suggest
+	t.tty.await = cfg.Await
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
 	e.waits = func(waiting bool) {
 		e.out.readerWaits(waiting)
@@ -402,6 +410,25 @@ func (e *Editor) AddHistory(line string) { e.rl.SaveHistory(line) }
 // ReadLine shows prompt, with initial already in the line, and returns what
 // the user did.
 func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
+	ev, rest, err := e.StartLine(prompt, initial)
+	if err != nil || rest == nil {
+		return ev, err
+	}
+	return e.FinishLine(rest)
+}
+
+// Unfinished is a line StartLine left to FinishLine.
+type Unfinished struct {
+	prompt, initial string
+	key             []byte // the key that ended the typing lane, or nil
+}
+
+// StartLine is ReadLine up to the first key that the typing lane does not
+// take (see typeLine): a line typed from its end and entered comes back
+// whole, with rest nil. Otherwise FinishLine(rest) reads the rest of it
+// with readline, on a goroutine that may wait for other goroutines (key
+// hooks, completion): StartLine's caller need not.
+func (e *Editor) StartLine(prompt, initial string) (ev Event, rest *Unfinished, err error) {
 	// While user code ran, SIGWINCH was not pyaichat's: the window may
 	// have changed size unseen.
 	if !e.colsFresh {
@@ -423,23 +450,29 @@ func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 	// if a child that took it has ended.
 	reclaimForeground(e.raw.fd)
 	if err := e.raw.enter(); err != nil {
-		return Event{}, fmt.Errorf("terminal: %w", err)
+		return Event{}, nil, fmt.Errorf("terminal: %w", err)
 	}
 	var key []byte
 	if e.columns() > 0 && e.pump.idle() {
 		t, err := e.typeLine(initial)
 		if err != nil {
-			return Event{}, e.leave("", err)
+			return Event{}, nil, e.leave("", err)
 		}
 		if t.done {
 			e.view.ended()
-			return Event{Kind: EventLine, Text: string(t.line)}, e.leave("\n", nil)
+			return Event{Kind: EventLine, Text: string(t.line)}, nil, e.leave("\n", nil)
 		}
 		// readline goes on from the line as typed, drawing what is
 		// drawn already: its frame holds until it waits for a key.
 		initial, key = string(t.line), t.key
 		e.out.promptStart()
 	}
+	return Event{}, &Unfinished{prompt: prompt, initial: initial, key: key}, nil
+}
+
+// FinishLine reads the rest of the line StartLine began, with readline.
+func (e *Editor) FinishLine(u *Unfinished) (Event, error) {
+	prompt, initial, key := u.prompt, u.initial, u.key
 	// The initial text goes in before keys may arrive, or keys typed
 	// ahead would be overwritten by it. (Setting it redraws the line, which
 	// is wasted on an empty one.)

@@ -89,6 +89,9 @@ type ttyReader struct {
 	wakeFD int             // an eventfd: readByte returns errWoken
 	ep     int             // an epoll instance watching fd and wakeFD
 	raw    syscall.RawConn // ep, as Go's poller knows it
+	// await, if set, waits for ep on the calling thread where it can (see
+	// EditorConfig.Await); set before the first read.
+	await func(fd int) (bool, error)
 }
 
 // newTTYReader reads the terminal behind f.
@@ -207,6 +210,12 @@ func (t *ttyReader) readLine() (string, error) {
 // read is one read(2) of the terminal, waiting in the poller (after
 // calling idle, if set) until there is input or wake is called.
 func (t *ttyReader) read(b []byte, idle func()) (int, error) {
+	if t.await != nil {
+		n, ok, err := t.readAwaiting(b, &idle)
+		if ok {
+			return n, err
+		}
+	}
 	var n int
 	var rerr error
 	woken := false
@@ -239,6 +248,32 @@ func (t *ttyReader) read(b []byte, idle func()) (int, error) {
 		return 0, errWoken
 	}
 	return n, rerr
+}
+
+// readAwaiting is read waiting through await rather than Go's poller. ok
+// is false when await cannot wait on this thread: read goes on in the
+// poller then, with *idle called already if it was.
+func (t *ttyReader) readAwaiting(b []byte, idle *func()) (n int, ok bool, err error) {
+	for {
+		if t.woken() {
+			return 0, true, errWoken
+		}
+		n, err = rawRead(t.fd, b)
+		if err != unix.EAGAIN {
+			return n, true, err
+		}
+		if *idle != nil {
+			(*idle)()
+			*idle = nil
+		}
+		waited, err := t.await(t.ep)
+		switch {
+		case err != nil:
+			return 0, true, err
+		case !waited:
+			return 0, false, nil
+		}
+	}
 }
 
 // waitForTerminal decides whether to read again after the terminal said

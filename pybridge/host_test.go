@@ -1,0 +1,143 @@
+//go:build cgo
+
+package pybridge
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// hostOrFail runs fn under Host, failing the test rather than hanging
+// when fn does not return in time (a job that waits for itself).
+func hostOrFail(t *testing.T, fn func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- testInterp.Host(fn) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Host: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Host's function did not return: a job waited for the thread it was on")
+	}
+}
+
+const hostHelper = `
+import __main__
+
+def value(expr):
+    return repr(eval(expr, __main__.__dict__))
+`
+
+// pyValue returns the repr of a Python expression in the session.
+func pyValue(t *testing.T, expr string) string {
+	t.Helper()
+	if err := testInterp.LoadModule("_host_test", hostHelper); err != nil {
+		t.Fatal(err)
+	}
+	out, err := testInterp.Call(context.Background(), CallHelper, "_host_test", "value", expr)
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return out
+}
+
+func TestHostRunsItsJobsInPlaceOnPythonsThread(t *testing.T) {
+	if _, err := testInterp.Push("import threading; ht_outside = threading.get_ident()"); err != nil {
+		t.Fatal(err)
+	}
+	hostOrFail(t, func() {
+		// Each would wait forever for the thread it runs on, were it queued.
+		for _, line := range []string{"ht_inside = threading.get_ident()", "ht_more = 0", "for i in range(3):", "    ht_more += i", ""} {
+			if _, err := testInterp.Push(line); err != nil {
+				t.Errorf("Push(%q) under Host: %v", line, err)
+			}
+		}
+		if got := pyValue(t, "ht_more"); got != "3" {
+			t.Errorf("a Call under Host read ht_more = %s, want 3", got)
+		}
+	})
+	if got := pyValue(t, "(ht_inside == ht_outside, ht_more)"); got != "(True, 3)" {
+		t.Errorf("under Host, Python ran on its own thread and ran the block as (same thread, sum) = %s, want (True, 3)", got)
+	}
+}
+
+func TestAwaitInputRunsOtherGoroutinesJobs(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if ok, err := testInterp.AwaitInput(int(r.Fd())); ok || err != nil {
+		t.Fatalf("AwaitInput off the interpreter's thread = %v, %v; want false at once", ok, err)
+	}
+	pushed := make(chan error, 1)
+	var readable bool
+	hostOrFail(t, func() {
+		// The job of another goroutine can only run inside the wait, and
+		// the input comes only once it has.
+		go func() {
+			_, err := testInterp.Push("ai_from_elsewhere = 42")
+			pushed <- err
+			w.Write([]byte{1})
+		}()
+		readable, err = testInterp.AwaitInput(int(r.Fd()))
+	})
+	if !readable || err != nil {
+		t.Fatalf("AwaitInput = %v, %v; want the input readable", readable, err)
+	}
+	if err := <-pushed; err != nil {
+		t.Fatal(err)
+	}
+	if got := pyValue(t, "ai_from_elsewhere"); got != "42" {
+		t.Errorf("the job run inside the wait left %s, want 42", got)
+	}
+}
+
+func TestAwaitInputReadiesACopyWhenAsked(t *testing.T) {
+	testInterp.DiscardIsolated()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	hostOrFail(t, func() {
+		testInterp.PrepareIsolated()
+		go func() {
+			for end := time.Now().Add(10 * time.Second); !testInterp.IsolationStats().Ready && time.Now().Before(end); {
+				time.Sleep(readyIdle / 4)
+			}
+			w.Write([]byte{1})
+		}()
+		if _, err := testInterp.AwaitInput(int(r.Fd())); err != nil {
+			t.Error(err)
+		}
+	})
+	if !testInterp.IsolationStats().Ready {
+		t.Error("no ready copy was made while Host's function waited for input, idle, after PrepareIsolated")
+	}
+	testInterp.DiscardIsolated()
+}
+
+func TestCanHostOnlyWhilePythonHasOneThread(t *testing.T) {
+	if !testInterp.CanHost() {
+		t.Fatal("CanHost() = false with no Python thread but the interpreter's")
+	}
+	if _, err := testInterp.Push("import threading; ch_go = threading.Event(); ch_t = threading.Thread(target=ch_go.wait); ch_t.start()"); err != nil {
+		t.Fatal(err)
+	}
+	if testInterp.CanHost() {
+		t.Error("CanHost() = true while another Python thread runs (it may hold the GIL)")
+	}
+	if _, err := testInterp.Push("ch_go.set(); ch_t.join()"); err != nil {
+		t.Fatal(err)
+	}
+	if !testInterp.CanHost() {
+		t.Error("CanHost() = false after the other thread ended")
+	}
+}
