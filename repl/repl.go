@@ -122,10 +122,10 @@ type Options struct {
 	// line typed from its end is then read, run, and followed by the next
 	// prompt without a hand-off between threads (pybridge.Interp.Host).
 	// CanHost says whether Host may take the next prompt; Await is the
-	// line editor's wait there (term.EditorConfig.Await).
+	// line editor's wait for keys there.
 	Host    func(fn func()) error
 	CanHost func() bool
-	Await   func(fd int) (bool, error)
+	Await   term.Await
 }
 
 // Session is one run of the REPL.
@@ -185,7 +185,7 @@ func (r *Session) SetComplete(complete func(path []string, prefix string) string
 // startEditor starts the line editor, with the history of py>.
 func (r *Session) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn)
-	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, Await: r.opts.Await}
+	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle}
 	if r.opts.Complete != nil {
 		cfg.Suggest = r.suggest
 	}
@@ -346,8 +346,8 @@ func (r *Session) next(initial string, pendingPaste *string) (ev term.Event, sta
 	done := false
 	// one reads an input and runs it if it is a py> line typed from its
 	// end; it reports whether next reads on.
-	one := func() bool {
-		ev, rest, err = r.editor.StartLine(r.state.prompt(), initial)
+	one := func(await term.Await) bool {
+		ev, rest, err = r.editor.StartLine(r.state.prompt(), initial, await)
 		initial = ""
 		mode, cont := r.state.get()
 		if err != nil || rest != nil || mode != ModePy || *pendingPaste != "" {
@@ -361,14 +361,14 @@ func (r *Session) next(initial string, pendingPaste *string) (ev term.Event, sta
 	for !done {
 		if r.canHost() {
 			herr := r.opts.Host(func() {
-				for one() && r.canHost() {
+				for one(r.opts.Await) && r.canHost() {
 				}
 			})
 			if herr == nil || done {
 				continue
 			}
 		}
-		for one() && !r.canHost() {
+		for one(nil) && !r.canHost() {
 		}
 	}
 	if err == nil && rest != nil {

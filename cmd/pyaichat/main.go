@@ -29,13 +29,16 @@ func init() { runtime.LockOSThread() }
 
 func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
-		// One processor for Go code: Python runs on its own thread, outside
-		// any processor, and the Go side only edits lines and waits on I/O.
-		// With a second processor idle, every goroutine made ready wakes
-		// another thread to steal it, and on the way from a key to Python
-		// and back those wake-ups cost more than the work (see make
-		// bench-repl).
-		runtime.GOMAXPROCS(1)
+		// Two processors for Go code, the most it needs: the prompt and
+		// Python run on one thread, which holds a processor for the REPL's
+		// Go code and leaves it in each cgo and system call. With only
+		// that processor, the runtime's monitor takes it back from every
+		// such call that lasts over 20 µs (a line's run, the wait for a
+		// key) and wakes another thread to hold it: a few wake-ups a line,
+		// where an idle second processor leaves the call its own for 10
+		// ms. More processors would only let more threads be woken to
+		// steal goroutines (see make bench-speed).
+		runtime.GOMAXPROCS(2)
 	}
 	std := stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}
 	pybridge.RunMain(func() int { return run(std, os.Args[1:]) })

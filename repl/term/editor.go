@@ -55,13 +55,6 @@ type EditorConfig struct {
 	// suggestion. The suggestion is drawn dim after the cursor, and Right
 	// or End there inserts it; any other key leaves it.
 	Suggest func(line string) string
-	// Await, if set, waits until the descriptor it is given (the
-	// terminal's input, with the editor's wake-ups) is readable, in place
-	// of Go's poller, which wakes a waiting goroutine from another thread.
-	// It reports false at once where it cannot wait on the calling thread,
-	// and the wait goes to the poller. (The REPL's StartLine runs on the
-	// interpreter's thread, whose own waits also serve the interpreter.)
-	Await func(fd int) (bool, error)
 }
 
 // Editor is the line editor, chzyer/readline over the pump.
@@ -120,7 +113,6 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e.cols.Store(int64(readline.GetScreenWidth()))
 	e.view = newLineView(e.out, e.columns)
 	e.view.suggest = cfg.Suggest
-	t.tty.await = cfg.Await
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
 	e.waits = func(waiting bool) {
 		e.out.readerWaits(waiting)
@@ -410,7 +402,7 @@ func (e *Editor) AddHistory(line string) { e.rl.SaveHistory(line) }
 // ReadLine shows prompt, with initial already in the line, and returns what
 // the user did.
 func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
-	ev, rest, err := e.StartLine(prompt, initial)
+	ev, rest, err := e.StartLine(prompt, initial, nil)
 	if err != nil || rest == nil {
 		return ev, err
 	}
@@ -427,8 +419,9 @@ type Unfinished struct {
 // take (see typeLine): a line typed from its end and entered comes back
 // whole, with rest nil. Otherwise FinishLine(rest) reads the rest of it
 // with readline, on a goroutine that may wait for other goroutines (key
-// hooks, completion): StartLine's caller need not.
-func (e *Editor) StartLine(prompt, initial string) (ev Event, rest *Unfinished, err error) {
+// hooks, completion): StartLine's caller need not. The lane waits for
+// keys through await, if set.
+func (e *Editor) StartLine(prompt, initial string, await Await) (ev Event, rest *Unfinished, err error) {
 	// While user code ran, SIGWINCH was not pyaichat's: the window may
 	// have changed size unseen.
 	if !e.colsFresh {
@@ -454,7 +447,7 @@ func (e *Editor) StartLine(prompt, initial string) (ev Event, rest *Unfinished, 
 	}
 	var key []byte
 	if e.columns() > 0 && e.pump.idle() {
-		t, err := e.typeLine(initial)
+		t, err := e.typeLine(initial, await)
 		if err != nil {
 			return Event{}, nil, e.leave("", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -87,12 +88,23 @@ func (t *Terminal) Width() int { return readline.GetScreenWidth() }
 type ttyReader struct {
 	fd     int             // the terminal, opened again: its own O_NONBLOCK
 	wakeFD int             // an eventfd: readByte returns errWoken
-	ep     int             // an epoll instance watching fd and wakeFD
+	ep     int             // an epoll instance watching wakeFD, and fd while polled
 	raw    syscall.RawConn // ep, as Go's poller knows it
-	// await, if set, waits for ep on the calling thread where it can (see
-	// EditorConfig.Await); set before the first read.
-	await func(fd int) (bool, error)
+	// awaitEP watches fd and wakeFD too, for an Await; Go's poller does
+	// not know it. While reads wait there, fd is left out of ep (polled
+	// false): otherwise each key would wake a thread asleep in the poller
+	// as well.
+	awaitEP int
+	polled  atomic.Bool
 }
+
+// Await waits until fd is readable, on the calling thread, in place of
+// Go's poller, which wakes a goroutine that waits there from another
+// thread. It reports false at once where it cannot wait on the calling
+// thread, and the wait goes to the poller. (The REPL's prompt runs on the
+// interpreter's thread, where pybridge's wait also runs the interpreter's
+// other jobs: see Editor.StartLine.)
+type Await func(fd int) (bool, error)
 
 // newTTYReader reads the terminal behind f.
 func newTTYReader(f *os.File) (*ttyReader, error) {
@@ -101,7 +113,7 @@ func newTTYReader(f *os.File) (*ttyReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the terminal: %w", err)
 	}
-	t := &ttyReader{fd: fd, wakeFD: -1, ep: -1}
+	t := &ttyReader{fd: fd, wakeFD: -1, ep: -1, awaitEP: -1}
 	if err := t.init(); err != nil {
 		t.close()
 		return nil, fmt.Errorf("watching the terminal: %w", err)
@@ -114,14 +126,17 @@ func (t *ttyReader) init() error {
 	if t.wakeFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 		return err
 	}
-	if t.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return err
-	}
-	for _, fd := range []int{t.fd, t.wakeFD} {
-		if err := unix.EpollCtl(t.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+	for _, ep := range []*int{&t.ep, &t.awaitEP} {
+		if *ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 			return err
 		}
+		for _, fd := range []int{t.fd, t.wakeFD} {
+			if err := unix.EpollCtl(*ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+				return err
+			}
+		}
 	}
+	t.polled.Store(true)
 	if err := unix.SetNonblock(t.ep, true); err != nil {
 		return err
 	}
@@ -130,7 +145,7 @@ func (t *ttyReader) init() error {
 }
 
 func (t *ttyReader) close() {
-	for _, fd := range []int{t.fd, t.wakeFD, t.ep} {
+	for _, fd := range []int{t.fd, t.wakeFD, t.ep, t.awaitEP} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -161,10 +176,13 @@ func (t *ttyReader) readyByte() (byte, bool) {
 // readByte implements keySource. A read that finds the terminal hung up
 // or taken away (EIO, or nothing in raw mode) is tried again, as the
 // terminal may be back (see waitForTerminal).
-func (t *ttyReader) readByte(idle func()) (byte, error) {
+func (t *ttyReader) readByte(idle func()) (byte, error) { return t.readByteAwaiting(idle, nil) }
+
+// readByteAwaiting is readByte waiting through await, if set.
+func (t *ttyReader) readByteAwaiting(idle func(), await Await) (byte, error) {
 	var b [1]byte
 	for failures := 0; ; {
-		n, err := t.read(b[:], idle)
+		n, err := t.read(b[:], idle, await)
 		if err == nil && n == 1 {
 			return b[0], nil
 		}
@@ -190,7 +208,7 @@ func (t *ttyReader) readLine() (string, error) {
 	var line []byte
 	buf := make([]byte, 4096)
 	for {
-		n, err := t.read(buf, nil)
+		n, err := t.read(buf, nil, nil)
 		if err != nil {
 			return string(line), err
 		}
@@ -207,14 +225,18 @@ func (t *ttyReader) readLine() (string, error) {
 	}
 }
 
-// read is one read(2) of the terminal, waiting in the poller (after
-// calling idle, if set) until there is input or wake is called.
-func (t *ttyReader) read(b []byte, idle func()) (int, error) {
-	if t.await != nil {
-		n, ok, err := t.readAwaiting(b, &idle)
+// read is one read(2) of the terminal, waiting through await if set, or
+// in the poller, (after calling idle, if set) until there is input or
+// wake is called.
+func (t *ttyReader) read(b []byte, idle func(), await Await) (int, error) {
+	if await != nil {
+		n, ok, err := t.readAwaiting(b, &idle, await)
 		if ok {
 			return n, err
 		}
+	}
+	if err := t.poll(true); err != nil {
+		return 0, err
 	}
 	var n int
 	var rerr error
@@ -253,7 +275,7 @@ func (t *ttyReader) read(b []byte, idle func()) (int, error) {
 // readAwaiting is read waiting through await rather than Go's poller. ok
 // is false when await cannot wait on this thread: read goes on in the
 // poller then, with *idle called already if it was.
-func (t *ttyReader) readAwaiting(b []byte, idle *func()) (n int, ok bool, err error) {
+func (t *ttyReader) readAwaiting(b []byte, idle *func(), await Await) (n int, ok bool, err error) {
 	for {
 		if t.woken() {
 			return 0, true, errWoken
@@ -266,7 +288,10 @@ func (t *ttyReader) readAwaiting(b []byte, idle *func()) (n int, ok bool, err er
 			(*idle)()
 			*idle = nil
 		}
-		waited, err := t.await(t.ep)
+		if err := t.poll(false); err != nil {
+			return 0, true, err
+		}
+		waited, err := await(t.awaitEP)
 		switch {
 		case err != nil:
 			return 0, true, err
@@ -274,6 +299,23 @@ func (t *ttyReader) readAwaiting(b []byte, idle *func()) (n int, ok bool, err er
 			return 0, false, nil
 		}
 	}
+}
+
+// poll puts the terminal in ep, or takes it out, for a wait in Go's poller
+// or through await.
+func (t *ttyReader) poll(on bool) error {
+	if t.polled.Load() == on {
+		return nil
+	}
+	op := unix.EPOLL_CTL_DEL
+	if on {
+		op = unix.EPOLL_CTL_ADD
+	}
+	if err := unix.EpollCtl(t.ep, op, t.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(t.fd)}); err != nil {
+		return fmt.Errorf("watching the terminal: %w", err)
+	}
+	t.polled.Store(on)
+	return nil
 }
 
 // waitForTerminal decides whether to read again after the terminal said

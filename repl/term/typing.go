@@ -25,7 +25,7 @@ type typed struct {
 // A key read as soon as it was typed is echoed at once (echoAhead); keys
 // that came together (typed ahead) are drawn together, once, when they
 // have all been taken, and then the suggestion for the line is drawn.
-func (e *Editor) typeLine(initial string) (typed, error) {
+func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 	e.pump.typing(true)
 	e.typing.Store(true)
 	defer func() {
@@ -37,7 +37,7 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 	stale := true  // the screen does not show line as it is
 	ahead := false // the last key came with more behind it
 	for {
-		b, waited, err := e.nextKey(ahead, func() {
+		b, waited, err := e.nextKey(ahead, await, func() {
 			if stale {
 				e.drawFrame(e.view.redraw(line))
 				stale = false
@@ -90,9 +90,9 @@ func (e *Editor) typeLine(initial string) (typed, error) {
 }
 
 // nextKey reads typeLine's next byte: at once when ahead says keys are
-// coming together, otherwise waiting for one, and then first calling idle
-// and telling waits. waited says it waited.
-func (e *Editor) nextKey(ahead bool, idle func()) (b byte, waited bool, err error) {
+// coming together, otherwise waiting for one (through await, if set), and
+// then first calling idle and telling waits. waited says it waited.
+func (e *Editor) nextKey(ahead bool, await Await, idle func()) (b byte, waited bool, err error) {
 	if ahead {
 		// Keys typed ahead or sent together: one read each, without the
 		// wait's own reads (its wake-up check, the poller).
@@ -100,11 +100,11 @@ func (e *Editor) nextKey(ahead bool, idle func()) (b byte, waited bool, err erro
 			return b, false, nil
 		}
 	}
-	b, err = e.term.tty.readByte(func() {
+	b, err = e.term.tty.readByteAwaiting(func() {
 		waited = true
 		idle()
 		e.waits(true)
-	})
+	}, await)
 	if waited {
 		e.waits(false)
 	}
