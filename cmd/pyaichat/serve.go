@@ -46,7 +46,7 @@ func runServe(std stdio, args []string) int {
 	}
 	childArgs := fs.Args()
 	if os.Getenv("GOMAXPROCS") == "" {
-		// main limits Go to one processor for the REPL; the server
+		// main limits Go to two processors for the REPL; the server
 		// encodes output for several sessions at once.
 		runtime.GOMAXPROCS(runtime.NumCPU())
 	}
