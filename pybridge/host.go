@@ -15,8 +15,9 @@ import (
 // whose work is mostly Python's: the REPL, which there reads a line, runs
 // it and draws the next prompt with no thread in between, as python3's
 // loop does on its one thread. Each hand-off between the caller's thread
-// and the interpreter's is a wake-up of another thread; a py> line took
-// three where python3 takes none.
+// and the interpreter's is a wake-up of another thread: a py> line read
+// elsewhere takes two (the line there, the outcome back) that python3
+// does not.
 //
 // While fn runs, what it asks of the interpreter (Push, Call, ...) runs at
 // once, in place, and fn waits for input through AwaitInput, which runs

@@ -225,80 +225,56 @@ func (t *ttyReader) readLine() (string, error) {
 	}
 }
 
-// read is one read(2) of the terminal, waiting through await if set, or
-// in the poller, (after calling idle, if set) until there is input or
-// wake is called.
+// read is one read(2) of the terminal, waiting (after calling idle, if
+// set) until there is input or wake is called: through await, if set and
+// it can wait on this thread, otherwise in Go's poller.
 func (t *ttyReader) read(b []byte, idle func(), await Await) (int, error) {
-	if await != nil {
-		n, ok, err := t.readAwaiting(b, &idle, await)
-		if ok {
-			return n, err
-		}
-	}
-	if err := t.poll(true); err != nil {
-		return 0, err
-	}
-	var n int
-	var rerr error
-	woken := false
-	err := t.raw.Read(func(uintptr) bool {
-		for {
-			if t.woken() {
-				woken = true
-				return true
-			}
-			n, rerr = rawRead(t.fd, b)
-			if rerr != unix.EAGAIN {
-				return true
-			}
-			if idle != nil {
-				idle()
-				idle = nil
-			}
-			// Nothing yet: take what the epoll instance had ready, so that
-			// the next input makes it ready again; if input came meanwhile,
-			// read it.
-			if !rawPoll(t.ep) {
-				return false
-			}
-		}
-	})
-	switch {
-	case err != nil:
-		return 0, err
-	case woken:
-		return 0, errWoken
-	}
-	return n, rerr
-}
-
-// readAwaiting is read waiting through await rather than Go's poller. ok
-// is false when await cannot wait on this thread: read goes on in the
-// poller then, with *idle called already if it was.
-func (t *ttyReader) readAwaiting(b []byte, idle *func(), await Await) (n int, ok bool, err error) {
 	for {
 		if t.woken() {
-			return 0, true, errWoken
+			return 0, errWoken
 		}
-		n, err = rawRead(t.fd, b)
+		n, err := rawRead(t.fd, b)
 		if err != unix.EAGAIN {
-			return n, true, err
+			return n, err
 		}
-		if *idle != nil {
-			(*idle)()
-			*idle = nil
+		if idle != nil {
+			idle()
+			idle = nil
 		}
-		if err := t.poll(false); err != nil {
-			return 0, true, err
+		if await != nil {
+			if err := t.poll(false); err != nil {
+				return 0, err
+			}
+			waited, err := await(t.awaitEP)
+			if err != nil {
+				return 0, err
+			}
+			if waited {
+				continue
+			}
+			await = nil // not on a thread it waits on: the poller, from now on
 		}
-		waited, err := await(t.awaitEP)
-		switch {
-		case err != nil:
-			return 0, true, err
-		case !waited:
-			return 0, false, nil
+		if err := t.waitPolled(); err != nil {
+			return 0, err
 		}
 	}
+}
+
+// waitPolled waits in Go's poller until ep may have input or a wake-up.
+func (t *ttyReader) waitPolled() error {
+	if err := t.poll(true); err != nil {
+		return err
+	}
+	parked := false
+	return t.raw.Read(func(uintptr) bool {
+		if parked {
+			return true // the poller saw ep ready
+		}
+		parked = true
+		// Take what the epoll instance had ready, so that the next input
+		// makes it ready again; if input came meanwhile, read it.
+		return rawPoll(t.ep)
+	})
 }
 
 // poll puts the terminal in ep, or takes it out, for a wait in Go's poller
