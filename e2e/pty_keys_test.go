@@ -219,3 +219,22 @@ func TestPTYKeysEchoWhileAThreadHoldsTheGIL(t *testing.T) {
 	s.Send("sy.na")
 	typed("py> busy.na")
 }
+
+// As in python3: an escape sequence cut short (Esc then [, Alt+[) takes
+// the next key as its end, so an Enter there enters nothing and the next
+// one enters the line; a Ctrl-C there still interrupts, and the line it
+// was on is not run.
+func TestPTYEscapeSequenceCutShort(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.Send("1+1\x1b[\r")
+	s.Send("\r")
+	s.ExpectString("2\r\n")
+	s.ExpectString("py> ")
+	s.Send("cut = 1\x1b[")
+	s.Send(ptytest.CtrlC)
+	s.ExpectString("KeyboardInterrupt")
+	s.ExpectString("py> ")
+	s.SendLine("'cut' in globals()")
+	s.ExpectString("False\r\n")
+}

@@ -87,7 +87,39 @@ type pump struct {
 	// The reader's own view of pastes, to know where a read must stop.
 	readInPaste bool
 	readTail    []byte // the last bytes read, for markers split across reads
+	// escape is where readline's parser stands in the keys read outside
+	// pastes (see endsLine).
+	escape escapeState
 }
+
+// escapeState follows chzyer/readline's parser of escape sequences: after
+// ESC [ or ESC O it takes digits and semicolons, then any byte as the
+// sequence's last (terminal.go's ioloop, readEscKey), Enter and Ctrl-C
+// included.
+type escapeState int
+
+const (
+	escNone  escapeState = iota
+	escStart             // after ESC
+	escKey               // after ESC [ or ESC O, and any digits and semicolons
+)
+
+// next is the state after byte b.
+func (s escapeState) next(b byte) escapeState {
+	switch {
+	case b == 0x1b && s != escKey:
+		return escStart
+	case s == escStart && (b == '[' || b == 'O'):
+		return escKey
+	case s == escKey && (b >= '0' && b <= '9' || b == ';'):
+		return escKey
+	}
+	return escNone
+}
+
+// escapeEnd ends an escape sequence that readline is reading, as one it
+// does nothing for, so that a Ctrl-C after it is a Ctrl-C.
+const escapeEnd = 'Z'
 
 func newPump(src keySource) *pump {
 	p := &pump{src: src}
@@ -129,14 +161,16 @@ func (p *pump) readKeys(idle func()) (ended bool, err error) {
 func (p *pump) readFrom(b byte) (ended bool) {
 	buf := []byte{b}
 	first, last := -1, -1 // the Ctrl-Cs read
+	inEscape := false     // the first Ctrl-C came inside an escape sequence
 	for {
+		wasInEscape := p.escape == escKey
 		if p.endsLine(b) {
 			ended = true
 			if b != ctrlC {
 				break
 			}
 			if first < 0 {
-				first = len(buf) - 1
+				first, inEscape = len(buf)-1, wasInEscape
 			}
 			last = len(buf) - 1
 		}
@@ -148,6 +182,11 @@ func (p *pump) readFrom(b byte) (ended bool) {
 	}
 	if last > first {
 		buf = append(buf[:first+1], buf[last+1:]...)
+	}
+	if inEscape {
+		// readline would take the Ctrl-C as the sequence's last byte,
+		// and wait on for the line the pump has stopped reading for.
+		buf = append(buf[:first], append([]byte{escapeEnd}, buf[first:]...)...)
 	}
 	p.scan(buf)
 	return ended
@@ -179,6 +218,14 @@ func (p *pump) endsLine(b byte) bool {
 	if !p.readInPaste {
 		if bytes.HasSuffix(p.readTail, pasteStart) {
 			p.readInPaste = true
+			p.escape = escNone
+			return false
+		}
+		inEscape := p.escape == escKey
+		p.escape = p.escape.next(b)
+		if inEscape && b != ctrlC {
+			// readline takes an Enter there as the sequence's end, as GNU
+			// readline does: the line goes on.
 			return false
 		}
 		return b == '\r' || b == '\n' || b == ctrlC

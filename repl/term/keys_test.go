@@ -356,3 +356,60 @@ func TestPumpOffersKeysAtRest(t *testing.T) {
 		t.Fatalf("offered %q at a new prompt, want \"ade\"", offered)
 	}
 }
+
+// readline takes the byte after ESC [ (or ESC O) and any digits and
+// semicolons as the end of an escape sequence, Enter and Ctrl-C included.
+// A Ctrl-C there comes after a byte that ends the sequence as one readline
+// does nothing for, so that readline sees the Ctrl-C the pump stopped
+// reading at; elsewhere the bytes go as they came.
+func TestPumpEndsAnEscapeSequenceBeforeCtrlC(t *testing.T) {
+	cases := []struct {
+		name   string
+		pieces []string
+		typed  string
+	}{
+		{"after ESC [", []string{"x = 1\x1b[", "\x03"}, "x = 1\x1b[Z\x03"},
+		{"after its digits, in one read", []string{"x\x1b[1;5\x03\x03"}, "x\x1b[1;5Z\x03"},
+		{"after ESC O", []string{"\x1bO\x03"}, "\x1bOZ\x03"},
+		{"after a lone ESC", []string{"\x1b\x03"}, "\x1b\x03"},
+		{"after a whole sequence", []string{"\x1b[A\x03"}, "\x1b[A\x03"},
+		{"after a paste", []string{"\x1b[200~a\x1b[201~\x03"}, "\ue000\x03"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := readEditor(feed(t, tc.pieces...))
+			if got != tc.typed {
+				t.Errorf("editor read %q, want %q", got, tc.typed)
+			}
+		})
+	}
+}
+
+// An Enter that readline takes as the end of an escape sequence ends no
+// line (as in GNU readline), so the pump reads on to the Enter that does;
+// stopping at the first, it waited for a line that readline never ended.
+func TestPumpReadsOnPastAnEnterInsideAnEscapeSequence(t *testing.T) {
+	p := feed(t, "1+1\x1b[\r\r")
+	p.setEditor(true)
+	got := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		buf := make([]byte, 64)
+		for strings.Count(b.String(), "\r") < 2 {
+			n, err := editorReader{p}.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		got <- b.String()
+	}()
+	select {
+	case s := <-got:
+		if want := "1+1\x1b[\r\r"; s != want {
+			t.Errorf("editor read %q, want %q", s, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pump stopped at the Enter inside the escape sequence: the editor never got the one that ends the line")
+	}
+}
