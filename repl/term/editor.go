@@ -82,6 +82,11 @@ type Editor struct {
 	// typing says typeLine reads the keys; resized, that the window
 	// changed size meanwhile (watchResize wakes its read).
 	typing, resized atomic.Bool
+	// openKey is the key FinishLine hands readline first, and promptDue
+	// says readline has begun a line and is about to draw its prompt:
+	// the keys are let through once it has (promptDrawn).
+	openKey   []byte
+	promptDue atomic.Bool
 
 	mu sync.Mutex
 	// preEchoed are the keys preEcho echoed that the filter has not seen
@@ -110,9 +115,10 @@ var pasteMarker = []byte(string(pasteRune))
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e := &Editor{term: t, pump: t.pump, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook}
 	e.out.echoDst = t.echo
-	e.cols.Store(int64(readline.GetScreenWidth()))
+	e.cols.Store(int64(t.Width()))
 	e.view = newLineView(e.out, e.columns)
 	e.view.suggest = cfg.Suggest
+	e.view.drew = e.promptDrawn
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
 	e.waits = func(waiting bool) {
 		e.out.readerWaits(waiting)
@@ -144,6 +150,10 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 		// lineView). watchResize redraws it at once.
 		FuncOnWidthChanged: func(f func()) { e.width = f },
 		FuncGetWidth:       e.columns,
+		// readline asks whether the process's own descriptors 0 and 1 are
+		// a terminal, and draws nothing if not; the editor only ever runs
+		// on the terminal it was given.
+		ForceUseInteractive: true,
 	}
 	rl, err := readline.NewEx(rc)
 	if err != nil {
@@ -178,7 +188,7 @@ func (e *Editor) watchResize() {
 
 // readWidth reads the terminal's width again, for readline and the view.
 func (e *Editor) readWidth() {
-	w := int64(readline.GetScreenWidth())
+	w := int64(e.term.Width())
 	if e.cols.Swap(w) != w && e.width != nil {
 		e.width()
 	}
@@ -317,9 +327,11 @@ func (e *Editor) translate(r rune) (rune, bool) {
 // out, and the marker that the filter put in place of a key the hook
 // replaced is expanded.
 func (e *Editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
-	if key != 0 {
-		e.out.keyDone()
+	if key == 0 {
+		e.promptDue.Store(true)
+		return nil, 0, false
 	}
+	e.out.keyDone()
 	if (key != insertRune && key != moveRune) || pos == 0 || pos > len(line) || line[pos-1] != key {
 		return nil, 0, false
 	}
@@ -472,7 +484,7 @@ func (e *Editor) FinishLine(u *Unfinished) (Event, error) {
 	if initial != "" {
 		e.rl.Operation.SetBuffer(initial)
 	}
-	e.pump.open(key)
+	e.openKey = key
 	line, err := e.rl.Readline()
 	e.pump.setEditor(false)
 	e.leave("", nil)
@@ -496,6 +508,20 @@ func (e *Editor) FinishLine(u *Unfinished) (Event, error) {
 		return Event{}, err
 	}
 	return Event{Kind: EventLine, Text: line}, nil
+}
+
+// promptDrawn is called after the line view wrote a drawing of the line.
+// The first one after readline began a line is its prompt, and the keys
+// for the line are let through only then. readline's goroutine that reads
+// keys does not always wait for the line to begin: after a key the filter
+// drops (a TAB the key hook handled) or a paste, it reads ahead, and keys
+// typed ahead that reached it then were taken into the line before
+// readline drew its prompt, Enter included, and the prompt drawn after
+// them left the line that ran off the screen.
+func (e *Editor) promptDrawn() {
+	if e.promptDue.CompareAndSwap(true, false) {
+		e.pump.open(e.openKey)
+	}
 }
 
 // leave ends a prompt: the terminal leaves raw mode, then what ends the

@@ -64,6 +64,9 @@ type lineView struct {
 	out     io.Writer // the terminal, a frame at a time
 	width   func() int
 	suggest func(line string) string
+	// drew, if set, is called after each drawing of the line readline
+	// painted has been written.
+	drew func()
 
 	mu      sync.Mutex
 	prompt  []rune
@@ -273,8 +276,9 @@ func (v *lineView) echoAhead(r rune) (e aheadEcho, ok bool) {
 func (v *lineView) Write(p []byte) (int, error) {
 	v.mu.Lock()
 	out := p
+	painted := v.painted
 	switch {
-	case v.painted:
+	case painted:
 		v.painted = false
 		if b, ok := v.draw(); ok {
 			out = b
@@ -288,7 +292,11 @@ func (v *lineView) Write(p []byte) (int, error) {
 		v.end = endElsewhere
 	}
 	v.mu.Unlock()
-	if _, err := v.out.Write(out); err != nil {
+	_, err := v.out.Write(out)
+	if painted && v.drew != nil {
+		v.drew()
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil

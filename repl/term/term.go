@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/chzyer/readline"
 	"golang.org/x/sys/unix"
 )
 
@@ -74,8 +73,16 @@ func (t *Terminal) Interrupt() { t.tty.wake() }
 // they still reach the next prompt. Ctrl-C still interrupts.
 func (t *Terminal) WithoutEcho(fn func()) { withoutEcho(t.fd, fn) }
 
-// Width is the terminal's width in columns.
-func (t *Terminal) Width() int { return readline.GetScreenWidth() }
+// Width is the terminal's width in columns, -1 if it cannot be read. It
+// is read from the terminal itself, not from standard output, as
+// readline.GetScreenWidth does.
+func (t *Terminal) Width() int {
+	ws, err := unix.IoctlGetWinsize(t.fd, unix.TIOCGWINSZ)
+	if err != nil {
+		return -1
+	}
+	return int(ws.Col)
+}
 
 // ttyReader reads the terminal in Go's network poller instead of holding a
 // thread in read(2): a key then wakes the goroutine that reads it and the
