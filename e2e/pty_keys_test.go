@@ -238,3 +238,21 @@ func TestPTYEscapeSequenceCutShort(t *testing.T) {
 	s.SendLine("'cut' in globals()")
 	s.ExpectString("False\r\n")
 }
+
+// Alt with a key readline binds to nothing (ESC then the key) inserts
+// nothing, as in python3; Alt+B still moves back a word.
+func TestPTYUnboundMetaKeyInsertsNothing(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.Send("1+1\x1bx\x1b.")
+	s.ExpectCursorLine("py> 1+1")
+	s.Send("\r")
+	s.ExpectString("2\r\n")
+	s.ExpectString("py> ")
+	s.Send("x = 23\x1bb1")
+	s.ExpectCursorLine("py> x = 123")
+	s.Send("\r")
+	s.ExpectString("py> ")
+	s.SendLine("x")
+	s.ExpectString("123\r\n")
+}

@@ -102,14 +102,20 @@ type Editor struct {
 // far, and ReadLine adds the paste), and text the key hook inserts in a
 // key's place (swapped for it once readline inserted the marker).
 // Up and Down inside a line of several rows move the cursor a row
-// (moveRune, swapped for the move once readline inserted it).
+// (moveRune, swapped for the move once readline inserted it). A Meta key
+// readline has no binding for comes as unboundMetaRune (see pump.readFrom),
+// which the editor drops.
 const (
-	pasteRune  = '\ue000'
-	insertRune = '\ue001'
-	moveRune   = '\ue002'
+	pasteRune       = '\ue000'
+	insertRune      = '\ue001'
+	moveRune        = '\ue002'
+	unboundMetaRune = '\ue003'
 )
 
-var pasteMarker = []byte(string(pasteRune))
+var (
+	pasteMarker       = []byte(string(pasteRune))
+	unboundMetaMarker = []byte(string(unboundMetaRune))
+)
 
 // NewEditor starts the line editor on t.
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
@@ -284,6 +290,8 @@ func (e *Editor) translate(r rune) (rune, bool) {
 		return 0, false
 	case ctrlBackslash:
 		e.quit()
+		return 0, false
+	case unboundMetaRune:
 		return 0, false
 	case pasteRune:
 		e.mu.Lock()

@@ -117,6 +117,17 @@ func (s escapeState) next(b byte) escapeState {
 	return escNone
 }
 
+// unboundMeta reports whether ESC then b, the way a terminal sends Meta
+// (Alt) with a key, is a key chzyer/readline binds to nothing. It inserts
+// the key itself for those, where GNU readline in python3 -i inserts
+// nothing (or does what it binds, such as M-. or M-u, which readline
+// lacks); the pump hands readline a marker in its place, which the editor
+// drops. readline binds M-b, M-f, M-d, and reads ESC [ and ESC O as the
+// start of a longer sequence.
+func unboundMeta(b byte) bool {
+	return b >= ' ' && b < 0x7f && !bytes.ContainsRune([]byte("bfdO["), rune(b))
+}
+
 // escapeEnd ends an escape sequence that readline is reading, as one it
 // does nothing for, so that a Ctrl-C after it is a Ctrl-C.
 const escapeEnd = 'Z'
@@ -164,6 +175,9 @@ func (p *pump) readFrom(b byte) (ended bool) {
 	inEscape := false     // the first Ctrl-C came inside an escape sequence
 	for {
 		wasInEscape := p.escape == escKey
+		if p.escape == escStart && unboundMeta(b) {
+			buf = append(buf[:len(buf)-1], unboundMetaMarker...)
+		}
 		if p.endsLine(b) {
 			ended = true
 			if b != ctrlC {

@@ -413,3 +413,36 @@ func TestPumpReadsOnPastAnEnterInsideAnEscapeSequence(t *testing.T) {
 		t.Fatal("the pump stopped at the Enter inside the escape sequence: the editor never got the one that ends the line")
 	}
 }
+
+// ESC then a key is how a terminal sends Meta (Alt) with it. readline
+// inserts the key itself for the ones it binds to nothing, where python3's
+// GNU readline inserts nothing; the pump hands a marker in its place (which
+// the editor drops), whether the key came in the same read as the ESC or
+// later, and leaves the keys readline binds, sequences and pastes alone.
+func TestPumpMarksMetaKeysReadlineDoesNotBind(t *testing.T) {
+	marker := string(unboundMetaRune)
+	cases := []struct {
+		name   string
+		pieces []string
+		typed  string
+		paste  string
+	}{
+		{"in one read", []string{"1+1\x1b.\r"}, "1+1\x1b" + marker + "\r", ""},
+		{"in two reads", []string{"1\x1b", "u\r"}, "1\x1b" + marker + "\r", ""},
+		{"M-b, M-f and M-d", []string{"a b\x1bb\x1bf\x1bd\r"}, "a b\x1bb\x1bf\x1bd\r", ""},
+		{"an arrow key", []string{"\x1b[A\x1bOA\r"}, "\x1b[A\x1bOA\r", ""},
+		{"Meta with Backspace", []string{"ab\x1b\x7f\r"}, "ab\x1b\x7f\r", ""},
+		{"an ESC inside a paste", []string{"\x1b[200~\x1bx\x1b[201~"}, "\ue000", "\x1bx"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, pastes := readEditor(feed(t, tc.pieces...))
+			if got != tc.typed {
+				t.Errorf("editor read %q, want %q", got, tc.typed)
+			}
+			if tc.paste != "" && (len(pastes) != 1 || pastes[0] != tc.paste) {
+				t.Errorf("pastes %q, want %q", pastes, tc.paste)
+			}
+		})
+	}
+}
