@@ -521,11 +521,11 @@ func (e *Editor) FinishLine(u *Unfinished) (Event, error) {
 // promptDrawn is called after the line view wrote a drawing of the line.
 // The first one after readline began a line is its prompt, and the keys
 // for the line are let through only then. readline's goroutine that reads
-// keys does not always wait for the line to begin: after a key the filter
-// drops (a TAB the key hook handled) or a paste, it reads ahead, and keys
-// typed ahead that reached it then were taken into the line before
-// readline drew its prompt, Enter included, and the prompt drawn after
-// them left the line that ran off the screen.
+// keys does not always wait for a line to begin: after a key the filter
+// drops (a TAB the key hook handled) or a paste, it reads ahead. Keys
+// typed ahead that reached it were then taken into the line, Enter
+// included, before readline drew its prompt, and that prompt, drawn
+// last, erased the line that ran.
 func (e *Editor) promptDrawn() {
 	if e.promptDue.CompareAndSwap(true, false) {
 		e.pump.open(e.openKey)
