@@ -256,3 +256,57 @@ func TestPTYUnboundMetaKeyInsertsNothing(t *testing.T) {
 	s.SendLine("x")
 	s.ExpectString("123\r\n")
 }
+
+// The line editor's emacs keys do what GNU readline does with them in
+// python3 -i: word moves and kills by letters and digits, Ctrl-Left and
+// Ctrl-Right, the kill ring (joined kills, C-y, M-y), case changes,
+// transposed words, the last argument of the line before (M-.), and undo.
+func TestPTYEditingKeysAsPython(t *testing.T) {
+	t.Parallel()
+	const text = "x = 'abc def ghi"
+	cases := []struct{ name, typed, keys, end string }{
+		{"M-., the last argument", "x = ", "\x1b.", ""},
+		{"M-u", text, "\x1bb\x1bb\x1bu", "\x05'"},
+		{"M-c", text, "\x1bb\x1bc", "\x05'"},
+		{"M-l after M-u", text, "\x1bb\x1bu\x1bb\x1bl", "\x05'"},
+		{"M-b and M-f", text, "\x1bb\x1bb\x1bb\x1bf\x1bfX", "\x05'"},
+		{"Ctrl-Left and Ctrl-Right", text, "\x1b[1;5D\x1b[1;5D\x1b[1;5CX", "\x05'"},
+		{"M-d", text, "\x1bb\x1bb\x1bd", "\x05'"},
+		{"M-t", text, "\x1bt", "'"},
+		{"M-DEL twice, then C-y", text, "\x1b\x7f\x1b\x7f\x19", "'"},
+		{"C-w twice, then C-y", text, "\x17\x17\x19", "'"},
+		{"C-y then M-y", text, "\x17\x17\x19\x1by", "'"},
+		{"C-k and C-y", text, "\x1bb\x0b\x01\x1bf\x1bf\x1bf\x19", "\x05'"},
+		{"undo of typing", text, "\x1bbXY\x1f", "\x05'"},
+		{"undo of a Backspace", text, "\x7f\x7f\x1f", "'"},
+		{"undo of a kill (C-x C-u)", text, "\x17\x18\x15", "'"},
+	}
+	run := func(program string, args []string, prompt string) []string {
+		home := t.TempDir()
+		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s.ExpectString(prompt)
+		s.SendLine("prev = 'one two'")
+		s.ExpectString(prompt)
+		var got []string
+		for _, c := range cases {
+			s.Send(c.typed)
+			s.ExpectCursorLine(prompt + strings.TrimRight(c.typed, " "))
+			for _, k := range strings.SplitAfter(c.keys, "") {
+				s.Send(k)
+			}
+			s.Send(c.end + "\r")
+			s.ExpectString(prompt)
+			s.SendLine("print('value', repr(x))")
+			got = append(got, s.ExpectRegexp(regexp.MustCompile(`value (.*)\r\n`))[1])
+			s.ExpectString(prompt)
+		}
+		return got
+	}
+	want := run(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := run(binary, []string{"-q"}, "py> ")
+	for i, c := range cases {
+		if got[i] != want[i] {
+			t.Errorf("%s: python3 -i made x %s, pyaichat %s", c.name, want[i], got[i])
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -95,6 +96,21 @@ type Editor struct {
 	pasting   bool   // the pending Enter came from a paste
 	insert    string // what the hook put in place of the last key
 	moveTo    int    // where Up or Down inside a multi-row line puts the cursor
+	edit      lineEdit
+	// lastHistory is the newest line of the history Up walks, for M-.
+	lastHistory string
+	// lineStart is the undo list a line readline is to finish starts
+	// with, set by FinishLine and taken by the input filter at the
+	// line's first key (readline's goroutine calls OnChange for the key
+	// that ended a line after the line was returned).
+	lineStart *undoList
+
+	// The emacs commands' state (emacs.go), kept by readline's goroutine
+	// that handles keys (the input filter and OnChange).
+	undo     undoList
+	kills    killRing
+	lastEdit editKind
+	ctrlX    bool // the key before was C-x
 }
 
 // Private-use characters that stand for events inside readline's input
@@ -102,20 +118,24 @@ type Editor struct {
 // far, and ReadLine adds the paste), and text the key hook inserts in a
 // key's place (swapped for it once readline inserted the marker).
 // Up and Down inside a line of several rows move the cursor a row
-// (moveRune, swapped for the move once readline inserted it). A Meta key
-// readline has no binding for comes as unboundMetaRune (see pump.readFrom),
-// which the editor drops.
+// (moveRune, swapped for the move once readline inserted it), and the
+// editor's own emacs commands (emacs.go) take effect where readline
+// inserted editRune. A Meta key readline has no binding for comes as
+// metaRune plus the key (see pump.readFrom), which the editor carries out
+// or drops.
 const (
-	pasteRune       = '\ue000'
-	insertRune      = '\ue001'
-	moveRune        = '\ue002'
-	unboundMetaRune = '\ue003'
+	pasteRune  = '\ue000'
+	insertRune = '\ue001'
+	moveRune   = '\ue002'
+	editRune   = '\ue003'
+	metaRune   = '\uf700'
 )
 
-var (
-	pasteMarker       = []byte(string(pasteRune))
-	unboundMetaMarker = []byte(string(unboundMetaRune))
-)
+var pasteMarker = []byte(string(pasteRune))
+
+// isMarker reports whether r is one of the editor's markers for a key,
+// which readline may hold in its line for a moment.
+func isMarker(r rune) bool { return r >= pasteRune && r <= editRune }
 
 // NewEditor starts the line editor on t.
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
@@ -221,6 +241,7 @@ func (e *Editor) columns() int { return int(e.cols.Load()) }
 func (e *Editor) filter(r rune) (rune, bool) {
 	e.pump.seen.Add(int64(max(utf8.RuneLen(r), 1)))
 	echoed := e.takePreEchoed(r)
+	e.startLine()
 	r, handle := e.translate(r)
 	if handle {
 		if !echoed {
@@ -229,6 +250,19 @@ func (e *Editor) filter(r rune) (rune, bool) {
 		e.out.keyStart()
 	}
 	return r, handle
+}
+
+// startLine takes the undo list FinishLine left for a new line, at its
+// first key, and starts the line's run of commands afresh.
+func (e *Editor) startLine() {
+	e.mu.Lock()
+	start := e.lineStart
+	e.lineStart = nil
+	e.mu.Unlock()
+	if start != nil {
+		e.undo = *start
+		e.lastEdit, e.ctrlX = editOther, false
+	}
 }
 
 // preEcho echoes a printable key the pump has just read, when the editor
@@ -284,14 +318,21 @@ func (e *Editor) echoAhead(r rune) bool {
 // translate is the key map on top of readline's: the paste marker ends
 // the line, Ctrl-Z suspends, Ctrl-\ quits, and TAB goes to the key hook.
 func (e *Editor) translate(r rune) (rune, bool) {
+	if edit, ok := e.emacsCommand(r); ok {
+		if edit == nil {
+			return 0, false
+		}
+		e.mu.Lock()
+		e.edit = edit
+		e.mu.Unlock()
+		return editRune, true
+	}
 	switch r {
 	case readline.CharCtrlZ:
 		e.suspend()
 		return 0, false
 	case ctrlBackslash:
 		e.quit()
-		return 0, false
-	case unboundMetaRune:
 		return 0, false
 	case pasteRune:
 		e.mu.Lock()
@@ -332,29 +373,47 @@ func (e *Editor) translate(r rune) (rune, bool) {
 
 // OnChange implements readline.Listener, called after readline handled a
 // key (and with key 0 before it draws the prompt): the key's output may go
-// out, and the marker that the filter put in place of a key the hook
-// replaced is expanded.
+// out, the marker that the filter put in place of a key is swapped for
+// what the key does, and the undo list takes the line as it now is.
 func (e *Editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
 	if key == 0 {
 		e.promptDue.Store(true)
 		return nil, 0, false
 	}
 	e.out.keyDone()
-	if (key != insertRune && key != moveRune) || pos == 0 || pos > len(line) || line[pos-1] != key {
-		return nil, 0, false
+	out, to, kind, swapped := e.swapMarker(line, pos, key)
+	if swapped {
+		line, pos = out, to
+	}
+	if key == readline.CharPrev || key == readline.CharNext {
+		e.undo.reset(line, false) // a line from the history starts its own
+	} else {
+		e.undo.changed(line, pos)
+	}
+	e.lastEdit = kind
+	return out, to, swapped
+}
+
+// swapMarker swaps the marker readline inserted for key, if key is one,
+// for what it stands for.
+func (e *Editor) swapMarker(line []rune, pos int, key rune) ([]rune, int, editKind, bool) {
+	if !isMarker(key) || pos == 0 || pos > len(line) || line[pos-1] != key {
+		return nil, 0, editOther, false
 	}
 	e.mu.Lock()
-	text, to := []rune(e.insert), e.moveTo
+	text, to, edit := []rune(e.insert), e.moveTo, e.edit
 	e.mu.Unlock()
-	if key == moveRune {
-		out := append(append([]rune(nil), line[:pos-1]...), line[pos:]...)
-		return out, min(to, len(out)), true
+	rest := slices.Concat(line[:pos-1], line[pos:])
+	switch key {
+	case moveRune:
+		return rest, min(to, len(rest)), editOther, true
+	case editRune:
+		out, to, kind := edit(rest, pos-1)
+		return out, to, kind, true
+	case insertRune:
+		return slices.Concat(line[:pos-1], text, line[pos:]), pos - 1 + len(text), editOther, true
 	}
-	out := make([]rune, 0, len(line)+len(text))
-	out = append(out, line[:pos-1]...)
-	out = append(out, text...)
-	out = append(out, line[pos:]...)
-	return out, pos - 1 + len(text), true
+	return nil, 0, editOther, false
 }
 
 // rowMove is where Up (or Down) puts the cursor in a line of several
@@ -414,10 +473,21 @@ func (e *Editor) SetHistory(lines []string) {
 	for _, l := range lines {
 		e.rl.SaveHistory(l)
 	}
+	e.mu.Lock()
+	e.lastHistory = ""
+	if len(lines) > 0 {
+		e.lastHistory = lines[len(lines)-1]
+	}
+	e.mu.Unlock()
 }
 
 // AddHistory adds a line to the history that Up and Down walk.
-func (e *Editor) AddHistory(line string) { e.rl.SaveHistory(line) }
+func (e *Editor) AddHistory(line string) {
+	e.rl.SaveHistory(line)
+	e.mu.Lock()
+	e.lastHistory = line
+	e.mu.Unlock()
+}
 
 // ReadLine shows prompt, with initial already in the line, and returns what
 // the user did.
@@ -432,7 +502,8 @@ func (e *Editor) ReadLine(prompt, initial string) (Event, error) {
 // Unfinished is a line StartLine left to FinishLine.
 type Unfinished struct {
 	prompt, initial string
-	key             []byte // the key that ended the typing lane, or nil
+	key             []byte    // the key that ended the typing lane, or nil
+	undo            *undoList // the lane's changes to initial, or nil
 }
 
 // StartLine is ReadLine up to the first key that the typing lane does not
@@ -479,6 +550,7 @@ func (e *Editor) StartLine(prompt, initial string, await Await) (ev Event, rest 
 		// drawn already: its frame holds until it waits for a key.
 		initial, key = string(t.line), t.key
 		e.out.promptStart()
+		return Event{}, &Unfinished{prompt: prompt, initial: initial, key: key, undo: t.undo}, nil
 	}
 	return Event{}, &Unfinished{prompt: prompt, initial: initial, key: key}, nil
 }
@@ -492,6 +564,14 @@ func (e *Editor) FinishLine(u *Unfinished) (Event, error) {
 	if initial != "" {
 		e.rl.Operation.SetBuffer(initial)
 	}
+	start := u.undo
+	if start == nil {
+		start = new(undoList)
+		start.reset([]rune(initial), true)
+	}
+	e.mu.Lock()
+	e.lineStart = start
+	e.mu.Unlock()
 	e.openKey = key
 	line, err := e.rl.Readline()
 	e.pump.setEditor(false)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/chzyer/readline"
 )
@@ -119,11 +120,11 @@ func (s escapeState) next(b byte) escapeState {
 
 // unboundMeta reports whether ESC then b, the way a terminal sends Meta
 // (Alt) with a key, is a key chzyer/readline binds to nothing. It inserts
-// the key itself for those, where GNU readline in python3 -i inserts
-// nothing (or does what it binds, such as M-. or M-u, which readline
-// lacks); the pump hands readline a marker in its place, which the editor
-// drops. readline binds M-b, M-f, M-d, and reads ESC [ and ESC O as the
-// start of a longer sequence.
+// the key itself for those, where GNU readline in python3 -i does what it
+// binds (M-u, M-., ...) or nothing; the pump hands readline a marker
+// that says which key it was (metaRune+b), which the editor carries out
+// or drops. readline binds M-b, M-f, M-d, and reads ESC [ and ESC O as
+// the start of a longer sequence.
 func unboundMeta(b byte) bool {
 	return b >= ' ' && b < 0x7f && !bytes.ContainsRune([]byte("bfdO["), rune(b))
 }
@@ -176,7 +177,7 @@ func (p *pump) readFrom(b byte) (ended bool) {
 	for {
 		wasInEscape := p.escape == escKey
 		if p.escape == escStart && unboundMeta(b) {
-			buf = append(buf[:len(buf)-1], unboundMetaMarker...)
+			buf = utf8.AppendRune(buf[:len(buf)-1], metaRune+rune(b))
 		}
 		if p.endsLine(b) {
 			ended = true

@@ -246,7 +246,7 @@ type aheadEcho struct {
 // the interpreter, and the redraw that follows the key draws it after
 // the key. Otherwise ok is false, and readline's redraw draws the key.
 func (v *lineView) echoAhead(r rune) (e aheadEcho, ok bool) {
-	if r < ' ' || r == 0x7f || (r >= pasteRune && r <= moveRune) || RuneWidth(r) != 1 {
+	if r < ' ' || r == 0x7f || isMarker(r) || RuneWidth(r) != 1 {
 		return e, false
 	}
 	v.mu.Lock()
@@ -374,7 +374,7 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 	cursor := cell{-1, 0}
 	for i, r := range line {
 		switch {
-		case r >= pasteRune && r <= moveRune:
+		case isMarker(r):
 			// The editor's marker for a key, in the line for the moment
 			// between readline inserting it and the editor's swap.
 			if i == pos {

@@ -9,6 +9,8 @@ type typed struct {
 	// key is the first byte of a key left to readline (not done), or nil
 	// when a Ctrl-C between prompts was queued for it.
 	key []byte
+	// undo is the line's changes, for readline's undo (C-_) after it.
+	undo *undoList
 }
 
 // typeLine takes a line typed from its end, the way nearly every line is
@@ -34,6 +36,12 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 		e.term.tty.woken() // a wake-up for this read that came too late
 	}()
 	line := []rune(initial)
+	undo := new(undoList)
+	undo.reset(line, true)
+	unfinished := func(key []byte) typed {
+		undo.now(line)
+		return typed{line: line, key: key, undo: undo}
+	}
 	stale := true  // the screen does not show line as it is
 	ahead := false // the last key came with more behind it
 	for {
@@ -54,7 +62,7 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 				continue
 			}
 			if !e.pump.idle() {
-				return typed{line: line}, nil // a Ctrl-C between prompts
+				return unfinished(nil), nil // a Ctrl-C between prompts
 			}
 			continue
 		case err != nil:
@@ -62,6 +70,7 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 		}
 		switch {
 		case b >= ' ' && b < 0x7f:
+			undo.typedAtEnd(line)
 			line = append(line, rune(b))
 			if !waited || !e.echoAhead(rune(b)) {
 				stale = true
@@ -81,10 +90,11 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 			e.drawFrame(e.view.redrawPlain(line))
 			return typed{line: line, done: true}, nil
 		case (b == 0x7f || b == 0x08) && len(line) > 0 && line[len(line)-1] != '\n':
+			undo.erasedAtEnd(line)
 			line = line[:len(line)-1]
 			stale = true
 		default:
-			return typed{line: line, key: []byte{b}}, nil
+			return unfinished([]byte{b}), nil
 		}
 	}
 }
