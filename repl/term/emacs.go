@@ -14,8 +14,9 @@ import (
 // yank can be popped, case changes, transposing words, the last argument
 // of the previous line, and undo. Each is a function of the line and the
 // cursor, applied where readline handled a marker key (see
-// Editor.translate); the undo list and the kill ring follow every change
-// readline makes (Editor.OnChange).
+// Editor.translate). The undo list follows every change to the line,
+// readline's own included (Editor.OnChange); every key that kills is one
+// of these commands, so the kill ring holds every kill.
 
 // isWordRune reports whether r is part of a word as GNU readline's word
 // commands take it: a letter or a digit.
@@ -202,7 +203,7 @@ type lineState struct {
 }
 
 // change is one change to the line, kept to be undone: at pos, the text
-// was stood where n characters stand now.
+// in was stood where n characters stand now.
 type change struct {
 	pos int
 	was []rune
