@@ -260,7 +260,8 @@ func TestPTYUnboundMetaKeyInsertsNothing(t *testing.T) {
 // The line editor's emacs keys do what GNU readline does with them in
 // python3 -i: word moves and kills by letters and digits, Ctrl-Left and
 // Ctrl-Right, the kill ring (joined kills, C-y, M-y), case changes,
-// transposed words, the last argument of the line before (M-.), and undo.
+// transposed words, the last argument of the line before (M-.), undo, and
+// quoted insert (C-v).
 func TestPTYEditingKeysAsPython(t *testing.T) {
 	t.Parallel()
 	const text = "x = 'abc def ghi"
@@ -280,6 +281,7 @@ func TestPTYEditingKeysAsPython(t *testing.T) {
 		{"undo of typing", text, "\x1bbXY\x1f", "\x05'"},
 		{"undo of a Backspace", text, "\x7f\x7f\x1f", "'"},
 		{"undo of a kill (C-x C-u)", text, "\x17\x18\x15", "'"},
+		{"C-v TAB, a TAB in the line", text, "\x16\t", "'"},
 	}
 	run := func(program string, args []string, prompt string) []string {
 		home := t.TempDir()

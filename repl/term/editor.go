@@ -111,6 +111,7 @@ type Editor struct {
 	kills    killRing
 	lastEdit editKind
 	ctrlX    bool // the key before was C-x
+	quoted   bool // the key before was C-v
 }
 
 // Private-use characters that stand for events inside readline's input
@@ -261,7 +262,7 @@ func (e *Editor) startLine() {
 	e.mu.Unlock()
 	if start != nil {
 		e.undo = *start
-		e.lastEdit, e.ctrlX = editOther, false
+		e.lastEdit, e.ctrlX, e.quoted = editOther, false, false
 	}
 }
 

@@ -355,16 +355,23 @@ const ctrlX = 0x18
 // ctrlUnderscore is C-_ (undo), which terminals also send for C-/.
 const ctrlUnderscore = 0x1f
 
+// ctrlV is C-v, quoted insert: the next key goes into the line as it is
+// (a TAB, which otherwise switches modes).
+const ctrlV = 0x16
+
 // emacsCommand is the editor's own command for key r, if it has one: ok
 // says it takes the key, and a nil edit that the key does nothing. In
 // reverse search and completion readline keeps its own keys, and a Meta
 // key it does not bind does nothing. Called by the input filter.
 func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
-	afterCtrlX := e.ctrlX
-	e.ctrlX = false
+	afterCtrlX, quoted := e.ctrlX, e.quoted
+	e.ctrlX, e.quoted = false, false
 	meta := r >= metaRune && r < metaRune+0x80
 	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
 		return nil, meta
+	}
+	if quoted {
+		return quotedInsert(r), true
 	}
 	if afterCtrlX {
 		if r == readline.CharCtrlU {
@@ -375,6 +382,9 @@ func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
 	switch {
 	case r == ctrlX:
 		e.ctrlX = true
+		return nil, true
+	case r == ctrlV:
+		e.quoted = true
 		return nil, true
 	case r == ctrlUnderscore:
 		return e.undoEdit, true
@@ -421,6 +431,18 @@ func (e *Editor) metaCommand(key byte) lineEdit {
 		return e.revertEdit
 	}
 	return nil
+}
+
+// quotedInsert is the edit for r after C-v: r goes into the line, if it
+// is a TAB or a character that shows (a key readline has already read as
+// a sequence, such as an arrow, is no longer a character).
+func quotedInsert(r rune) lineEdit {
+	if r != '\t' && (r < ' ' || r == 0x7f || r >= metaRune && r < metaRune+0x80 || isMarker(r)) {
+		return nil
+	}
+	return func(line []rune, pos int) ([]rune, int, editKind) {
+		return slices.Concat(line[:pos], []rune{r}, line[pos:]), pos + 1, editOther
+	}
 }
 
 func moveEdit(to func([]rune, int) int) lineEdit {

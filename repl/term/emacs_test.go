@@ -167,3 +167,16 @@ func TestUndoListAsGNUReadline(t *testing.T) {
 		t.Errorf("M-r with nothing to undo: %q", show(s.line, s.pos))
 	}
 }
+
+func TestQuotedInsert(t *testing.T) {
+	line, pos := at("a|b")
+	out, to, _ := quotedInsert('\t')(line, pos)
+	if got := show(out, to); got != "a\t|b" {
+		t.Errorf("C-v TAB: %q", got)
+	}
+	for _, r := range []rune{2, 0x7f, metaRune + 'x', editRune} {
+		if quotedInsert(r) != nil {
+			t.Errorf("C-v then %U put it in the line", r)
+		}
+	}
+}
