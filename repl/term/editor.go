@@ -248,7 +248,7 @@ func (e *Editor) filter(r rune) (rune, bool) {
 		if !echoed {
 			e.echoAhead(r)
 		}
-		e.out.keyStart()
+		e.out.keyStart(false)
 	}
 	return r, handle
 }
@@ -523,7 +523,8 @@ func (e *Editor) StartLine(prompt, initial string, await Await) (ev Event, rest 
 	e.mu.Lock()
 	e.preEchoed = e.preEchoed[:0]
 	e.mu.Unlock()
-	e.out.promptStart()
+	lane := e.columns() > 0 && e.pump.idle()
+	e.out.promptStart(lane)
 	e.view.reset() // the prompt starts a row of its own
 	e.SetPrompt(prompt)
 	// Straight to the terminal: readline's own writer redraws the prompt.
@@ -538,7 +539,7 @@ func (e *Editor) StartLine(prompt, initial string, await Await) (ev Event, rest 
 		return Event{}, nil, fmt.Errorf("terminal: %w", err)
 	}
 	var key []byte
-	if e.columns() > 0 && e.pump.idle() {
+	if lane {
 		t, err := e.typeLine(initial, await)
 		if err != nil {
 			return Event{}, nil, e.leave("", err)
@@ -550,7 +551,7 @@ func (e *Editor) StartLine(prompt, initial string, await Await) (ev Event, rest 
 		// readline goes on from the line as typed, drawing what is
 		// drawn already: its frame holds until it waits for a key.
 		initial, key = string(t.line), t.key
-		e.out.promptStart()
+		e.out.promptStart(false)
 		return Event{}, &Unfinished{prompt: prompt, initial: initial, key: key, undo: t.undo}, nil
 	}
 	return Event{}, &Unfinished{prompt: prompt, initial: initial, key: key}, nil

@@ -89,27 +89,35 @@ func (f *frameWriter) echo(e aheadEcho) bool {
 
 // promptStart is called before the editor draws a prompt: the drawing is
 // sent when the editor's reader waits for the first key. A reader that is
-// waiting already will not say so again, so then nothing is held.
-func (f *frameWriter) promptStart() {
+// waiting already will not say so again, so then nothing is held. lane
+// says the typing lane reads the keys, which always waits or returns
+// soon after it draws: then the frame is not held for at most maxHold,
+// whose timer, armed anew after each pause, woke the runtime's thread
+// that sleeps in the network poller at every key and every prompt.
+func (f *frameWriter) promptStart(lane bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.waiting {
-		f.holdLocked()
+		f.holdLocked(!lane)
 	}
 }
 
-// keyStart is called by the editor's input filter before it handles a key.
-func (f *frameWriter) keyStart() {
+// keyStart is called before the editor handles a key: by the input filter
+// (lane false), or by the typing lane.
+func (f *frameWriter) keyStart(lane bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.holdLocked()
+	f.holdLocked(!lane)
 	f.inKey = true
 }
 
-func (f *frameWriter) holdLocked() {
+// holdLocked starts holding the writes, for at most maxHold if expire.
+func (f *frameWriter) holdLocked(expire bool) {
 	if !f.holding {
 		f.holding = true
-		f.expiry.Poke()
+		if expire {
+			f.expiry.Poke()
+		}
 	}
 }
 

@@ -44,7 +44,7 @@ func TestFrameWriterOneWritePerBatchOfKeys(t *testing.T) {
 	// Three keys typed ahead: the reader has more to give, so it does
 	// not wait between them.
 	for _, k := range []string{"1", "+", "1"} {
-		f.keyStart()
+		f.keyStart(false)
 		f.Write([]byte("\r\x1b[J"))
 		f.Write([]byte("py> ..." + k))
 		f.keyDone()
@@ -64,7 +64,7 @@ func TestFrameWriterOneWritePerBatchOfKeys(t *testing.T) {
 	}
 
 	// A key handled while the reader already waits goes out when done.
-	f.keyStart()
+	f.keyStart(false)
 	f.Write([]byte("x"))
 	f.keyDone()
 	if got := log.get(); len(got) != 3 || got[2] != "x" {
@@ -76,7 +76,7 @@ func TestFrameWriterOneWritePerBatchOfKeys(t *testing.T) {
 func TestFrameWriterFlushesOnReturnAndAfterMaxHold(t *testing.T) {
 	var log writeLog
 	f := newFrameWriter(&log)
-	f.keyStart()
+	f.keyStart(false)
 	f.Write([]byte("py> 1+1\n"))
 	f.flush() // the editor returned the line
 	if got := strings.Join(log.get(), ""); got != "py> 1+1\n" {
@@ -89,7 +89,7 @@ func TestFrameWriterFlushesOnReturnAndAfterMaxHold(t *testing.T) {
 	}
 
 	// A key the editor never reports done is still shown.
-	f.keyStart()
+	f.keyStart(false)
 	f.Write([]byte("search"))
 	deadline := time.Now().Add(5 * time.Second)
 	for len(log.get()) < 3 {
@@ -106,7 +106,7 @@ func TestFrameWriterFlushesOnReturnAndAfterMaxHold(t *testing.T) {
 func TestFrameWriterPromptIsOneFrame(t *testing.T) {
 	var log writeLog
 	f := newFrameWriter(&log)
-	f.promptStart()
+	f.promptStart(false)
 	f.Write([]byte("\x1b[?2004h"))
 	f.Write([]byte("\r\x1b[J"))
 	f.Write([]byte("py> "))
@@ -120,10 +120,41 @@ func TestFrameWriterPromptIsOneFrame(t *testing.T) {
 
 	// With the reader already waiting, nobody would release a held
 	// prompt: it is written through.
-	f.promptStart()
+	f.promptStart(false)
 	f.Write([]byte("... "))
 	if got := log.get(); len(got) != 2 || got[1] != "... " {
 		t.Errorf("prompt with the reader waiting: writes %q, want it sent at once", got)
+	}
+}
+
+// The typing lane sends its frames itself, when it next waits for a key:
+// its holds arm no expiry, whose timer woke the runtime's poller thread
+// at every key typed after a pause; the editor's other holds still expire.
+func TestFrameWriterLaneHoldsArmNoExpiry(t *testing.T) {
+	var log writeLog
+	f := newFrameWriterHolding(&log, time.Millisecond)
+	f.promptStart(true)
+	f.Write([]byte("py> "))
+	f.keyStart(true)
+	f.Write([]byte("x"))
+	f.keyDone()
+	time.Sleep(20 * time.Millisecond)
+	if got := log.get(); len(got) != 0 {
+		t.Fatalf("the lane's frame went out before the lane waited: %q", got)
+	}
+	f.readerWaits(true)
+	if got := log.get(); len(got) != 1 || got[0] != "py> x" {
+		t.Fatalf("the lane's frame at its wait: writes %q", got)
+	}
+	f.readerWaits(false)
+	f.keyStart(false)
+	f.Write([]byte("y"))
+	deadline := time.Now().Add(5 * time.Second)
+	for len(log.get()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := log.get(); len(got) != 2 || got[1] != "y" {
+		t.Errorf("readline's key held past its expiry: writes %q", got)
 	}
 }
 
@@ -297,7 +328,7 @@ func checkEchoAhead(t *testing.T, cols int) {
 	key := func(what string, handle func()) {
 		t.Helper()
 		step++
-		f.keyStart()
+		f.keyStart(false)
 		handle()
 		f.keyDone()
 		f.readerWaits(true)

@@ -125,7 +125,7 @@ func (e *Editor) nextKey(ahead bool, await Await, idle func()) (b byte, waited b
 // writer holds it until the editor waits for keys or returns, and sends
 // what it changes on the screen.
 func (e *Editor) drawFrame(drawing []byte) {
-	e.out.keyStart()
+	e.out.keyStart(true)
 	e.out.Write(drawing)
 	e.out.keyDone()
 }
