@@ -260,8 +260,8 @@ func TestPTYUnboundMetaKeyInsertsNothing(t *testing.T) {
 // The line editor's emacs keys do what GNU readline does with them in
 // python3 -i: word moves and kills by letters and digits, Ctrl-Left and
 // Ctrl-Right, the kill ring (joined kills, C-y, M-y), case changes,
-// transposed words, the last argument of the line before (M-.), undo, and
-// quoted insert (C-v).
+// transposed words, the last argument of the line before (M-.), undo,
+// quoted insert (C-v) and character search (C-], M-C-]).
 func TestPTYEditingKeysAsPython(t *testing.T) {
 	t.Parallel()
 	const text = "x = 'abc def ghi"
@@ -282,6 +282,8 @@ func TestPTYEditingKeysAsPython(t *testing.T) {
 		{"undo of a Backspace", text, "\x7f\x7f\x1f", "'"},
 		{"undo of a kill (C-x C-u)", text, "\x17\x18\x15", "'"},
 		{"C-v TAB, a TAB in the line", text, "\x16\t", "'"},
+		{"C-] then a character", text, "\x01\x1ddX\x1d'Y", "\x05'"},
+		{"M-C-] then a character", text, "\x1b\x1daZ\x1b\x1dqW", "\x05'"},
 	}
 	run := func(program string, args []string, prompt string) []string {
 		home := t.TempDir()

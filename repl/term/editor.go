@@ -112,6 +112,8 @@ type Editor struct {
 	lastEdit editKind
 	ctrlX    bool // the key before was C-x
 	quoted   bool // the key before was C-v
+	// charSearch is 1 after C-], -1 after M-C-], for the next key.
+	charSearch int
 }
 
 // Private-use characters that stand for events inside readline's input
@@ -262,7 +264,7 @@ func (e *Editor) startLine() {
 	e.mu.Unlock()
 	if start != nil {
 		e.undo = *start
-		e.lastEdit, e.ctrlX, e.quoted = editOther, false, false
+		e.lastEdit, e.ctrlX, e.quoted, e.charSearch = editOther, false, false, 0
 	}
 }
 

@@ -359,19 +359,26 @@ const ctrlUnderscore = 0x1f
 // (a TAB, which otherwise switches modes).
 const ctrlV = 0x16
 
+// ctrlBracket is C-], character search: the cursor goes to the next
+// place the next key's character is in the line (M-C-], the one before).
+const ctrlBracket = 0x1d
+
 // emacsCommand is the editor's own command for key r, if it has one: ok
 // says it takes the key, and a nil edit that the key does nothing. In
 // reverse search and completion readline keeps its own keys, and a Meta
 // key it does not bind does nothing. Called by the input filter.
 func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
-	afterCtrlX, quoted := e.ctrlX, e.quoted
-	e.ctrlX, e.quoted = false, false
+	afterCtrlX, quoted, search := e.ctrlX, e.quoted, e.charSearch
+	e.ctrlX, e.quoted, e.charSearch = false, false, 0
 	meta := r >= metaRune && r < metaRune+0x80
 	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
 		return nil, meta
 	}
-	if quoted {
+	switch {
+	case quoted:
 		return quotedInsert(r), true
+	case search != 0:
+		return charSearchEdit(r, search), true
 	}
 	if afterCtrlX {
 		if r == readline.CharCtrlU {
@@ -385,6 +392,12 @@ func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
 		return nil, true
 	case r == ctrlV:
 		e.quoted = true
+		return nil, true
+	case r == ctrlBracket:
+		e.charSearch = 1
+		return nil, true
+	case r == metaRune+ctrlBracket:
+		e.charSearch = -1
 		return nil, true
 	case r == ctrlUnderscore:
 		return e.undoEdit, true
@@ -443,6 +456,19 @@ func quotedInsert(r rune) lineEdit {
 	return func(line []rune, pos int) ([]rune, int, editKind) {
 		return slices.Concat(line[:pos], []rune{r}, line[pos:]), pos + 1, editOther
 	}
+}
+
+// charSearchEdit moves the cursor onto the next r after it (dir 1) or
+// the one before it (dir -1); where there is none, it stays.
+func charSearchEdit(r rune, dir int) lineEdit {
+	return moveEdit(func(line []rune, pos int) int {
+		for i := pos + dir; i >= 0 && i < len(line); i += dir {
+			if line[i] == r {
+				return i
+			}
+		}
+		return pos
+	})
 }
 
 func moveEdit(to func([]rune, int) int) lineEdit {

@@ -180,3 +180,24 @@ func TestQuotedInsert(t *testing.T) {
 		}
 	}
 }
+
+func TestCharSearch(t *testing.T) {
+	for _, c := range []struct {
+		from string
+		r    rune
+		dir  int
+		want string
+	}{
+		{"|abcabc", 'b', 1, "a|bcabc"},
+		{"a|bcabc", 'b', 1, "abca|bc"},
+		{"abc|abc", 'a', -1, "|abcabc"},
+		{"ab|c", 'z', 1, "ab|c"},
+		{"ab|c", 'z', -1, "ab|c"},
+	} {
+		line, pos := at(c.from)
+		out, to, _ := charSearchEdit(c.r, c.dir)(line, pos)
+		if got := show(out, to); got != c.want {
+			t.Errorf("search %+d for %q from %q: %q, want %q", c.dir, c.r, c.from, got, c.want)
+		}
+	}
+}

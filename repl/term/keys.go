@@ -124,9 +124,10 @@ func (s escapeState) next(b byte) escapeState {
 // binds (M-u, M-., ...) or nothing; the pump hands readline a marker
 // that says which key it was (metaRune+b), which the editor carries out
 // or drops. readline binds M-b, M-f, M-d, and reads ESC [ and ESC O as
-// the start of a longer sequence.
+// the start of a longer sequence. Of the control keys, it would take
+// M-C-] (character search backward) for C-].
 func unboundMeta(b byte) bool {
-	return b >= ' ' && b < 0x7f && !bytes.ContainsRune([]byte("bfdO["), rune(b))
+	return b >= ' ' && b < 0x7f && !bytes.ContainsRune([]byte("bfdO["), rune(b)) || b == ctrlBracket
 }
 
 // escapeEnd ends an escape sequence that readline is reading, as one it

@@ -433,6 +433,7 @@ func TestPumpMarksMetaKeysReadlineDoesNotBind(t *testing.T) {
 		{"M-b, M-f and M-d", []string{"a b\x1bb\x1bf\x1bd\r"}, "a b\x1bb\x1bf\x1bd\r", ""},
 		{"an arrow key", []string{"\x1b[A\x1bOA\r"}, "\x1b[A\x1bOA\r", ""},
 		{"Meta with Backspace", []string{"ab\x1b\x7f\r"}, "ab\x1b\x7f\r", ""},
+		{"M-C-]", []string{"ab\x1b\x1da\r"}, "ab\x1b" + marker(ctrlBracket) + "a\r", ""},
 		{"an ESC inside a paste", []string{"\x1b[200~\x1bx\x1b[201~"}, "\ue000", "\x1bx"},
 	}
 	for _, tc := range cases {
