@@ -379,46 +379,49 @@ func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
 		return quotedInsert(r), true
 	case search != 0:
 		return charSearchEdit(r, search), true
-	}
-	if afterCtrlX {
+	case afterCtrlX:
+		// C-x C-u is undo; GNU readline binds C-x with nothing else here.
 		if r == readline.CharCtrlU {
 			return e.undoEdit, true
 		}
-		return nil, true // C-x then a key GNU readline binds to nothing there
-	}
-	switch {
-	case r == ctrlX:
-		e.ctrlX = true
 		return nil, true
-	case r == ctrlV:
-		e.quoted = true
-		return nil, true
-	case r == ctrlBracket:
-		e.charSearch = 1
-		return nil, true
-	case r == metaRune+ctrlBracket:
-		e.charSearch = -1
-		return nil, true
-	case r == ctrlUnderscore:
-		return e.undoEdit, true
-	case r == readline.MetaForward:
-		return moveEdit(forwardWord), true
-	case r == readline.MetaBackward:
-		return moveEdit(backwardWord), true
-	case r == readline.MetaDelete:
-		return e.killEdit(forwardWord, false, true), true
-	case r == readline.MetaBackspace:
-		return e.killEdit(backwardWord, true, true), true
-	case r == readline.CharCtrlW:
-		return e.killEdit(backwardBlank, true, false), true
-	case r == readline.CharKill:
-		return e.killEdit(func(line []rune, _ int) int { return len(line) }, false, false), true
-	case r == readline.CharCtrlU:
-		return e.killEdit(func([]rune, int) int { return 0 }, true, false), true
-	case r == readline.CharCtrlY:
-		return e.yankEdit, true
 	case meta:
 		return e.metaCommand(byte(r - metaRune)), true
+	}
+	return e.controlCommand(r)
+}
+
+// controlCommand is the edit for a control key, or for one of the Meta
+// keys readline reads as one rune of its own (M-f, M-b, M-d, M-DEL).
+func (e *Editor) controlCommand(r rune) (edit lineEdit, ok bool) {
+	switch r {
+	case ctrlX:
+		e.ctrlX = true
+		return nil, true
+	case ctrlV:
+		e.quoted = true
+		return nil, true
+	case ctrlBracket:
+		e.charSearch = 1
+		return nil, true
+	case ctrlUnderscore:
+		return e.undoEdit, true
+	case readline.MetaForward:
+		return moveEdit(forwardWord), true
+	case readline.MetaBackward:
+		return moveEdit(backwardWord), true
+	case readline.MetaDelete:
+		return e.killEdit(forwardWord, false, true), true
+	case readline.MetaBackspace:
+		return e.killEdit(backwardWord, true, true), true
+	case readline.CharCtrlW:
+		return e.killEdit(backwardBlank, true, false), true
+	case readline.CharKill:
+		return e.killEdit(func(line []rune, _ int) int { return len(line) }, false, false), true
+	case readline.CharCtrlU:
+		return e.killEdit(func([]rune, int) int { return 0 }, true, false), true
+	case readline.CharCtrlY:
+		return e.yankEdit, true
 	}
 	return nil, false
 }
@@ -442,6 +445,8 @@ func (e *Editor) metaCommand(key byte) lineEdit {
 		return e.yankPopEdit
 	case 'r':
 		return e.revertEdit
+	case ctrlBracket:
+		e.charSearch = -1
 	}
 	return nil
 }
