@@ -93,10 +93,8 @@ type Editor struct {
 	// preEchoed are the keys preEcho echoed that the filter has not seen
 	// yet, in order.
 	preEchoed []rune
-	pasting   bool   // the pending Enter came from a paste
-	insert    string // what the hook put in place of the last key
-	moveTo    int    // where Up or Down inside a multi-row line puts the cursor
-	edit      lineEdit
+	pasting   bool     // the pending Enter came from a paste
+	edit      lineEdit // what the last editRune stands for
 	// lastHistory is the newest line of the history Up walks, for M-.
 	lastHistory string
 	// lineStart is the undo list a line readline is to finish starts
@@ -110,28 +108,21 @@ type Editor struct {
 	undo     undoList
 	kills    killRing
 	lastEdit editKind
-	ctrlX    bool // the key before was C-x
-	quoted   bool // the key before was C-v
-	// charSearch is 1 after C-], -1 after M-C-], for the next key.
-	charSearch int
+	prefix   prefixKey // the key before, if the next key completes it
 }
 
 // Private-use characters that stand for events inside readline's input
 // (no terminal sends them): a paste (the editor returns the line typed so
-// far, and ReadLine adds the paste), and text the key hook inserts in a
-// key's place (swapped for it once readline inserted the marker).
-// Up and Down inside a line of several rows move the cursor a row
-// (moveRune, swapped for the move once readline inserted it), and the
-// editor's own emacs commands (emacs.go) take effect where readline
-// inserted editRune. A Meta key readline has no binding for comes as
-// metaRune plus the key (see pump.readFrom), which the editor carries out
-// or drops.
+// far, and ReadLine adds the paste), and a key the editor does itself
+// (editRune, which OnChange swaps for the edit once readline inserted it):
+// text the key hook inserts, a suggestion taken, Up and Down inside a
+// line of several rows, the emacs commands (emacs.go). A Meta key
+// readline has no binding for comes as metaRune plus the key (see
+// pump.readFrom), which the editor carries out or drops.
 const (
-	pasteRune  = '\ue000'
-	insertRune = '\ue001'
-	moveRune   = '\ue002'
-	editRune   = '\ue003'
-	metaRune   = '\uf700'
+	pasteRune = '\ue000'
+	editRune  = '\ue001'
+	metaRune  = '\uf700'
 )
 
 var pasteMarker = []byte(string(pasteRune))
@@ -264,7 +255,7 @@ func (e *Editor) startLine() {
 	e.mu.Unlock()
 	if start != nil {
 		e.undo = *start
-		e.lastEdit, e.ctrlX, e.quoted, e.charSearch = editOther, false, false, 0
+		e.lastEdit, e.prefix = editOther, prefixNone
 	}
 }
 
@@ -325,10 +316,7 @@ func (e *Editor) translate(r rune) (rune, bool) {
 		if edit == nil {
 			return 0, false
 		}
-		e.mu.Lock()
-		e.edit = edit
-		e.mu.Unlock()
-		return editRune, true
+		return e.marked(edit), true
 	}
 	switch r {
 	case readline.CharCtrlZ:
@@ -344,17 +332,11 @@ func (e *Editor) translate(r rune) (rune, bool) {
 		return readline.CharEnter, true
 	case readline.CharPrev, readline.CharNext:
 		if to, ok := e.rowMove(r == readline.CharPrev); ok {
-			e.mu.Lock()
-			e.moveTo = to
-			e.mu.Unlock()
-			return moveRune, true
+			return e.marked(moveEdit(func(line []rune, _ int) int { return min(to, len(line)) })), true
 		}
 	case readline.CharForward, readline.CharLineEnd:
 		if hint := e.view.shownHint(); hint != "" {
-			e.mu.Lock()
-			e.insert = hint
-			e.mu.Unlock()
-			return insertRune, true
+			return e.marked(insertEdit([]rune(hint))), true
 		}
 	case readline.CharTab:
 		if e.hook == nil {
@@ -363,10 +345,7 @@ func (e *Editor) translate(r rune) (rune, bool) {
 		a := e.hook(r)
 		switch {
 		case a.Insert != "":
-			e.mu.Lock()
-			e.insert = a.Insert
-			e.mu.Unlock()
-			return insertRune, true // OnChange swaps it for the text
+			return e.marked(insertEdit([]rune(a.Insert))), true
 		case a.Handled:
 			return 0, false // readline refreshes the line
 		}
@@ -398,25 +377,25 @@ func (e *Editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
 }
 
 // swapMarker swaps the marker readline inserted for key, if key is one,
-// for what it stands for.
+// for the edit it stands for.
 func (e *Editor) swapMarker(line []rune, pos int, key rune) ([]rune, int, editKind, bool) {
-	if !isMarker(key) || pos == 0 || pos > len(line) || line[pos-1] != key {
+	if key != editRune || pos == 0 || pos > len(line) || line[pos-1] != key {
 		return nil, 0, editOther, false
 	}
 	e.mu.Lock()
-	text, to, edit := []rune(e.insert), e.moveTo, e.edit
+	edit := e.edit
 	e.mu.Unlock()
-	rest := slices.Concat(line[:pos-1], line[pos:])
-	switch key {
-	case moveRune:
-		return rest, min(to, len(rest)), editOther, true
-	case editRune:
-		out, to, kind := edit(rest, pos-1)
-		return out, to, kind, true
-	case insertRune:
-		return slices.Concat(line[:pos-1], text, line[pos:]), pos - 1 + len(text), editOther, true
-	}
-	return nil, 0, editOther, false
+	out, to, kind := edit(slices.Concat(line[:pos-1], line[pos:]), pos-1)
+	return out, to, kind, true
+}
+
+// marked is the marker for a key the editor does itself: edit, which
+// OnChange applies where readline inserted the marker.
+func (e *Editor) marked(edit lineEdit) rune {
+	e.mu.Lock()
+	e.edit = edit
+	e.mu.Unlock()
+	return editRune
 }
 
 // rowMove is where Up (or Down) puts the cursor in a line of several

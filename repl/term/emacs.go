@@ -191,9 +191,9 @@ func (k *killRing) yankPop(line []rune, pos int) ([]rune, int, bool) {
 }
 
 func (k *killRing) insert(line []rune, pos int, text []rune) ([]rune, int, bool) {
-	out := slices.Concat(line[:pos], text, line[pos:])
-	k.yankFrom, k.yankTo = pos, pos+len(text)
-	return out, pos + len(text), true
+	out, to := insertAt(line, pos, text)
+	k.yankFrom, k.yankTo = pos, to
+	return out, to, true
 }
 
 // lineState is a line and its cursor.
@@ -368,41 +368,55 @@ const ctrlBracket = 0x1d
 // reverse search and completion readline keeps its own keys, and a Meta
 // key it does not bind does nothing. Called by the input filter.
 func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
-	afterCtrlX, quoted, search := e.ctrlX, e.quoted, e.charSearch
-	e.ctrlX, e.quoted, e.charSearch = false, false, 0
+	prefix := e.prefix
+	e.prefix = prefixNone
 	meta := r >= metaRune && r < metaRune+0x80
 	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
 		return nil, meta
 	}
-	switch {
-	case quoted:
+	switch prefix {
+	case prefixQuoted:
 		return quotedInsert(r), true
-	case search != 0:
-		return charSearchEdit(r, search), true
-	case afterCtrlX:
+	case prefixSearchForward:
+		return charSearchEdit(r, 1), true
+	case prefixSearchBackward:
+		return charSearchEdit(r, -1), true
+	case prefixCtrlX:
 		// C-x C-u is undo; GNU readline binds C-x with nothing else here.
 		if r == readline.CharCtrlU {
 			return e.undoEdit, true
 		}
 		return nil, true
-	case meta:
+	}
+	if meta {
 		return e.metaCommand(byte(r - metaRune)), true
 	}
 	return e.controlCommand(r)
 }
+
+// prefixKey is a key that the next key completes.
+type prefixKey int
+
+const (
+	prefixNone           prefixKey = iota
+	prefixCtrlX                    // C-x
+	prefixQuoted                   // C-v: the next key goes in as it is
+	prefixSearchForward            // C-]
+	prefixSearchBackward           // M-C-]
+)
 
 // controlCommand is the edit for a control key, or for one of the Meta
 // keys readline reads as one rune of its own (M-f, M-b, M-d, M-DEL).
 func (e *Editor) controlCommand(r rune) (edit lineEdit, ok bool) {
 	switch r {
 	case ctrlX:
-		e.ctrlX = true
+		e.prefix = prefixCtrlX
 		return nil, true
 	case ctrlV:
-		e.quoted = true
+		e.prefix = prefixQuoted
 		return nil, true
 	case ctrlBracket:
-		e.charSearch = 1
+		e.prefix = prefixSearchForward
 		return nil, true
 	case ctrlUnderscore:
 		return e.undoEdit, true
@@ -446,7 +460,7 @@ func (e *Editor) metaCommand(key byte) lineEdit {
 	case 'r':
 		return e.revertEdit
 	case ctrlBracket:
-		e.charSearch = -1
+		e.prefix = prefixSearchBackward
 	}
 	return nil
 }
@@ -458,9 +472,20 @@ func quotedInsert(r rune) lineEdit {
 	if r != '\t' && (r < ' ' || r == 0x7f || r >= metaRune && r < metaRune+0x80 || isMarker(r)) {
 		return nil
 	}
+	return insertEdit([]rune{r})
+}
+
+// insertEdit inserts text at the cursor.
+func insertEdit(text []rune) lineEdit {
 	return func(line []rune, pos int) ([]rune, int, editKind) {
-		return slices.Concat(line[:pos], []rune{r}, line[pos:]), pos + 1, editOther
+		out, to := insertAt(line, pos, text)
+		return out, to, editOther
 	}
+}
+
+// insertAt is line with text inserted at pos, and the cursor after it.
+func insertAt(line []rune, pos int, text []rune) ([]rune, int) {
+	return slices.Concat(line[:pos], text, line[pos:]), pos + len(text)
 }
 
 // charSearchEdit moves the cursor onto the next r after it (dir 1) or
@@ -525,7 +550,7 @@ func (e *Editor) lastArgumentEdit(line []rune, pos int) ([]rune, int, editKind) 
 	e.mu.Lock()
 	arg := []rune(lastArgument(e.lastHistory))
 	e.mu.Unlock()
-	return slices.Concat(line[:pos], arg, line[pos:]), pos + len(arg), editOther
+	return insertEdit(arg)(line, pos)
 }
 
 func (e *Editor) undoEdit(line []rune, pos int) ([]rune, int, editKind) {
