@@ -15,8 +15,7 @@ import (
 // python3's.
 func TestPTYBanner(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	py := ptytest.Start(t, pythonOracle, ptytest.Options{Args: []string{"-i"}, Env: testEnv(home, "xterm"), Dir: home})
+	py := startProgram(t, pythonOracle, "", nil, "-i")
 	py.ExpectString(">>> ")
 	want := strings.SplitN(py.Screen(), "\n", 3)
 	if len(want) < 3 {
@@ -148,8 +147,7 @@ func TestPTYTracebackColourAsPython(t *testing.T) {
 	t.Parallel()
 	for _, extra := range [][]string{nil, {"NO_COLOR=1"}, {"PYTHON_COLORS=0"}, {"FORCE_COLOR=1"}} {
 		coloured := func(program string, args []string, prompt string) bool {
-			home := t.TempDir()
-			s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: append(testEnv(home, "xterm"), extra...), Dir: home})
+			s := startProgram(t, program, "", extra, args...)
 			s.ExpectString(prompt)
 			s.SendLine("1/0")
 			tail := s.ExpectString("ZeroDivisionError")

@@ -21,11 +21,19 @@ func startREPL(t *testing.T, home string, args ...string) *ptytest.Session {
 // to the environment.
 func startREPLNoWait(t *testing.T, home string, extra []string, args ...string) *ptytest.Session {
 	t.Helper()
+	return startProgram(t, binary, home, extra, args...)
+}
+
+// startProgram starts program (pyaichat or the python3 it is compared
+// with) on a PTY in home, a new directory if "", with extra added to the
+// environment.
+func startProgram(t *testing.T, program, home string, extra []string, args ...string) *ptytest.Session {
+	t.Helper()
 	if home == "" {
 		home = t.TempDir()
 	}
 	env := append(testEnv(home, "xterm"), extra...)
-	return ptytest.Start(t, binary, ptytest.Options{Args: args, Env: env, Dir: home})
+	return ptytest.Start(t, program, ptytest.Options{Args: args, Env: env, Dir: home})
 }
 
 // historyFile is where pyaichat keeps the history of a mode ("py" or "ai").

@@ -19,8 +19,7 @@ import (
 func TestPTYQuickCtrlCsAsPython(t *testing.T) {
 	t.Parallel()
 	interrupts := func(program string, args []string, prompt string) int {
-		home := t.TempDir()
-		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s := startProgram(t, program, "", nil, args...)
 		s.ExpectString(prompt)
 		waitUntilWaiting(t, s.Pid())
 		s.Send(strings.Repeat(ptytest.CtrlC, 5))
@@ -93,8 +92,7 @@ func TestPTYKeysRightAfterCtrlCsAreKept(t *testing.T) {
 func TestPTYCtrlBackslashAsPython(t *testing.T) {
 	t.Parallel()
 	quit := func(program string, args []string, prompt string) (syscall.Signal, string) {
-		home := t.TempDir()
-		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s := startProgram(t, program, "", nil, args...)
 		s.ExpectString(prompt)
 		s.Send("x = 4")
 		s.ExpectCursorLine(prompt + "x = 4")
@@ -116,8 +114,7 @@ func TestPTYCtrlBackslashAsPython(t *testing.T) {
 func TestPTYCtrlCInChildAsPython(t *testing.T) {
 	t.Parallel()
 	run := func(program string, args []string, prompt string) string {
-		home := t.TempDir()
-		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s := startProgram(t, program, "", nil, args...)
 		s.ExpectString(prompt)
 		s.SendLine(`import os; os.system("echo started; exec sleep 5")`)
 		s.ExpectString("started\r\n")
@@ -141,8 +138,7 @@ func TestPTYCtrlCInChildAsPython(t *testing.T) {
 func TestPTYCtrlBackslashIgnoredAsPython(t *testing.T) {
 	t.Parallel()
 	run := func(program string, args []string, prompt string) string {
-		home := t.TempDir()
-		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s := startProgram(t, program, "", nil, args...)
 		s.ExpectString(prompt)
 		ignore := "import signal; h = signal.signal(signal.SIGQUIT, signal.SIG_IGN)"
 		s.SendLine(ignore)
@@ -286,8 +282,7 @@ func TestPTYEditingKeysAsPython(t *testing.T) {
 		{"M-C-] then a character", text, "\x1b\x1daZ\x1b\x1dqW", "\x05'"},
 	}
 	run := func(program string, args []string, prompt string) []string {
-		home := t.TempDir()
-		s := ptytest.Start(t, program, ptytest.Options{Args: args, Env: testEnv(home, "xterm"), Dir: home})
+		s := startProgram(t, program, "", nil, args...)
 		s.ExpectString(prompt)
 		s.SendLine("prev = 'one two'")
 		s.ExpectString(prompt)
