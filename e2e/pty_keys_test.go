@@ -290,7 +290,7 @@ func TestPTYEditingKeysAsPython(t *testing.T) {
 		for _, c := range cases {
 			s.Send(c.typed)
 			s.ExpectCursorLine(prompt + strings.TrimRight(c.typed, " "))
-			for _, k := range strings.SplitAfter(c.keys, "") {
+			for _, k := range keysOf(c.keys) {
 				s.Send(k)
 			}
 			s.Send(c.end + "\r")
@@ -308,4 +308,26 @@ func TestPTYEditingKeysAsPython(t *testing.T) {
 			t.Errorf("%s: python3 -i made x %s, pyaichat %s", c.name, want[i], got[i])
 		}
 	}
+}
+
+// keysOf splits typed into keys, each sent as a terminal sends it, in one
+// write: ESC [ or ESC O with its parameters and final byte, ESC and the
+// key Meta goes with, or one byte.
+func keysOf(typed string) []string {
+	var keys []string
+	for typed != "" {
+		n := 1
+		if typed[0] == '\x1b' && len(typed) > 1 {
+			n = 2
+			if typed[1] == '[' || typed[1] == 'O' {
+				for n < len(typed) && (typed[n] < 0x40 || typed[n] > 0x7e) {
+					n++
+				}
+				n = min(n+1, len(typed))
+			}
+		}
+		keys = append(keys, typed[:n])
+		typed = typed[n:]
+	}
+	return keys
 }

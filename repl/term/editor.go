@@ -519,7 +519,7 @@ func (e *Editor) StartLine(prompt, initial string, await Await) (ev Event, rest 
 	if err := e.raw.enter(); err != nil {
 		return Event{}, nil, fmt.Errorf("terminal: %w", err)
 	}
-	var key []byte
+	rest = &Unfinished{prompt: prompt, initial: initial}
 	if lane {
 		t, err := e.typeLine(initial, await)
 		if err != nil {
@@ -531,11 +531,10 @@ func (e *Editor) StartLine(prompt, initial string, await Await) (ev Event, rest 
 		}
 		// readline goes on from the line as typed, drawing what is
 		// drawn already: its frame holds until it waits for a key.
-		initial, key = string(t.line), t.key
+		rest.initial, rest.key, rest.undo = string(t.line), t.key, t.undo
 		e.out.promptStart(false)
-		return Event{}, &Unfinished{prompt: prompt, initial: initial, key: key, undo: t.undo}, nil
 	}
-	return Event{}, &Unfinished{prompt: prompt, initial: initial, key: key}, nil
+	return Event{}, rest, nil
 }
 
 // FinishLine reads the rest of the line StartLine began, with readline.
