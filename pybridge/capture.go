@@ -33,9 +33,12 @@ func (in *Interp) CaptureOutput(limit int) error {
 	if res != "ok" {
 		return fmt.Errorf("pybridge: output cannot be captured: stdout is not a terminal")
 	}
-	C.pyb_capture_set(1, C.size_t(limit+captureSlack))
+	startCopy(limit)
 	return nil
 }
+
+// startCopy turns on capture.c's copy of what the Tracked layers write.
+func startCopy(limit int) { C.pyb_capture_set(1, C.size_t(limit+captureSlack)) }
 
 // StopCapture turns the copy off; what was kept is dropped.
 func (in *Interp) StopCapture() {

@@ -4,6 +4,7 @@ package pybridge
 
 import (
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -252,6 +253,50 @@ func TestCaptureOutputNeedsATerminal(t *testing.T) {
 	}
 	if parts, written := testInterp.TakeOutput(); parts != nil || written != 0 {
 		t.Errorf("kept %q (%d bytes written)", parts, written)
+	}
+}
+
+// The capture copies a write before the terminal has it: a thread's output
+// that the user sees and answers belongs to the input before the answer,
+// even when the thread gets the GIL back only after the next input began.
+// A write's unwritten bytes, written again, are not copied twice.
+func TestCaptureCopiesAWriteBeforeTheTerminalHasIt(t *testing.T) {
+	startCopy(1 << 10)
+	defer testInterp.StopCapture()
+	testInterp.TakeOutput()
+	if out, err := testInterp.RunBlock(`
+import threading, _pyaichat
+class SlowTerminal:
+    """A raw stream whose write waits to be let go, GIL released, and
+    whose next write takes 2 bytes, then 0 (None), then all."""
+    def __init__(self):
+        self.entered, self.go, self.counts = threading.Event(), threading.Event(), []
+    def write(self, b):
+        self.entered.set()
+        self.go.wait()
+        return self.counts.pop(0) if self.counts else len(b)
+cap_raw = SlowTerminal()
+cap_out = _pyaichat.Tracked(cap_raw, 1)
+cap_thread = threading.Thread(target=cap_out.write, args=(b"late\n",))
+cap_thread.start()
+_ = cap_raw.entered.wait()
+`); err != nil || out.Error != "" {
+		t.Fatalf("setting up the slow terminal: %+v %v", out, err)
+	}
+	during, _ := testInterp.TakeOutput()
+	if out, err := testInterp.RunBlock(`
+cap_raw.go.set()
+cap_thread.join()
+cap_raw.counts = [2, None]
+cap_written = [cap_out.write(b"hello\n"), cap_out.write(b"llo\n"), cap_out.write(b"llo\n")]
+`); err != nil || out.Error != "" {
+		t.Fatalf("writing: %+v %v", out, err)
+	}
+	if want := []OutputPart{{Kind: "stdout", Text: "late\n"}}; !reflect.DeepEqual(during, want) {
+		t.Errorf("taken while the write waited: %q, want %q", during, want)
+	}
+	if after, _ := testInterp.TakeOutput(); !reflect.DeepEqual(after, []OutputPart{{Kind: "stdout", Text: "hello\n"}}) {
+		t.Errorf("a write taken in three parts (2 bytes, none, the rest) was copied as %q", after)
 	}
 }
 

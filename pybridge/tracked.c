@@ -27,6 +27,7 @@ typedef struct {
     int stream; /* 1 stdout, 2 stderr: captured when capture is on; 0 not */
     Py_ssize_t tail_len;
     unsigned long lines_at; /* pyb_lines_read() at the last write */
+    Py_ssize_t ahead; /* bytes copied to the capture, not yet written */
     char tail[TAIL_MAX];
 } Tracked;
 
@@ -77,21 +78,29 @@ static Py_ssize_t count_of(PyObject *res) {
     return n;
 }
 
+/* Copies what b holds into the session log's capture, before the raw
+ * write puts it on the terminal: once it is there the user can answer it,
+ * and the next input's capture, begun meanwhile, must not take it. The
+ * bytes a write leaves unwritten come back at the front of the next one
+ * (BufferedWriter keeps them), and were copied already. */
+static void capture_ahead(Tracked *self, const char *data, Py_ssize_t len) {
+    Py_ssize_t skip = self->ahead < len ? self->ahead : len;
+    if (len > skip) pyb_capture_add(self->stream, data + skip, (size_t)(len - skip));
+}
+
 static PyObject *tracked_write(Tracked *self, PyObject *b) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(b, &view, PyBUF_SIMPLE) != 0) {
+        PyErr_Clear();
+        return PyObject_CallMethod(self->raw, "write", "O", b);
+    }
+    int captured = self->stream != 0 && pyb_capture_on();
+    if (captured) capture_ahead(self, view.buf, view.len);
     PyObject *res = PyObject_CallMethod(self->raw, "write", "O", b);
     Py_ssize_t n = count_of(res);
-    if (n > 0) {
-        Py_buffer view;
-        if (PyObject_GetBuffer(b, &view, PyBUF_SIMPLE) == 0) {
-            if (n <= view.len) {
-                if (self->stream != 2) remember_tail(self, view.buf, n);
-                if (self->stream != 0 && pyb_capture_on()) pyb_capture_add(self->stream, view.buf, (size_t)n);
-            }
-            PyBuffer_Release(&view);
-        } else {
-            PyErr_Clear();
-        }
-    }
+    if (n > 0 && n <= view.len && self->stream != 2) remember_tail(self, view.buf, n);
+    self->ahead = captured && n < view.len ? view.len - (n > 0 ? n : 0) : 0;
+    PyBuffer_Release(&view);
     return res;
 }
 
