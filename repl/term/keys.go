@@ -274,8 +274,12 @@ func (p *pump) scan(b []byte) {
 		}
 		i := bytes.Index(b, marker)
 		if i < 0 {
-			// Hold back a tail that could be the start of a split marker.
+			// Hold back a tail that could be the start of a split marker,
+			// or of a key the editor's key map rewrites.
 			keep := markerPrefixLen(b, marker)
+			if !p.inPaste {
+				keep = max(keep, editorKeys.prefixLen(b))
+			}
 			body := b[:len(b)-keep]
 			if p.inPaste {
 				p.pasted.Write(body)
@@ -296,7 +300,7 @@ func (p *pump) scan(b []byte) {
 		b = b[i+len(marker):]
 	}
 	if len(typed) > 0 {
-		p.push(chunk{data: typed})
+		p.push(chunk{data: editorKeys.translate(typed)})
 	}
 }
 
@@ -305,7 +309,7 @@ func (p *pump) finishPaste(typed *[]byte) {
 	text := normalizeNewlines(p.pasted.String())
 	p.pasted.Reset()
 	if len(*typed) > 0 {
-		p.push(chunk{data: *typed})
+		p.push(chunk{data: editorKeys.translate(*typed)})
 		*typed = nil
 	}
 	p.mu.Lock()
@@ -491,7 +495,6 @@ func (p *pump) waitForKeys(w *editorWait) error {
 // end or a paste (mu held).
 func (p *pump) takeKeys(b []byte) int {
 	c := &p.queue[0]
-	c.data = editorKeys.translate(c.data)
 	end := len(c.data)
 	if i := bytes.IndexAny(c.data, "\r\n\x03\x04"); i >= 0 {
 		end = i + 1
@@ -551,8 +554,8 @@ var editorKeys = keyMap{
 	{[]byte("\x1b[5C"), []byte("\x1bf")},
 }
 
-// translate rewrites b (a chunk of keys as the terminal sent them, which
-// sends each key's sequence whole) with m.
+// translate rewrites b (keys as the terminal sent them, with no sequence
+// cut short: see prefixLen) with m.
 func (m keyMap) translate(b []byte) []byte {
 	if bytes.IndexByte(b, 0x1b) < 0 {
 		return b
@@ -563,4 +566,14 @@ func (m keyMap) translate(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// prefixLen is the length of the longest suffix of b that is the start of
+// a key m rewrites, which a read can cut off from the rest of its sequence.
+func (m keyMap) prefixLen(b []byte) int {
+	n := 0
+	for _, k := range m {
+		n = max(n, markerPrefixLen(b, k.from))
+	}
+	return n
 }

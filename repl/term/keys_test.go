@@ -121,6 +121,31 @@ func TestPumpLiftsPastesOutOfTypedInput(t *testing.T) {
 	}
 }
 
+// The keys chzyer/readline does not know reach it as keys it does
+// (editorKeys), also when the link between the terminal and pyaichat cuts
+// a key's sequence across two reads.
+func TestPumpRewritesKeysSplitAcrossReads(t *testing.T) {
+	cases := []struct {
+		name   string
+		pieces []string
+		typed  string
+	}{
+		{"in one read", []string{"ab\x1b[1;5Dc\r"}, "ab\x1bbc\r"},
+		{"Ctrl-Left in two reads", []string{"ab\x1b[1;", "5Dc\r"}, "ab\x1bbc\r"},
+		{"Ctrl-Right a byte at a time", []string{"\x1b", "[", "1", ";", "5", "C", "\r"}, "\x1bf\r"},
+		{"Home after its ESC", []string{"ab\x1b", "[1~\r"}, "ab\x01\r"},
+		{"End (rxvt) and a paste", []string{"\x1b[8", "~\x1b[200~x\x1b[201~"}, "\x05\ue000"},
+		{"a sequence the map does not have", []string{"\x1b[1", ";2C\r"}, "\x1b[1;2C\r"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, _ := readEditor(feed(t, tc.pieces...)); got != tc.typed {
+				t.Errorf("editor read %q, want %q", got, tc.typed)
+			}
+		})
+	}
+}
+
 func TestPumpLargePasteIsOneEvent(t *testing.T) {
 	big := strings.Repeat("a", 20000)
 	pieces := []string{"\x1b[200~"}
