@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // hostOrFail runs fn under Host, failing the test rather than hanging
@@ -72,7 +74,7 @@ func TestAwaitInputRunsOtherGoroutinesJobs(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	if ok, err := testInterp.AwaitInput(int(r.Fd())); ok || err != nil {
+	if ok, err := testInterp.AwaitInput(int(r.Fd()), nil); ok || err != nil {
 		t.Fatalf("AwaitInput off the interpreter's thread = %v, %v; want false at once", ok, err)
 	}
 	pushed := make(chan error, 1)
@@ -85,7 +87,7 @@ func TestAwaitInputRunsOtherGoroutinesJobs(t *testing.T) {
 			pushed <- err
 			w.Write([]byte{1})
 		}()
-		readable, err = testInterp.AwaitInput(int(r.Fd()))
+		readable, err = testInterp.AwaitInput(int(r.Fd()), nil)
 	})
 	if !readable || err != nil {
 		t.Fatalf("AwaitInput = %v, %v; want the input readable", readable, err)
@@ -95,6 +97,48 @@ func TestAwaitInputRunsOtherGoroutinesJobs(t *testing.T) {
 	}
 	if got := pyValue(t, "ai_from_elsewhere"); got != "42" {
 		t.Errorf("the job run inside the wait left %s, want 42", got)
+	}
+}
+
+// With a ReadAhead, the wait reads the input itself once it is readable,
+// and echoes a lone printable key after the echo it was given; anything
+// else it reads without an echo.
+func TestAwaitInputReadsAheadAndEchoesAKey(t *testing.T) {
+	pipe := func() (r, w int) {
+		var p [2]int
+		if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
+		return p[0], p[1]
+	}
+	keysR, keysW := pipe()
+	screenR, screenW := pipe()
+	for _, c := range []struct {
+		typed, echo string
+		echoFD      int
+		read, shown string
+	}{
+		{"a", "\r>>> ", screenW, "a", "\r>>> a"},
+		{"b", "", screenW, "b", "b"},
+		{"~", "", -1, "~", ""},
+		{"\x01", "x", screenW, "\x01", ""},
+		{"\x7f", "x", screenW, "\x7f", ""},
+		{"cd", "x", screenW, "cd", ""},
+		{"é", "x", screenW, "é", ""},
+	} {
+		unix.Write(keysW, []byte(c.typed))
+		ahead := ReadAhead{FD: keysR, Buf: make([]byte, 16), Echo: []byte(c.echo), EchoFD: c.echoFD}
+		var readable bool
+		var err error
+		hostOrFail(t, func() { readable, err = testInterp.AwaitInput(keysR, &ahead) })
+		shown := make([]byte, 64)
+		n, _ := unix.Read(screenR, shown)
+		shown = shown[:max(n, 0)]
+		if !readable || err != nil || string(ahead.Buf[:ahead.N]) != c.read || string(shown) != c.shown || ahead.Echoed != len(c.shown) {
+			t.Errorf("%q typed, echo %q: readable %v (%v), read %q, echoed %d bytes: %q; want %q read and %q shown",
+				c.typed, c.echo, readable, err, ahead.Buf[:ahead.N], ahead.Echoed, shown, c.read, c.shown)
+		}
 	}
 }
 
@@ -117,7 +161,7 @@ func TestAwaitInputReadiesACopyWhenAsked(t *testing.T) {
 			}
 			w.Write([]byte{1})
 		}()
-		if _, err := testInterp.AwaitInput(int(r.Fd())); err != nil {
+		if _, err := testInterp.AwaitInput(int(r.Fd()), nil); err != nil {
 			t.Error(err)
 		}
 	})

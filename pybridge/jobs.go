@@ -2,13 +2,19 @@
 
 package pybridge
 
+// #include <errno.h>
+// #include "await.h"
+import "C"
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -105,29 +111,16 @@ func (l *jobLine) take() []job {
 // wait blocks the interpreter's thread until a wake-up, until input (a
 // descriptor; -1 for none) is readable, or until timeout passes
 // (timeout < 0: no limit). It reports whether a wake-up came and whether
-// input is readable.
-func (l *jobLine) wait(timeout time.Duration, input int) (woken, readable bool, err error) {
+// input is readable; with ahead set, input that is readable has been
+// read already (see ReadAhead).
+func (l *jobLine) wait(timeout time.Duration, input int, ahead *ReadAhead) (woken, readable bool, err error) {
 	if timeout >= 0 || input >= 0 {
-		fds := []unix.PollFd{{Fd: int32(l.wakeR), Events: unix.POLLIN}, {Fd: int32(input), Events: unix.POLLIN}}
-		if input < 0 {
-			fds = fds[:1]
+		found, err := l.poll(timeout, input, ahead)
+		if err != nil {
+			return false, false, fmt.Errorf("pybridge: waiting for jobs: %w", err)
 		}
-		ms := -1
-		if timeout >= 0 {
-			ms = int(timeout / time.Millisecond)
-		}
-		for {
-			_, err := unix.Poll(fds, ms)
-			if err == unix.EINTR {
-				continue // a signal (Interrupt's SIGURG); a fresh timeout is near enough
-			}
-			if err != nil {
-				return false, false, fmt.Errorf("pybridge: waiting for jobs: %w", err)
-			}
-			break
-		}
-		readable = len(fds) > 1 && fds[1].Revents != 0
-		if fds[0].Revents == 0 {
+		readable = found&C.PYB_AWAIT_INPUT != 0
+		if found&C.PYB_AWAIT_WOKEN == 0 {
 			return false, readable, nil
 		}
 	}
@@ -137,6 +130,39 @@ func (l *jobLine) wait(timeout time.Duration, input int) (woken, readable bool, 
 		if err != unix.EINTR {
 			return err == nil, readable, nil
 		}
+	}
+}
+
+// poll is pyb_await (await.c) on the wake-up pipe and input, with ahead's
+// read and echo if set: the PYB_AWAIT bits found.
+func (l *jobLine) poll(timeout time.Duration, input int, ahead *ReadAhead) (C.int, error) {
+	ms := -1
+	if timeout >= 0 {
+		ms = int(timeout / time.Millisecond)
+	}
+	readFD, echoFD := C.int(-1), C.int(-1)
+	var buf, echo *C.char
+	var bufLen, echoLen C.int
+	if ahead != nil && len(ahead.Buf) > 0 {
+		readFD, echoFD = C.int(ahead.FD), C.int(ahead.EchoFD)
+		buf, bufLen = (*C.char)(unsafe.Pointer(&ahead.Buf[0])), C.int(len(ahead.Buf))
+		if len(ahead.Echo) > 0 {
+			echo, echoLen = (*C.char)(unsafe.Pointer(&ahead.Echo[0])), C.int(len(ahead.Echo))
+		}
+	}
+	var out [2]C.int
+	for {
+		found := C.pyb_await(C.int(l.wakeR), C.int(input), C.int(ms), readFD, buf, bufLen, echo, echoLen, echoFD, &out[0])
+		if found == -C.EINTR {
+			continue // a signal (Interrupt's SIGURG); a fresh timeout is near enough
+		}
+		if found < 0 {
+			return 0, syscall.Errno(-found)
+		}
+		if ahead != nil {
+			ahead.N, ahead.Echoed = int(out[0]), int(out[1])
+		}
+		return found, nil
 	}
 }
 

@@ -112,3 +112,23 @@ const (
 	// ErrTypeTimeout), or when ctx is canceled (ErrTypeCanceled).
 	CallIsolated
 )
+
+// ReadAhead is a read that AwaitInput makes on the waiting thread as soon
+// as its input is readable, before it returns to Go, and the echo of a
+// key that read gave: a person at the keyboard waits for the echo, and
+// what Go does first on the way out of a wait can take two thread
+// wake-ups. (Once a wait has lasted 10 ms the runtime's monitor marks the
+// goroutine for preemption, and a goroutine locked to its thread, as the
+// interpreter's is, is then handed to another thread and back before it
+// runs on.)
+type ReadAhead struct {
+	FD  int    // read once the input is readable; non-blocking
+	Buf []byte // what the read may fill
+	// Echo is written to EchoFD (-1: nowhere), followed by the key, when
+	// the read gave one byte from ' ' to '~': a key typed and read as it
+	// was typed, which the caller can tell how to draw beforehand.
+	Echo   []byte
+	EchoFD int
+	N      int // bytes read, 0 when none were
+	Echoed int // bytes of Echo and the key written, 0 when none were
+}

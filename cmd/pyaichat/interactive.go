@@ -54,7 +54,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
 	opts.OnInput = logInputs(lg, capture)
 	opts.PyCommand = saveAt(lg)
-	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
+	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, awaitInput(in)
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())
@@ -448,4 +448,18 @@ func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (
 		}
 	}
 	return 0, false
+}
+
+// awaitInput is in's wait for input, for the prompt's key wait: repl/term
+// mirrors pybridge's ReadAhead rather than import the cgo package.
+func awaitInput(in *pybridge.Interp) term.Await {
+	return func(fd int, ahead *term.ReadAhead) (bool, error) {
+		if ahead == nil {
+			return in.AwaitInput(fd, nil)
+		}
+		read := pybridge.ReadAhead(*ahead)
+		readable, err := in.AwaitInput(fd, &read)
+		*ahead = term.ReadAhead(read)
+		return readable, err
+	}
 }

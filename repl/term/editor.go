@@ -309,6 +309,30 @@ func (e *Editor) echoAhead(r rune) bool {
 	return ok && e.out.echo(ahead)
 }
 
+// armEcho says what a wait for the lane's next key is to write before
+// that key, if it reads a printable one alone: echoAhead's drawing for it,
+// worked out before it comes, so that the thread that waited can echo
+// the key as soon as it reads it (ReadAhead).
+func (e *Editor) armEcho() (before []byte, fd int, ok bool) {
+	plan, ok := e.view.echoPlan()
+	if !ok {
+		return nil, -1, false
+	}
+	return e.out.echoPrefix(plan)
+}
+
+// echoedAhead records r as echoed by the wait that read it, which wrote
+// the first written bytes of armEcho's drawing and r (see echoAhead). It
+// reports false where the line must be drawn again.
+func (e *Editor) echoedAhead(r rune, written int) bool {
+	ahead, ok := e.view.echoAhead(r)
+	if !ok {
+		e.out.forget()
+		return false
+	}
+	return e.out.echoed(ahead, written)
+}
+
 // translate is the key map on top of readline's: the paste marker ends
 // the line, Ctrl-Z suspends, Ctrl-\ quits, and TAB goes to the key hook.
 func (e *Editor) translate(r rune) (rune, bool) {

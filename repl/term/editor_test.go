@@ -1,12 +1,16 @@
 package term
 
 import (
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 	"github.com/hinshun/vt10x"
+	"golang.org/x/sys/unix"
 )
 
 // readLineOn reads one line with e as the REPL does (StartLine, then
@@ -99,4 +103,121 @@ func TestEditorDrawsThePromptBeforeKeysTypedAhead(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("screen:\n%s\nwant:\n%s\nraw output: %q", strings.Join(got, "\n"), strings.Join(want, "\n"), out.String())
 	}
+}
+
+// awaitReadingAhead is an Await as pybridge's AwaitInput makes it, in Go:
+// it waits for fd, then reads ahead.FD and echoes a lone printable key
+// after ahead.Echo. It counts the keys it echoed.
+func awaitReadingAhead(echoed *atomic.Int32) Await {
+	return func(fd int, ahead *ReadAhead) (bool, error) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				break
+			}
+		}
+		if ahead == nil {
+			return true, nil
+		}
+		n, err := unix.Read(ahead.FD, ahead.Buf)
+		if err != nil || n <= 0 {
+			return true, nil
+		}
+		ahead.N = n
+		if key := ahead.Buf[0]; n == 1 && key >= ' ' && key <= '~' && ahead.EchoFD >= 0 {
+			w, _ := unix.Write(ahead.EchoFD, append(append([]byte(nil), ahead.Echo...), key))
+			ahead.Echoed = max(w, 0)
+			echoed.Add(1)
+		}
+		return true, nil
+	}
+}
+
+// A wait that reads the typing lane's key and echoes it itself, before
+// the lane has it, draws what the lane would have: the key after the line,
+// and before it, where a suggestion was shown, the line again without it.
+func TestEditorLaneKeysEchoedByTheWait(t *testing.T) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	if err := pty.Setsize(master, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := Open(slave, slave)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tm.tty.close)
+	e, err := tm.NewEditor(EditorConfig{Suggest: func(line string) string {
+		if line == "pri" {
+			return "nt()"
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var screen strings.Builder
+	var mu sync.Mutex
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	rowShows := func(want string) {
+		t.Helper()
+		var got string
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			got = screenRows(screen.String(), 1)[0]
+			mu.Unlock()
+			if got == want {
+				return
+			}
+		}
+		t.Fatalf("the screen shows %q, want %q", got, want)
+	}
+
+	var echoed atomic.Int32
+	lines := make(chan Event, 1)
+	go func() {
+		ev, rest, err := e.StartLine("py> ", "", awaitReadingAhead(&echoed))
+		if err != nil || rest != nil {
+			ev = Event{Text: fmt.Sprintf("the lane left the line: %v %+v", err, rest)}
+		}
+		lines <- ev
+	}()
+	rowShows("py>")
+	for _, key := range []struct{ typed, shown string }{
+		{"p", "py> p"},
+		{"r", "py> pr"},
+		{"i", "py> print()"}, // the suggestion, drawn after the key
+		{"x", "py> prix"},    // typed over it: erased before the key
+		{"y", "py> prixy"},
+	} {
+		master.Write([]byte(key.typed))
+		rowShows(key.shown)
+	}
+	master.Write([]byte("\r"))
+	select {
+	case ev := <-lines:
+		if ev.Text != "prixy" {
+			t.Errorf("the line came back as %q, want %q", ev.Text, "prixy")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no line came back")
+	}
+	if n := echoed.Load(); n != 5 {
+		t.Errorf("the wait echoed %d of the 5 keys typed one at a time, want all", n)
+	}
+	rowShows("py> prixy")
 }

@@ -72,19 +72,70 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 func (f *frameWriter) echo(e aheadEcho) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.inKey || len(f.buf) > 0 || f.redraws.drawn == nil || len(f.redraws.drawn) != e.drawnLen {
+	before, ok := f.echoPrefixLocked(e)
+	if !ok {
 		return false
 	}
-	write := e.key
-	if e.erase != nil {
-		write = slices.Concat(e.erase, f.redraws.drawn[:e.keep], e.key)
-	}
-	if _, err := f.echoDst.Write(write); err != nil {
+	if _, err := f.echoDst.Write(slices.Concat(before, e.key)); err != nil {
 		f.redraws.forget()
 		return false
 	}
 	f.redraws.drawn = append(f.redraws.drawn[:e.keep], e.key...)
 	return true
+}
+
+// echoPrefix is what echo would write before the key of e (a plan
+// without the key: lineView.echoPlan), and the descriptor the key's echo
+// goes to; ok is false where echo would write nothing.
+func (f *frameWriter) echoPrefix(e aheadEcho) (before []byte, fd int, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w, isEcho := f.echoDst.(*echoWriter)
+	if !isEcho || w.fd < 0 {
+		return nil, -1, false
+	}
+	before, ok = f.echoPrefixLocked(e)
+	return before, w.fd, ok
+}
+
+func (f *frameWriter) echoPrefixLocked(e aheadEcho) ([]byte, bool) {
+	if f.inKey || len(f.buf) > 0 || f.redraws.drawn == nil || len(f.redraws.drawn) != e.drawnLen {
+		return nil, false
+	}
+	if e.erase == nil {
+		return []byte{}, true
+	}
+	return slices.Concat(e.erase, f.redraws.drawn[:e.keep]), true
+}
+
+// echoed records e as echoed by the wait that read its key, which wrote
+// the first written bytes of what echo would have, and writes the rest.
+// Where the screen no longer holds what the echo was worked out for (the
+// frame writer wrote meanwhile), it reports false, and the next drawing
+// is whole.
+func (f *frameWriter) echoed(e aheadEcho, written int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	before, ok := f.echoPrefixLocked(e)
+	if !ok {
+		f.redraws.forget()
+		return false
+	}
+	if all := slices.Concat(before, e.key); written < len(all) {
+		if _, err := f.echoDst.Write(all[written:]); err != nil {
+			f.redraws.forget()
+			return false
+		}
+	}
+	f.redraws.drawn = append(f.redraws.drawn[:e.keep], e.key...)
+	return true
+}
+
+// forget makes the next drawing whole: the screen may not show the last.
+func (f *frameWriter) forget() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.redraws.forget()
 }
 
 // promptStart is called before the editor draws a prompt: the drawing is

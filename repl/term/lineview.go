@@ -251,23 +251,38 @@ func (v *lineView) echoAhead(r rune) (e aheadEcho, ok bool) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.end == endElsewhere || v.endCol+1 >= v.drawnWidth || v.drawnWidth != v.width() {
+	if e, ok = v.echoPlanLocked(); !ok {
 		return e, false
 	}
-	e = aheadEcho{key: utf8.AppendRune(nil, r), keep: v.drawnLen, drawnLen: v.drawnLen}
-	if v.end == endHinted {
-		// The cursor ends on the row it is on now, where the text ends.
-		row := v.row
-		e.erase = v.clear()
-		e.keep = v.textEnd
-		v.row = row
-	}
+	e.key = utf8.AppendRune(nil, r)
 	// As the screen is once it is written, for a key typed before the
 	// redraw of this one.
 	v.end = endBare
 	v.endCol++
 	v.drawnLen = e.keep + len(e.key)
 	v.textEnd = v.drawnLen
+	return e, true
+}
+
+// echoPlan is echoAhead's drawing for a key it would echo, without the
+// key, worked out before the key comes (see Editor.armEcho); ok is false
+// where it would echo none.
+func (v *lineView) echoPlan() (e aheadEcho, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.echoPlanLocked()
+}
+
+func (v *lineView) echoPlanLocked() (e aheadEcho, ok bool) {
+	if v.end == endElsewhere || v.endCol+1 >= v.drawnWidth || v.drawnWidth != v.width() {
+		return e, false
+	}
+	e = aheadEcho{keep: v.drawnLen, drawnLen: v.drawnLen}
+	if v.end == endHinted {
+		// The cursor ends on the row it is on now, where the text ends.
+		e.erase = v.clearing()
+		e.keep = v.textEnd
+	}
 	return e, true
 }
 
@@ -311,12 +326,18 @@ func isClear(p []byte) bool {
 // clear moves to the start of the line's first row and erases from there
 // down.
 func (v *lineView) clear() []byte {
+	b := v.clearing()
+	v.row = 0
+	v.end = endElsewhere
+	return b
+}
+
+// clearing is what clear writes.
+func (v *lineView) clearing() []byte {
 	b := []byte{'\r'}
 	if v.row > 0 {
 		b = append(b, "\x1b["+strconv.Itoa(v.row)+"A"...)
 	}
-	v.row = 0
-	v.end = endElsewhere
 	return append(b, "\x1b[J"...)
 }
 

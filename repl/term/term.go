@@ -110,8 +110,29 @@ type ttyReader struct {
 // thread. It reports false at once where it cannot wait on the calling
 // thread, and the wait goes to the poller. (The REPL's prompt runs on the
 // interpreter's thread, where pybridge's wait also runs the interpreter's
-// other jobs: see Editor.StartLine.)
-type Await func(fd int) (bool, error)
+// other jobs: see Editor.StartLine.) With ahead set, it reads the
+// terminal as soon as fd is readable, and may echo the key it read.
+type Await func(fd int, ahead *ReadAhead) (bool, error)
+
+// ReadAhead is a read that an Await makes on the waiting thread as soon as
+// its input is readable, and the echo of a key that read gave, before it
+// returns to Go, where the runtime can take two thread wake-ups on the way
+// out of a wait (pybridge's ReadAhead, which it mirrors, says why).
+type ReadAhead struct {
+	FD  int    // read once the input is readable; non-blocking
+	Buf []byte // what the read may fill
+	// Echo is written to EchoFD (-1: nowhere), followed by the key, when
+	// the read gave one byte from ' ' to '~'.
+	Echo   []byte
+	EchoFD int
+	N      int // bytes read, 0 when none were
+	Echoed int // bytes of Echo and the key written, 0 when none were
+}
+
+// echoArm lets a wait through an Await echo the key it reads: called once
+// the line is drawn, just before the wait, it says what to write before a
+// printable key and where (see Editor.armEcho).
+type echoArm func() (before []byte, fd int, ok bool)
 
 // newTTYReader reads the terminal behind f.
 func newTTYReader(f *os.File) (*ttyReader, error) {
@@ -183,27 +204,31 @@ func (t *ttyReader) readyByte() (byte, bool) {
 // readByte implements keySource. A read that finds the terminal hung up
 // or taken away (EIO, or nothing in raw mode) is tried again, as the
 // terminal may be back (see waitForTerminal).
-func (t *ttyReader) readByte(idle func()) (byte, error) { return t.readByteAwaiting(idle, nil) }
+func (t *ttyReader) readByte(idle func()) (byte, error) {
+	b, _, err := t.readByteAwaiting(idle, nil, nil)
+	return b, err
+}
 
-// readByteAwaiting is readByte waiting through await, if set.
-func (t *ttyReader) readByteAwaiting(idle func(), await Await) (byte, error) {
-	var b [1]byte
+// readByteAwaiting is readByte waiting through await, if set, which may
+// echo the byte as arm says: echoed is how many bytes it wrote.
+func (t *ttyReader) readByteAwaiting(idle func(), await Await, arm echoArm) (b byte, echoed int, err error) {
+	var buf [1]byte
 	for failures := 0; ; {
-		n, err := t.read(b[:], idle, await)
+		n, echoed, err := t.read(buf[:], idle, await, arm)
 		if err == nil && n == 1 {
-			return b[0], nil
+			return buf[0], echoed, nil
 		}
 		if errors.Is(err, errWoken) {
-			return 0, err
+			return 0, 0, err
 		}
 		if err != nil && !errors.Is(err, unix.EIO) {
-			return 0, err
+			return 0, 0, err
 		}
 		if failures++; !t.waitForTerminal(failures) {
 			if err == nil {
 				err = io.EOF
 			}
-			return 0, fmt.Errorf("the terminal is gone: %w", err)
+			return 0, 0, fmt.Errorf("the terminal is gone: %w", err)
 		}
 	}
 }
@@ -215,7 +240,7 @@ func (t *ttyReader) readLine() (string, error) {
 	var line []byte
 	buf := make([]byte, 4096)
 	for {
-		n, err := t.read(buf, nil, nil)
+		n, _, err := t.read(buf, nil, nil, nil)
 		if err != nil {
 			return string(line), err
 		}
@@ -234,15 +259,16 @@ func (t *ttyReader) readLine() (string, error) {
 
 // read is one read(2) of the terminal, waiting (after calling idle, if
 // set) until there is input or wake is called: through await, if set and
-// it can wait on this thread, otherwise in Go's poller.
-func (t *ttyReader) read(b []byte, idle func(), await Await) (int, error) {
+// it can wait on this thread, otherwise in Go's poller. A read that await
+// made may have echoed the key it read, as arm said (echoed bytes).
+func (t *ttyReader) read(b []byte, idle func(), await Await, arm echoArm) (n, echoed int, err error) {
 	for {
 		if t.woken() {
-			return 0, errWoken
+			return 0, 0, errWoken
 		}
 		n, err := rawRead(t.fd, b)
 		if err != unix.EAGAIN {
-			return n, err
+			return n, 0, err
 		}
 		if idle != nil {
 			idle()
@@ -250,11 +276,20 @@ func (t *ttyReader) read(b []byte, idle func(), await Await) (int, error) {
 		}
 		if await != nil {
 			if err := t.poll(false); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
-			waited, err := await(t.awaitEP)
+			ahead := ReadAhead{FD: t.fd, Buf: b, EchoFD: -1}
+			if arm != nil {
+				if before, fd, ok := arm(); ok {
+					ahead.Echo, ahead.EchoFD = before, fd
+				}
+			}
+			waited, err := await(t.awaitEP, &ahead)
 			if err != nil {
-				return 0, err
+				return 0, 0, err
+			}
+			if ahead.N > 0 {
+				return ahead.N, ahead.Echoed, nil
 			}
 			if waited {
 				continue
@@ -262,7 +297,7 @@ func (t *ttyReader) read(b []byte, idle func(), await Await) (int, error) {
 			await = nil // not on a thread it waits on: the poller, from now on
 		}
 		if err := t.waitPolled(); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 }

@@ -45,7 +45,7 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 	stale := true  // the screen does not show line as it is
 	ahead := false // the last key came with more behind it
 	for {
-		b, waited, err := e.nextKey(ahead, await, func() {
+		b, waited, echoed, err := e.nextKey(ahead, await, func() {
 			if stale {
 				e.drawFrame(e.view.redraw(line))
 				stale = false
@@ -72,7 +72,7 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 		case b >= ' ' && b < 0x7f:
 			undo.typedAtEnd(line)
 			line = append(line, rune(b))
-			if !waited || !e.echoAhead(rune(b)) {
+			if !e.echoTyped(rune(b), waited, echoed) {
 				stale = true
 				continue
 			}
@@ -101,24 +101,35 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 
 // nextKey reads typeLine's next byte: at once when ahead says keys are
 // coming together, otherwise waiting for one (through await, if set), and
-// then first calling idle and telling waits. waited says it waited.
-func (e *Editor) nextKey(ahead bool, await Await, idle func()) (b byte, waited bool, err error) {
+// then first calling idle and telling waits. waited says it waited, and
+// echoed how many bytes of the key's echo the wait wrote (armEcho).
+func (e *Editor) nextKey(ahead bool, await Await, idle func()) (b byte, waited bool, echoed int, err error) {
 	if ahead {
 		// Keys typed ahead or sent together: one read each, without the
 		// wait's own reads (its wake-up check, the poller).
 		if b, ok := e.term.tty.readyByte(); ok {
-			return b, false, nil
+			return b, false, 0, nil
 		}
 	}
-	b, err = e.term.tty.readByteAwaiting(func() {
+	b, echoed, err = e.term.tty.readByteAwaiting(func() {
 		waited = true
 		idle()
 		e.waits(true)
-	}, await)
+	}, await, e.armEcho)
 	if waited {
 		e.waits(false)
 	}
-	return b, waited, err
+	return b, waited, echoed, err
+}
+
+// echoTyped echoes r, typed at the end of the line and read after a wait
+// (waited), unless the wait echoed it itself (echoed bytes: armEcho). It
+// reports whether the screen shows r; otherwise the line is to be drawn.
+func (e *Editor) echoTyped(r rune, waited bool, echoed int) bool {
+	if echoed > 0 {
+		return e.echoedAhead(r, echoed)
+	}
+	return waited && e.echoAhead(r)
 }
 
 // drawFrame writes a drawing of the line as the frame of a key: the frame
