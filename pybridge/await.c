@@ -27,16 +27,18 @@ static void read_ahead(int read_fd, char *buf, int cap, const char *echo, int ec
     out[1] = w > 0 ? (int)w : 0;
 }
 
-int pyb_await(int wake_fd, int input_fd, int timeout_ms, int read_fd, char *buf, int cap,
-              const char *echo, int echo_len, int echo_fd, int *out) {
-    struct pollfd fds[2] = {{wake_fd, POLLIN, 0}, {input_fd, POLLIN, 0}};
+int pyb_await(int wake_fd, const int *inputs, int n_inputs, int timeout_ms, int read_fd, char *buf,
+              int cap, const char *echo, int echo_len, int echo_fd, int *out) {
+    struct pollfd fds[1 + PYB_AWAIT_INPUTS] = {{wake_fd, POLLIN, 0}};
+    if (n_inputs > PYB_AWAIT_INPUTS) n_inputs = PYB_AWAIT_INPUTS;
+    for (int i = 0; i < n_inputs; i++) fds[1 + i] = (struct pollfd){inputs[i], POLLIN, 0};
     out[0] = out[1] = 0;
-    if (poll(fds, input_fd < 0 ? 1 : 2, timeout_ms) < 0) return -errno;
-    int found = 0;
-    if (fds[0].revents != 0) found |= PYB_AWAIT_WOKEN;
-    if (input_fd >= 0 && fds[1].revents != 0) {
+    if (poll(fds, (nfds_t)(1 + n_inputs), timeout_ms) < 0) return -errno;
+    int found = fds[0].revents != 0 ? PYB_AWAIT_WOKEN : 0;
+    for (int i = 1; i <= n_inputs; i++) {
+        if (fds[i].revents == 0) continue;
         found |= PYB_AWAIT_INPUT;
-        if (read_fd >= 0 && cap > 0) read_ahead(read_fd, buf, cap, echo, echo_len, echo_fd, out);
+        if (fds[i].fd == read_fd && cap > 0) read_ahead(read_fd, buf, cap, echo, echo_len, echo_fd, out);
     }
     return found;
 }

@@ -41,17 +41,17 @@ func (in *Interp) Host(fn func()) error {
 // (python3's prompt needs the GIL only once Enter is pressed.)
 func (in *Interp) CanHost() bool { return C.pyb_sole_thread() != 0 }
 
-// AwaitInput waits until fd is readable, running meanwhile the jobs that
-// other goroutines send the interpreter, as its thread does between jobs.
-// It waits only on the interpreter's thread while Host runs, and reports
-// false at once elsewhere. With ahead set, it reads ahead.FD as soon as fd
-// is readable (see ReadAhead).
-func (in *Interp) AwaitInput(fd int, ahead *ReadAhead) (bool, error) {
+// AwaitInput waits until one of fds (at most four) is readable, running
+// meanwhile the jobs that other goroutines send the interpreter, as its
+// thread does between jobs. It waits only on the interpreter's thread
+// while Host runs, and reports false at once elsewhere. With ahead set, it
+// reads ahead.FD, one of fds, as soon as that is readable (see ReadAhead).
+func (in *Interp) AwaitInput(fds []int, ahead *ReadAhead) (bool, error) {
 	if !in.onThread() {
 		return false, nil
 	}
 	for {
-		readable, err := in.serveOnce(fd, ahead)
+		readable, err := in.serveOnce(fds, ahead)
 		if err != nil || readable {
 			return readable, err
 		}
@@ -76,14 +76,14 @@ func (in *Interp) inline(j job) error {
 
 // serveOnce waits for jobs and runs them, or, once PrepareIsolated asked
 // and no job has come for readyIdle, forks a ready copy (see isolate.go).
-// With input set (not -1), it returns as soon as input is readable too,
-// read with ahead if set.
-func (in *Interp) serveOnce(input int, ahead *ReadAhead) (readable bool, err error) {
+// With inputs, it returns as soon as one is readable too, read with ahead
+// if set.
+func (in *Interp) serveOnce(inputs []int, ahead *ReadAhead) (readable bool, err error) {
 	timeout := time.Duration(-1)
 	if in.want.Load() && in.ready.pid == 0 && !in.dead {
 		timeout = readyIdle
 	}
-	woken, readable, err := in.jobs.wait(timeout, input, ahead)
+	woken, readable, err := in.jobs.wait(timeout, inputs, ahead)
 	switch {
 	case err != nil:
 		return false, err

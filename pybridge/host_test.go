@@ -74,7 +74,7 @@ func TestAwaitInputRunsOtherGoroutinesJobs(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	if ok, err := testInterp.AwaitInput(int(r.Fd()), nil); ok || err != nil {
+	if ok, err := testInterp.AwaitInput([]int{int(r.Fd())}, nil); ok || err != nil {
 		t.Fatalf("AwaitInput off the interpreter's thread = %v, %v; want false at once", ok, err)
 	}
 	pushed := make(chan error, 1)
@@ -87,7 +87,7 @@ func TestAwaitInputRunsOtherGoroutinesJobs(t *testing.T) {
 			pushed <- err
 			w.Write([]byte{1})
 		}()
-		readable, err = testInterp.AwaitInput(int(r.Fd()), nil)
+		readable, err = testInterp.AwaitInput([]int{int(r.Fd())}, nil)
 	})
 	if !readable || err != nil {
 		t.Fatalf("AwaitInput = %v, %v; want the input readable", readable, err)
@@ -112,6 +112,7 @@ func TestAwaitInputReadsAheadAndEchoesAKey(t *testing.T) {
 		t.Cleanup(func() { unix.Close(p[0]); unix.Close(p[1]) })
 		return p[0], p[1]
 	}
+	var err error
 	keysR, keysW := pipe()
 	screenR, screenW := pipe()
 	for _, c := range []struct {
@@ -130,8 +131,7 @@ func TestAwaitInputReadsAheadAndEchoesAKey(t *testing.T) {
 		unix.Write(keysW, []byte(c.typed))
 		ahead := ReadAhead{FD: keysR, Buf: make([]byte, 16), Echo: []byte(c.echo), EchoFD: c.echoFD}
 		var readable bool
-		var err error
-		hostOrFail(t, func() { readable, err = testInterp.AwaitInput(keysR, &ahead) })
+		hostOrFail(t, func() { readable, err = testInterp.AwaitInput([]int{keysR}, &ahead) })
 		shown := make([]byte, 64)
 		n, _ := unix.Read(screenR, shown)
 		shown = shown[:max(n, 0)]
@@ -139,6 +139,16 @@ func TestAwaitInputReadsAheadAndEchoesAKey(t *testing.T) {
 			t.Errorf("%q typed, echo %q: readable %v (%v), read %q, echoed %d bytes: %q; want %q read and %q shown",
 				c.typed, c.echo, readable, err, ahead.Buf[:ahead.N], ahead.Echoed, shown, c.read, c.shown)
 		}
+	}
+
+	// Another of the descriptors readable, the keys not: nothing is read.
+	otherR, otherW := pipe()
+	unix.Write(otherW, []byte{1})
+	ahead := ReadAhead{FD: keysR, Buf: make([]byte, 16), Echo: []byte("x"), EchoFD: screenW}
+	var readable bool
+	hostOrFail(t, func() { readable, err = testInterp.AwaitInput([]int{keysR, otherR}, &ahead) })
+	if !readable || err != nil || ahead.N != 0 || ahead.Echoed != 0 {
+		t.Errorf("with another descriptor readable: readable %v (%v), %d bytes read, %d echoed; want readable, none", readable, err, ahead.N, ahead.Echoed)
 	}
 }
 
@@ -161,7 +171,7 @@ func TestAwaitInputReadiesACopyWhenAsked(t *testing.T) {
 			}
 			w.Write([]byte{1})
 		}()
-		if _, err := testInterp.AwaitInput(int(r.Fd()), nil); err != nil {
+		if _, err := testInterp.AwaitInput([]int{int(r.Fd())}, nil); err != nil {
 			t.Error(err)
 		}
 	})

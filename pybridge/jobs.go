@@ -108,14 +108,14 @@ func (l *jobLine) take() []job {
 	return q
 }
 
-// wait blocks the interpreter's thread until a wake-up, until input (a
-// descriptor; -1 for none) is readable, or until timeout passes
-// (timeout < 0: no limit). It reports whether a wake-up came and whether
-// input is readable; with ahead set, input that is readable has been
-// read already (see ReadAhead).
-func (l *jobLine) wait(timeout time.Duration, input int, ahead *ReadAhead) (woken, readable bool, err error) {
-	if timeout >= 0 || input >= 0 {
-		found, err := l.poll(timeout, input, ahead)
+// wait blocks the interpreter's thread until a wake-up, until one of the
+// inputs (descriptors, at most maxInputs) is readable, or until timeout
+// passes (timeout < 0: no limit). It reports whether a wake-up came and
+// whether an input is readable; with ahead set, ahead.FD, if readable,
+// has been read already (see ReadAhead).
+func (l *jobLine) wait(timeout time.Duration, inputs []int, ahead *ReadAhead) (woken, readable bool, err error) {
+	if timeout >= 0 || len(inputs) > 0 {
+		found, err := l.poll(timeout, inputs, ahead)
 		if err != nil {
 			return false, false, fmt.Errorf("pybridge: waiting for jobs: %w", err)
 		}
@@ -133,9 +133,19 @@ func (l *jobLine) wait(timeout time.Duration, input int, ahead *ReadAhead) (woke
 	}
 }
 
-// poll is pyb_await (await.c) on the wake-up pipe and input, with ahead's
+// maxInputs is the most inputs a wait watches beside the wake-up pipe.
+const maxInputs = C.PYB_AWAIT_INPUTS
+
+// poll is pyb_await (await.c) on the wake-up pipe and inputs, with ahead's
 // read and echo if set: the PYB_AWAIT bits found.
-func (l *jobLine) poll(timeout time.Duration, input int, ahead *ReadAhead) (C.int, error) {
+func (l *jobLine) poll(timeout time.Duration, inputs []int, ahead *ReadAhead) (C.int, error) {
+	if len(inputs) > maxInputs {
+		return 0, fmt.Errorf("%d inputs, more than %d", len(inputs), maxInputs)
+	}
+	var fds [maxInputs]C.int
+	for i, fd := range inputs {
+		fds[i] = C.int(fd)
+	}
 	ms := -1
 	if timeout >= 0 {
 		ms = int(timeout / time.Millisecond)
@@ -152,7 +162,7 @@ func (l *jobLine) poll(timeout time.Duration, input int, ahead *ReadAhead) (C.in
 	}
 	var out [2]C.int
 	for {
-		found := C.pyb_await(C.int(l.wakeR), C.int(input), C.int(ms), readFD, buf, bufLen, echo, echoLen, echoFD, &out[0])
+		found := C.pyb_await(C.int(l.wakeR), &fds[0], C.int(len(inputs)), C.int(ms), readFD, buf, bufLen, echo, echoLen, echoFD, &out[0])
 		if found == -C.EINTR {
 			continue // a signal (Interrupt's SIGURG); a fresh timeout is near enough
 		}

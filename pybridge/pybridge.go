@@ -180,7 +180,7 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 	in.code.save(replModule, python.REPL, &fresh)
 
 	for {
-		if _, err := in.serveOnce(-1, nil); err != nil {
+		if _, err := in.serveOnce(nil, nil); err != nil {
 			in.want.Store(false) // no ready copy, rather than a busy loop
 		}
 	}

@@ -114,7 +114,7 @@ const (
 )
 
 // ReadAhead is a read that AwaitInput makes on the waiting thread as soon
-// as its input is readable, before it returns to Go, and the echo of a
+// as FD is readable, before it returns to Go, and the echo of a
 // key that read gave: a person at the keyboard waits for the echo, and
 // what Go does first on the way out of a wait can take two thread
 // wake-ups. (Once a wait has lasted 10 ms the runtime's monitor marks the
@@ -122,7 +122,7 @@ const (
 // interpreter's is, is then handed to another thread and back before it
 // runs on.)
 type ReadAhead struct {
-	FD  int    // read once the input is readable; non-blocking
+	FD  int    // one of the descriptors waited on; non-blocking
 	Buf []byte // what the read may fill
 	// Echo is written to EchoFD (-1: nowhere), followed by the key, when
 	// the read gave one byte from ' ' to '~': a key typed and read as it

@@ -453,12 +453,12 @@ func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (
 // awaitInput is in's wait for input, for the prompt's key wait: repl/term
 // mirrors pybridge's ReadAhead rather than import the cgo package.
 func awaitInput(in *pybridge.Interp) term.Await {
-	return func(fd int, ahead *term.ReadAhead) (bool, error) {
+	return func(fds []int, ahead *term.ReadAhead) (bool, error) {
 		if ahead == nil {
-			return in.AwaitInput(fd, nil)
+			return in.AwaitInput(fds, nil)
 		}
 		read := pybridge.ReadAhead(*ahead)
-		readable, err := in.AwaitInput(fd, &read)
+		readable, err := in.AwaitInput(fds, &read)
 		*ahead = term.ReadAhead(read)
 		return readable, err
 	}

@@ -2,6 +2,7 @@ package term
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,14 +110,17 @@ func TestEditorDrawsThePromptBeforeKeysTypedAhead(t *testing.T) {
 // it waits for fd, then reads ahead.FD and echoes a lone printable key
 // after ahead.Echo. It counts the keys it echoed.
 func awaitReadingAhead(echoed *atomic.Int32) Await {
-	return func(fd int, ahead *ReadAhead) (bool, error) {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	return func(fds []int, ahead *ReadAhead) (bool, error) {
+		var polled []unix.PollFd
+		for _, fd := range fds {
+			polled = append(polled, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		}
 		for {
-			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			if _, err := unix.Poll(polled, -1); err != unix.EINTR {
 				break
 			}
 		}
-		if ahead == nil {
+		if ahead == nil || polled[slices.Index(fds, ahead.FD)].Revents == 0 {
 			return true, nil
 		}
 		n, err := unix.Read(ahead.FD, ahead.Buf)

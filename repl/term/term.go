@@ -97,29 +97,28 @@ type ttyReader struct {
 	wakeFD int             // an eventfd: readByte returns errWoken
 	ep     int             // an epoll instance watching wakeFD, and fd while polled
 	raw    syscall.RawConn // ep, as Go's poller knows it
-	// awaitEP watches fd and wakeFD too, for an Await; Go's poller does
-	// not know it. While reads wait there, fd is left out of ep (polled
+	// While reads wait through an Await, fd is left out of ep (polled
 	// false): otherwise each key would wake a thread asleep in the poller
 	// as well.
-	awaitEP int
-	polled  atomic.Bool
+	polled atomic.Bool
 }
 
-// Await waits until fd is readable, on the calling thread, in place of
-// Go's poller, which wakes a goroutine that waits there from another
-// thread. It reports false at once where it cannot wait on the calling
-// thread, and the wait goes to the poller. (The REPL's prompt runs on the
-// interpreter's thread, where pybridge's wait also runs the interpreter's
-// other jobs: see Editor.StartLine.) With ahead set, it reads the
-// terminal as soon as fd is readable, and may echo the key it read.
-type Await func(fd int, ahead *ReadAhead) (bool, error)
+// Await waits until one of fds (the terminal and the reader's wake-up) is
+// readable, on the calling thread, in place of Go's poller, which wakes a
+// goroutine that waits there from another thread. It reports false at
+// once where it cannot wait on the calling thread, and the wait goes to
+// the poller. (The REPL's prompt runs on the interpreter's thread, where
+// pybridge's wait also runs the interpreter's other jobs: see
+// Editor.StartLine.) With ahead set, it reads the terminal as soon as that
+// is readable, and may echo the key it read.
+type Await func(fds []int, ahead *ReadAhead) (bool, error)
 
 // ReadAhead is a read that an Await makes on the waiting thread as soon as
-// its input is readable, and the echo of a key that read gave, before it
-// returns to Go, where the runtime can take two thread wake-ups on the way
-// out of a wait (pybridge's ReadAhead, which it mirrors, says why).
+// FD is readable, and the echo of a key that read gave, before it returns
+// to Go, where the runtime can take two thread wake-ups on the way out of
+// a wait (pybridge's ReadAhead, which it mirrors, says why).
 type ReadAhead struct {
-	FD  int    // read once the input is readable; non-blocking
+	FD  int    // one of the descriptors waited on; non-blocking
 	Buf []byte // what the read may fill
 	// Echo is written to EchoFD (-1: nowhere), followed by the key, when
 	// the read gave one byte from ' ' to '~'.
@@ -141,7 +140,7 @@ func newTTYReader(f *os.File) (*ttyReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the terminal: %w", err)
 	}
-	t := &ttyReader{fd: fd, wakeFD: -1, ep: -1, awaitEP: -1}
+	t := &ttyReader{fd: fd, wakeFD: -1, ep: -1}
 	if err := t.init(); err != nil {
 		t.close()
 		return nil, fmt.Errorf("watching the terminal: %w", err)
@@ -154,14 +153,12 @@ func (t *ttyReader) init() error {
 	if t.wakeFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 		return err
 	}
-	for _, ep := range []*int{&t.ep, &t.awaitEP} {
-		if *ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+	if t.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return err
+	}
+	for _, fd := range []int{t.fd, t.wakeFD} {
+		if err := unix.EpollCtl(t.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
 			return err
-		}
-		for _, fd := range []int{t.fd, t.wakeFD} {
-			if err := unix.EpollCtl(*ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
-				return err
-			}
 		}
 	}
 	t.polled.Store(true)
@@ -173,7 +170,7 @@ func (t *ttyReader) init() error {
 }
 
 func (t *ttyReader) close() {
-	for _, fd := range []int{t.fd, t.wakeFD, t.ep, t.awaitEP} {
+	for _, fd := range []int{t.fd, t.wakeFD, t.ep} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -284,7 +281,7 @@ func (t *ttyReader) read(b []byte, idle func(), await Await, arm echoArm) (n, ec
 					ahead.Echo, ahead.EchoFD = before, fd
 				}
 			}
-			waited, err := await(t.awaitEP, &ahead)
+			waited, err := await([]int{t.fd, t.wakeFD}, &ahead)
 			if err != nil {
 				return 0, 0, err
 			}
