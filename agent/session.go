@@ -137,15 +137,18 @@ func (o output) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Ask answers one question for `pyaichat -p`: the answer goes to out, and a
 // Prepare tells the tools that a question is likely soon (the user switched
-// to ai>), so that their first calls are fast; it returns quickly.
+// to ai>), so that their first calls are fast, and compiles the redaction
+// rules the first request is filtered with (a millisecond, otherwise spent
+// between Enter and the request); it returns quickly.
 func (s *Session) Prepare() {
 	if p, ok := s.tools.(interface{ Prepare() }); ok {
 		p.Prepare()
 	}
+	redact.Warm()
 }
 
+// Ask answers one question for `pyaichat -p`: the answer goes to out, and a
 // non-nil error (one line) means the process should exit non-zero.
 func (s *Session) Ask(ctx context.Context, question string, out io.Writer) error {
 	if !s.cfg.Configured() {

@@ -76,6 +76,14 @@ var formatRules = sync.OnceValue(func() []rule {
 	}
 })
 
+// Warm compiles the rules now, for a caller that expects text to filter
+// soon (a question being typed) and would rather not wait for them then.
+func Warm() {
+	formatRules()
+	awsSecretName()
+	awsSecretValue()
+}
+
 // findFormats adds the spans of every well-known format in s.
 func findFormats(s string, fs []finding) []finding {
 	// Which bytes occur, as is and lowered: a trigger with a missing byte
