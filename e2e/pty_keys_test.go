@@ -280,6 +280,11 @@ func TestPTYEditingKeysAsPython(t *testing.T) {
 		{"C-v TAB, a TAB in the line", text, "\x16\t", "'"},
 		{"C-] then a character", text, "\x01\x1ddX\x1d'Y", "\x05'"},
 		{"M-C-] then a character", text, "\x1b\x1daZ\x1b\x1dqW", "\x05'"},
+		{"C-t", text, "\x02\x02\x14", "\x05'"},
+		{"C-t at the start does nothing", text, "\x01\x14", "\x05'"},
+		{"undo of C-t, then a key", text, "\x02\x02\x14\x1fX", "\x05'"},
+		{"undo of M-c, then a key", text, "\x1bb\x1bc\x1fX", "\x05'"},
+		{"undo of an M-l that changed nothing", text, "\x1bb\x1bl\x1f", "\x05'"},
 	}
 	run := func(program string, args []string, prompt string) []string {
 		s := startProgram(t, program, "", nil, args...)

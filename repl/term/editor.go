@@ -387,13 +387,19 @@ func (e *Editor) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
 		return nil, 0, false
 	}
 	e.out.keyDone()
+	at := pos - 1 // where readline put a marker: the cursor before the key
 	out, to, kind, swapped := e.swapMarker(line, pos, key)
 	if swapped {
 		line, pos = out, to
 	}
-	if key == readline.CharPrev || key == readline.CharNext {
+	switch {
+	case key == readline.CharPrev || key == readline.CharNext:
 		e.undo.reset(line, false) // a line from the history starts its own
-	} else {
+	case swapped && kind == editCase:
+		e.undo.rewrote(line, at, pos, 0)
+	case swapped && kind == editTransposeChars:
+		e.undo.rewrote(line, pos-2, pos, 1)
+	default:
 		e.undo.changed(line, pos)
 	}
 	e.lastEdit = kind

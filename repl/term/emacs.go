@@ -80,6 +80,23 @@ func caseWord(line []rune, pos int, how rune) ([]rune, int) {
 	return out, end
 }
 
+// transposeChars is C-t as GNU readline has it: the character before the
+// cursor and the one at it change places, and the cursor goes past both;
+// at the end of the line, the last two. ok is false at the start of the
+// line or with fewer than two characters, where it does nothing
+// (chzyer/readline swapped the first two there).
+func transposeChars(line []rune, pos int) (out []rune, to int, ok bool) {
+	if pos == 0 || len(line) < 2 {
+		return line, pos, false
+	}
+	if pos == len(line) {
+		pos--
+	}
+	out = slices.Clone(line)
+	out[pos-1], out[pos] = out[pos], out[pos-1]
+	return out, pos + 1, true
+}
+
 // transposeWords is M-t: the word before the cursor and the word after it
 // change places, and the cursor goes after both; at the end of the line,
 // the last two words. ok is false where there are not two words.
@@ -203,11 +220,13 @@ type lineState struct {
 }
 
 // change is one change to the line, kept to be undone: at pos, the text
-// in was stood where n characters stand now.
+// in was stood where n characters stand now. Undoing it leaves the cursor
+// back characters before the end of was (0: after it).
 type change struct {
-	pos int
-	was []rune
-	n   int
+	pos  int
+	was  []rune
+	n    int
+	back int
 }
 
 // undoList keeps the changes made to the line, for C-_ (and C-x C-u) and
@@ -262,6 +281,20 @@ func (u *undoList) changed(line []rune, pos int) {
 	}
 	u.cur = lineState{append(u.cur.line[:0], line...), pos}
 	u.typedEnd = pos
+}
+
+// rewrote records line as an edit left it that rewrote the characters
+// from start to end in place, changed or not (a change of case, C-t), as
+// GNU readline records such a span; undoing it leaves the cursor back
+// characters before end, and end is where the edit left it.
+func (u *undoList) rewrote(line []rune, start, end, back int) {
+	if start < 0 || start >= end || end > len(u.cur.line) || len(line) != len(u.cur.line) {
+		u.changed(line, end)
+		return
+	}
+	u.changes = append(u.changes, change{pos: start, was: slices.Clone(u.cur.line[start:end]), n: end - start, back: back})
+	u.cur = lineState{append(u.cur.line[:0], line...), end}
+	u.typed = 0
 }
 
 // commonEnds is how many runes a and b have alike at their starts, and
@@ -326,7 +359,7 @@ func (u *undoList) back(i int) (lineState, bool) {
 			break // cannot happen: the list follows every change
 		}
 		line = slices.Concat(line[:c.pos], c.was, line[c.pos+c.n:])
-		pos = c.pos + len(c.was)
+		pos = c.pos + len(c.was) - c.back
 	}
 	u.changes = u.changes[:i]
 	u.cur = lineState{line, pos}
@@ -343,6 +376,12 @@ const (
 	editKillForward
 	editKillBackward
 	editYank
+	// editCase rewrote the text from the cursor to where it left it (a
+	// change of case); editTransposeChars the two characters before where
+	// it left the cursor. The undo list records the span whole, changed or
+	// not, as GNU readline does.
+	editCase
+	editTransposeChars
 )
 
 // lineEdit is one of the editor's own commands, applied to the line and
@@ -436,6 +475,14 @@ func (e *Editor) controlCommand(r rune) (edit lineEdit, ok bool) {
 		return e.killEdit(func([]rune, int) int { return 0 }, true, false), true
 	case readline.CharCtrlY:
 		return e.yankEdit, true
+	case readline.CharTranspose:
+		return func(line []rune, pos int) ([]rune, int, editKind) {
+			out, to, ok := transposeChars(line, pos)
+			if !ok {
+				return line, pos, editOther
+			}
+			return out, to, editTransposeChars
+		}, true
 	}
 	return nil, false
 }
@@ -446,7 +493,7 @@ func (e *Editor) metaCommand(key byte) lineEdit {
 	case 'u', 'l', 'c':
 		return func(line []rune, pos int) ([]rune, int, editKind) {
 			out, to := caseWord(line, pos, rune(key))
-			return out, to, editOther
+			return out, to, editCase
 		}
 	case 't':
 		return func(line []rune, pos int) ([]rune, int, editKind) {

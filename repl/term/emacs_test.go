@@ -69,6 +69,18 @@ func TestCaseWordAndTransposeWords(t *testing.T) {
 	if _, _, ok := transposeWords([]rune("one"), 3); ok {
 		t.Error("M-t on a single word transposed something")
 	}
+	for _, c := range []struct{ from, want string }{
+		{"ab|cd", "acb|d"},
+		{"abcd|", "abdc|"},
+		{"|abcd", ""}, // nothing, as in GNU readline
+		{"a|", ""},
+	} {
+		line, pos := at(c.from)
+		out, to, ok := transposeChars(line, pos)
+		if got := show(out, to); ok != (c.want != "") || ok && got != c.want {
+			t.Errorf("C-t on %q: %q (ok %v), want %q", c.from, got, ok, c.want)
+		}
+	}
 }
 
 func TestLastArgument(t *testing.T) {
@@ -165,6 +177,25 @@ func TestUndoListAsGNUReadline(t *testing.T) {
 	}
 	if s, ok := u.revert(); ok {
 		t.Errorf("M-r with nothing to undo: %q", show(s.line, s.pos))
+	}
+	// A span rewritten in place (a change of case, C-t) is recorded
+	// whole, changed or not, and its undo leaves the cursor where GNU
+	// readline's does: after the word, or between the two characters.
+	u.reset([]rune("hello world"), true)
+	u.rewrote([]rune("Hello world"), 0, 5, 0)
+	if got := undo(); got != "hello| world" {
+		t.Errorf("undo of M-c: %q", got)
+	}
+	u.rewrote([]rune("hello world"), 0, 5, 0) // M-l: nothing changed
+	if got := undo(); got != "hello| world" {
+		t.Errorf("undo of an M-l that changed nothing: %q", got)
+	}
+	u.rewrote([]rune("hello wrold"), 7, 9, 1)
+	if got := undo(); got != "hello wo|rld" {
+		t.Errorf("undo of C-t: %q", got)
+	}
+	if got := undo(); got != "|" {
+		t.Errorf("undo back to the start: %q", got)
 	}
 }
 
