@@ -306,7 +306,7 @@ func (e *Editor) echoAhead(r rune) bool {
 		return false
 	}
 	ahead, ok := e.view.echoAhead(r)
-	return ok && e.out.echo(ahead)
+	return ok && e.out.echo(ahead, 0)
 }
 
 // armEcho says what a wait for the lane's next key is to write before
@@ -330,7 +330,7 @@ func (e *Editor) echoedAhead(r rune, written int) bool {
 		e.out.forget()
 		return false
 	}
-	return e.out.echoed(ahead, written)
+	return e.out.echo(ahead, written)
 }
 
 // translate is the key map on top of readline's: the paste marker ends

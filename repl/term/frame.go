@@ -67,18 +67,26 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 // the terminal, ahead of the editor's redraw for it, if the screen holds
 // the last frame's drawing and nothing is held; the redraw, which draws
 // the same and perhaps a suggestion after it, then comes to that
-// suggestion at most (see redrawShortener.extends). It reports whether it
-// wrote.
-func (f *frameWriter) echo(e aheadEcho) bool {
+// suggestion at most (see redrawShortener.extends). written is how much
+// of it the wait that read the key wrote already (ReadAhead), and only
+// the rest is written here. It reports whether the screen shows the key;
+// where it does not and the wait wrote some of it, the next drawing is
+// whole.
+func (f *frameWriter) echo(e aheadEcho, written int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	before, ok := f.echoPrefixLocked(e)
 	if !ok {
+		if written > 0 {
+			f.redraws.forget()
+		}
 		return false
 	}
-	if _, err := f.echoDst.Write(slices.Concat(before, e.key)); err != nil {
-		f.redraws.forget()
-		return false
+	if written < len(before)+len(e.key) {
+		if _, err := f.echoDst.Write(slices.Concat(before, e.key)[written:]); err != nil {
+			f.redraws.forget()
+			return false
+		}
 	}
 	f.redraws.drawn = append(f.redraws.drawn[:e.keep], e.key...)
 	return true
@@ -106,29 +114,6 @@ func (f *frameWriter) echoPrefixLocked(e aheadEcho) ([]byte, bool) {
 		return []byte{}, true
 	}
 	return slices.Concat(e.erase, f.redraws.drawn[:e.keep]), true
-}
-
-// echoed records e as echoed by the wait that read its key, which wrote
-// the first written bytes of what echo would have, and writes the rest.
-// Where the screen no longer holds what the echo was worked out for (the
-// frame writer wrote meanwhile), it reports false, and the next drawing
-// is whole.
-func (f *frameWriter) echoed(e aheadEcho, written int) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	before, ok := f.echoPrefixLocked(e)
-	if !ok {
-		f.redraws.forget()
-		return false
-	}
-	if all := slices.Concat(before, e.key); written < len(all) {
-		if _, err := f.echoDst.Write(all[written:]); err != nil {
-			f.redraws.forget()
-			return false
-		}
-	}
-	f.redraws.drawn = append(f.redraws.drawn[:e.keep], e.key...)
-	return true
 }
 
 // forget makes the next drawing whole: the screen may not show the last.

@@ -348,7 +348,7 @@ func checkEchoAhead(t *testing.T, cols int) {
 		// As the editor does: the echo before the key is handled
 		// (keyStart), by the pump or the input filter.
 		ahead, ok := v.echoAhead(r)
-		ok = ok && f.echo(ahead)
+		ok = ok && f.echo(ahead, 0)
 		key(fmt.Sprintf("typing %q", r), func() {
 			if ok {
 				echoed++
