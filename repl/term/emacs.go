@@ -423,7 +423,7 @@ func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
 	case prefixCtrlX:
 		// C-x C-u is undo; GNU readline binds C-x with nothing else here.
 		if r == readline.CharCtrlU {
-			return e.undoEdit, true
+			return undoneEdit(e.undo.undo), true
 		}
 		return nil, true
 	}
@@ -458,7 +458,7 @@ func (e *Editor) controlCommand(r rune) (edit lineEdit, ok bool) {
 		e.prefix = prefixSearchForward
 		return nil, true
 	case ctrlUnderscore:
-		return e.undoEdit, true
+		return undoneEdit(e.undo.undo), true
 	case readline.MetaForward:
 		return moveEdit(forwardWord), true
 	case readline.MetaBackward:
@@ -505,7 +505,7 @@ func (e *Editor) metaCommand(key byte) lineEdit {
 	case 'y':
 		return e.yankPopEdit
 	case 'r':
-		return e.revertEdit
+		return undoneEdit(e.undo.revert)
 	case ctrlBracket:
 		e.prefix = prefixSearchBackward
 	}
@@ -600,18 +600,13 @@ func (e *Editor) lastArgumentEdit(line []rune, pos int) ([]rune, int, editKind) 
 	return insertEdit(arg)(line, pos)
 }
 
-func (e *Editor) undoEdit(line []rune, pos int) ([]rune, int, editKind) {
-	s, ok := e.undo.undo()
-	if !ok {
+// undoneEdit puts back the line a step back through the undo list gives
+// (undoList.undo for C-_, revert for M-r), a copy of its own.
+func undoneEdit(step func() (lineState, bool)) lineEdit {
+	return func(line []rune, pos int) ([]rune, int, editKind) {
+		if s, ok := step(); ok {
+			return s.line, s.pos, editOther
+		}
 		return line, pos, editOther
 	}
-	return slices.Clone(s.line), s.pos, editOther
-}
-
-func (e *Editor) revertEdit(line []rune, pos int) ([]rune, int, editKind) {
-	s, ok := e.undo.revert()
-	if !ok {
-		return line, pos, editOther
-	}
-	return slices.Clone(s.line), s.pos, editOther
 }
