@@ -2,9 +2,9 @@ package term
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,28 +163,13 @@ func TestEditorLaneKeysEchoedByTheWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var screen strings.Builder
-	var mu sync.Mutex
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	screen := &notedWriter{wrote: make(chan struct{}, 1)}
+	go io.Copy(screen, master)
 	rowShows := func(want string) {
 		t.Helper()
 		var got string
 		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-			mu.Lock()
-			got = screenRows(screen.String(), 1)[0]
-			mu.Unlock()
-			if got == want {
+			if got = screenRows(screen.String(), 1)[0]; got == want {
 				return
 			}
 		}
