@@ -19,7 +19,7 @@ PYEXE = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 3p)
 CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
 	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(PYEXE)"
 
-.PHONY: deps browser pyflags assets build run test test-pythons fresh-debian bench bench-repl bench-speed bench-serve vet
+.PHONY: deps browser pyflags assets build run test test-under-load test-pythons fresh-debian bench bench-repl bench-speed bench-serve vet
 
 deps:
 	@./scripts/deps.sh
@@ -51,21 +51,24 @@ run: build
 # at start-up: see pybridge/nocgo.go); staticcheck; and no function above
 # cyclomatic complexity 20 outside tests.
 vet: deps assets
-	@test -z "$$(gofmt -l . | tee /dev/stderr)" || { echo "gofmt: files above need formatting"; exit 1; }
+	@unformatted="$$(gofmt -l .)"; test -z "$$unformatted" || { echo "$$unformatted"; echo "gofmt: files above need formatting"; exit 1; }
 	$(CGOENV) $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet ./...
 	$(CGOENV) $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 	$(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0 -over 20 -ignore '_test.go$$' .
 
-# Every test: unit tests over the real interpreter, the fake OpenAI server,
-# transcripts against python3 -i of the same version, PTY end-to-end tests
-# of the binary, then pybridge again under the race detector; then the
-# Python versions matrix.
-test: vet browser
-	$(CGOENV) $(GO) test -count=1 ./...
-	$(CGOENV) $(GO) test -count=1 -race ./pybridge
-	CGO_ENABLED=0 $(GO) test -count=1 ./repl/... ./agent/...
-	$(WITHGO) ./scripts/test-pythons.sh
+# Every test: vet, unit tests over the real interpreter, the fake OpenAI
+# server, transcripts against python3 -i of the same version, PTY end-to-end
+# tests of the binary, then pybridge again under the race detector, the
+# build without cgo, and the Python versions matrix. scripts/test.sh runs
+# every step even when one fails and lists the failures at the end.
+test: pyflags assets browser
+	$(CGOENV) USER_GOFLAGS="$(GOFLAGS)" $(WITHGO) scripts/test.sh
+
+# make test three times in a row with a busy loop on every core (RUNS=N).
+RUNS ?= 3
+test-under-load:
+	scripts/test-under-load.sh $(RUNS) $(if $(PYTHON),PYTHON=$(PYTHON))
 
 # The other CPythons on this machine (pyenv's): each builds, and passes the
 # interpreter's own tests and the e2e suite against its own python3 -i.
