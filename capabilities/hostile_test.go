@@ -12,14 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 // setLast runs code in the session and records the exception it raises
 // as the last one, as the REPL does.
-func setLast(t *testing.T, code string) {
+func setLast(t testing.TB, code string) {
 	t.Helper()
 	setup(t, fmt.Sprintf(`
 import sys
@@ -170,7 +169,10 @@ exec(_outer, {"_code": _code})
 	}
 }
 
-func TestGetLastExceptionIsBoundedInTime(t *testing.T) {
+// Exceptions whose message would take seconds and megabytes to build in
+// full: the message is cut at a bounded size (BenchmarkHugeLastException
+// times the call).
+func TestGetLastExceptionIsBounded(t *testing.T) {
 	defer clearLast(t)
 	defer setup(t, "sys.set_int_max_str_digits(4300)")
 	for _, c := range []struct{ code, message string }{
@@ -180,11 +182,7 @@ func TestGetLastExceptionIsBoundedInTime(t *testing.T) {
 		{"raise ValueError([list(range(10**6))] * 10**3)", "[[0, 1, 2, "},
 	} {
 		setLast(t, c.code)
-		start := time.Now()
 		res := rawCall(t, "get_last_exception", "")
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("%s: %v", c.code, d)
-		}
 		var m struct{ Exception struct{ Message string } }
 		if err := json.Unmarshal(res, &m); err != nil {
 			t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/pyaichat/pyaichat/pybridge"
 )
@@ -168,8 +167,9 @@ sn_text = np.array(["x" * 10**5, "y"])
 }
 
 // Arrays whose plain repr would print millions of values, or take minutes:
-// the summary prints a bounded number of values and dimensions.
-func TestNumpySummaryIsBoundedInTime(t *testing.T) {
+// the summary prints a bounded number of values and dimensions
+// (BenchmarkHugeArraySummary times it).
+func TestNumpySummaryIsBounded(t *testing.T) {
 	needScientific(t)
 	setup(t, `
 sb_12d = np.broadcast_to(np.float64(1), (10,) * 12)
@@ -186,11 +186,7 @@ np.set_printoptions(threshold=10**9)  # numpy's own repr would print every value
 		{"sb_sub", "<values not shown: 1000000 per element>"},
 		{"sb_objs", "list([0, 1, 2, 3"},
 	} {
-		start := time.Now()
 		r := reprOf(t, "get_repr", c.expr, true)
-		if d := time.Since(start); d > 500*time.Millisecond {
-			t.Errorf("get_repr(%s) took %v", c.expr, d)
-		}
 		contains(t, r, "shape="+pyText(t, c.expr+".shape"))
 		contains(t, r, c.want)
 		if len(r) > 1000 {

@@ -107,9 +107,10 @@ a, b = socket.socketpair()
 class Alarm(Exception): pass
 def on_alarm(s, f): raise Alarm
 signal.signal(signal.SIGALRM, on_alarm)
+payload = b"x" * 50_000_000  # built before the alarm is armed: it takes a loaded machine longer than 0.2 s
 signal.setitimer(signal.ITIMER_REAL, 0.2)
 try:
-    a.sendall(b"x" * 50_000_000)
+    a.sendall(payload)
     print("sent")
 except Alarm:
     print("interrupted")

@@ -330,7 +330,7 @@ func TestReadyCopyDeadlinesAndCrashes(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Type != ErrTypeTimeout {
 			t.Errorf("%s: want a Timeout error, got %v", fn, err)
 		}
-		if el := time.Since(start); el > 2*time.Second {
+		if el := time.Since(start); el > 20*time.Second { // a hang, not a speed
 			t.Errorf("%s: took %v", fn, el)
 		}
 		if testInterp.IsolationStats().Used != u+1 {
