@@ -225,12 +225,13 @@ func TestIdleStreamTimeoutKeepsShownText(t *testing.T) {
 
 func TestKeepAliveCommentsAreNotIdle(t *testing.T) {
 	// 1,000 comment frames at once (go-openai gives up after 150), then
-	// pings at a tenth of the idle timeout for three idle periods.
+	// pings at a fiftieth of the idle timeout for three idle periods (so
+	// far apart that a loaded machine does not stretch one gap past it).
 	f := newFake(t, handler(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, strings.Repeat(": keep-alive\n\n", 1000))
 		w.(http.Flusher).Flush()
-		for i := 0; i < 30; i++ {
+		for i := 0; i < 150; i++ {
 			time.Sleep(10 * time.Millisecond)
 			io.WriteString(w, ":\n\n")
 			w.(http.Flusher).Flush()
@@ -238,7 +239,7 @@ func TestKeepAliveCommentsAreNotIdle(t *testing.T) {
 		io.WriteString(w, sseBody(chunk(`{"content":"alive"}`, "stop")))
 	}))
 	cfg := f.config()
-	cfg.IdleTimeout = 100 * time.Millisecond
+	cfg.IdleTimeout = 500 * time.Millisecond
 	s := NewSession(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "q", out); err != nil {

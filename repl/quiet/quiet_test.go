@@ -50,17 +50,17 @@ func (c *counter) expectCalls(want int32, after string) {
 }
 
 func TestRunsOnceQuiet(t *testing.T) {
-	// Pokes come a tenth of the quiet time apart, so that a machine slow
-	// to wake the test from its sleeps does not make a quiet time of its
-	// own between two of them.
-	c := &counter{t: t, d: 100 * time.Millisecond}
+	// Pokes come 1/50 of the quiet time apart, so that a loaded machine
+	// slow to wake the test from its sleeps does not make a quiet time of
+	// its own between two of them.
+	c := &counter{t: t, d: 500 * time.Millisecond}
 	q := After(c.d, c.call)
 	defer q.Stop()
 	c.expectCalls(0, "before the first poke")
 
 	for range 8 {
 		c.poke(q)
-		time.Sleep(c.d / 10)
+		time.Sleep(c.d / 50)
 	}
 	c.waitCalls(1, "after the pokes stopped")
 	c.expectCalls(1, "for one quiet time")
@@ -71,7 +71,9 @@ func TestRunsOnceQuiet(t *testing.T) {
 }
 
 func TestStopDisarms(t *testing.T) {
-	c := &counter{t: t, d: 20 * time.Millisecond}
+	// A quiet time long enough that the test is not descheduled for as
+	// long between the poke and the Stop.
+	c := &counter{t: t, d: 500 * time.Millisecond}
 	q := After(c.d, c.call)
 	c.poke(q)
 	q.Stop()
