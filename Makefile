@@ -19,7 +19,7 @@ PYEXE = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 3p)
 CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
 	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(PYEXE)"
 
-.PHONY: deps browser pyflags assets build run test test-under-load test-pythons fresh-debian bench bench-repl bench-speed bench-serve vet
+.PHONY: deps browser pyflags assets build run test test-under-load test-pythons fresh-debian fresh-debian-test bench bench-repl bench-speed bench-serve vet
 
 deps:
 	@./scripts/deps.sh
@@ -78,6 +78,11 @@ test-pythons: deps assets
 # The README's first command on a minimal Debian 12 in a chroot (as root).
 fresh-debian:
 	./scripts/fresh-debian.sh
+
+# The same, then the README's second command there (RUNS=3: three times
+# with a busy loop per core).
+fresh-debian-test:
+	RUNS=$(RUNS) ./scripts/fresh-debian.sh --test
 
 bench: pyflags assets browser
 	$(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e

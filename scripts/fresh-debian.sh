@@ -5,7 +5,11 @@
 # debootstrap when missing and keeps the bare system as a tarball in
 # $FRESH_CACHE (default /var/tmp/pyaichat-fresh) for the next run.
 #
-#   sudo scripts/fresh-debian.sh      (make fresh-debian)
+#   sudo scripts/fresh-debian.sh          (make fresh-debian)
+#   sudo scripts/fresh-debian.sh --test   then the README's second command,
+#                                         `scripts/deps.sh && make test`, there
+#                                         (make fresh-debian-test; RUNS=N runs
+#                                         it N times with a busy loop per core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "fresh-debian: needs root (chroot, mounts)" >&2; exit 1; }
@@ -61,3 +65,24 @@ if [ "$(tail -n1 <<<"$out")" != "42" ]; then
   exit 1
 fi
 echo "fresh-debian: a minimal Debian 12 set up, built and ran pyaichat (6 * 7 = 42)" >&2
+
+[ "${1:-}" = "--test" ] || exit 0
+runs="${RUNS:-1}"
+hogs=()
+stop_hogs() { [ ${#hogs[@]} -eq 0 ] || kill "${hogs[@]}" 2>/dev/null || true; }
+if [ "$runs" -gt 1 ]; then
+  for _ in $(seq "$(nproc)"); do bash -c 'while :; do :; done' & hogs+=($!); done
+  trap 'stop_hogs; cleanup' EXIT
+  echo "fresh-debian: ${#hogs[@]} busy loops running" >&2
+fi
+for i in $(seq "$runs"); do
+  start=$SECONDS
+  if chroot "$root" env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      LANG=C.UTF-8 "${extra[@]}" bash -c 'cd /root/pyaichat && scripts/deps.sh && make test' >"$cache/test$i.log" 2>&1; then
+    echo "fresh-debian: make test run $i of $runs passed in $((SECONDS - start)) s" >&2
+  else
+    grep -E '^(--- FAIL|FAIL|=== make test: .*FAILED|make test:)' "$cache/test$i.log" | head -n 20 >&2
+    echo "fresh-debian: make test run $i of $runs failed after $((SECONDS - start)) s (log: $cache/test$i.log)" >&2
+    exit 1
+  fi
+done
