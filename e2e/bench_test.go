@@ -26,8 +26,8 @@ func versusPython() []replProg {
 }
 
 // BenchmarkVersusPython measures pyaichat beside Debian's `python3 -q -i`
-// (same libpython) in one run, each under a fresh PTY (the README's
-// "Performance" section): time to the first prompt, resident memory (VmRSS)
+// (same libpython) in one run, each under a fresh PTY
+// (docs/performance.md): time to the first prompt, resident memory (VmRSS)
 // after 50 lines, and the round trip of `1+1` (median of the 50 lines of a
 // run). Memory is read again after the REPL sat idle at the prompt for
 // idleSettle, as a user leaves it, with the anonymous (private) part of it

@@ -149,7 +149,7 @@ func typeKeys(k string) chromedp.Action[chromedp.Void] {
 // inserts the path of a dropped file, and when pyaichat exits shows its
 // status and starts another with Restart. Where Chromium cannot start, this
 // fails with the reason. PYAICHAT_SCREENSHOT=FILE saves the page as
-// README.md shows it (docs/serve.png).
+// docs/serve.md shows it (docs/serve.png).
 func TestServeInChromium(t *testing.T) {
 	exe, err := chromiumPath()
 	if err != nil {

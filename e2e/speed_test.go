@@ -23,8 +23,8 @@ import (
 var speedWorkloads = []string{"loops", "calls", "dicts", "strings", "classes", "comprehensions", "exceptions"}
 
 // BenchmarkSpeedVersusPython runs, side by side in one run, what decides
-// whether Python is as fast inside pyaichat as outside it (README,
-// Performance):
+// whether Python is as fast inside pyaichat as outside it
+// (docs/performance.md):
 //
 //   - each pure-Python workload as a FILE, `pyaichat workloads.py NAME`
 //     beside `python3 workloads.py NAME`, timed inside the interpreter;
