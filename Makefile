@@ -84,9 +84,12 @@ fresh-debian:
 fresh-debian-test:
 	RUNS=$(RUNS) ./scripts/fresh-debian.sh --test
 
+# Every benchmark; the figures go into docs/performance.md (its latest-run
+# tables, with the date, the machine and the commit).
 bench: pyflags assets browser
-	$(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e
-	$(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessions
+	set -o pipefail; { $(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e && \
+	  $(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessions; } | tee bench.out
+	$(WITHGO) scripts/bench-doc.sh bench.out
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.
 bench-repl: pyflags assets
