@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
@@ -94,6 +96,38 @@ func TestOneShotInPipeline(t *testing.T) {
 	body, _ := json.Marshal(reqs[0]["messages"])
 	if !strings.Contains(string(body), "why did this fail?") || !strings.Contains(string(body), "Traceback: KeyError 'b'") {
 		t.Errorf("the question did not carry standard input: %s", body)
+	}
+}
+
+// pyaichat -p "q" > answer.txt from a terminal does not wait for the
+// terminal's Ctrl-D: stdin goes with the question only when it is not a
+// terminal, whatever stdout is.
+func TestOneShotTerminalStdinRedirectedStdout(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t, fakemodel.Reply{Text: "forty-two", Usage: fakeUsage})
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	// A hang detector, not a timing assertion: without the fix pyaichat
+	// reads the terminal until the test's context kills it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "-p", "what is the answer?")
+	cmd.Env = append(testEnv(t.TempDir(), "xterm"), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
+	var stdout, stderr strings.Builder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p with a terminal for stdin: %v (context: %v)\nstderr: %s", err, ctx.Err(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "forty-two") {
+		t.Errorf("stdout %q lacks the answer", stdout.String())
+	}
+	body, _ := json.Marshal(fake.Requests()[0].JSON()["messages"])
+	if !strings.Contains(string(body), "what is the answer?") {
+		t.Errorf("the question was not sent: %s", body)
 	}
 }
 
