@@ -131,6 +131,47 @@ func TestOneShotTerminalStdinRedirectedStdout(t *testing.T) {
 	}
 }
 
+// pyaichat -p "q" -c CODE --json gives --json to CODE's sys.argv, as
+// python3 gives it everything after -c CODE, and says so on stderr in one
+// line.
+func TestOneShotWarnsOfOwnOptionsAfterCode(t *testing.T) {
+	t.Parallel()
+	answer := fakemodel.Reply{Text: "forty-two", Usage: fakeUsage}
+	fake := fakemodel.New(t, answer, answer)
+	cmd := exec.Command(binary, "-p", "what is x?", "-c", "import sys; x = 1; print(sys.argv)", "--json", "--model=m")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
+	cmd.Stdin = strings.NewReader("")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p: %v\nstderr: %s", err, stderr.String())
+	}
+	const warning = "pyaichat: --json, --model went to the script's sys.argv; pyaichat's own options go before -c, -m or FILE\n"
+	if strings.Count(stderr.String(), warning) != 1 {
+		t.Errorf("stderr lacks the one-line warning %q:\n%s", warning, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "['-c', '--json', '--model=m']") {
+		t.Errorf("the setup code's sys.argv is not python3's:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "forty-two") || strings.HasPrefix(stdout.String(), "{") {
+		t.Errorf("stdout %q is not the answer as prose", stdout.String())
+	}
+
+	// Before -c, the same options are pyaichat's and nothing is said.
+	cmd = exec.Command(binary, "-p", "what is x?", "--json", "-c", "x = 1")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
+	cmd.Stdin = strings.NewReader("")
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p --json: %v\nstderr: %s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "sys.argv") || !strings.HasPrefix(stdout.String(), "{") {
+		t.Errorf("--json before -c: stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
 // The exit statuses of pyaichat -p: 2 for a bad command line or
 // configuration, 1 when the question fails, 130 for Ctrl-C.
 func TestOneShotExitStatuses(t *testing.T) {

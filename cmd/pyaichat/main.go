@@ -85,6 +85,9 @@ func run(std stdio, args []string) int {
 		std.warn(sessionFlagsWrong(c))
 		return 2
 	}
+	if note := c.misplacedOptions(); note != "" {
+		std.warn(note)
+	}
 	if c.venv != "" {
 		if _, err := pybridge.VenvExecutable(c.venv); err != nil {
 			std.warn(err.Error())
