@@ -172,6 +172,25 @@ func TestOneShotWarnsOfOwnOptionsAfterCode(t *testing.T) {
 	}
 }
 
+// A base URL without its scheme is refused in one line that says what is
+// missing, not in url.Parse's words.
+func TestBaseURLWithoutScheme(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "--base-url", "127.0.0.1:9/v1", "-p", "hello?")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENAI_API_KEY=k")
+	var stdout, stderr strings.Builder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("status: %v, want exit status 2", err)
+	}
+	const want = "pyaichat: base URL \"127.0.0.1:9/v1\" must start with http:// or https://\n"
+	if stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
 // The exit statuses of pyaichat -p: 2 for a bad command line or
 // configuration, 1 when the question fails, 130 for Ctrl-C.
 func TestOneShotExitStatuses(t *testing.T) {

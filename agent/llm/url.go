@@ -59,6 +59,11 @@ func CheckKey(key string) error {
 // all).
 func CheckBaseURL(base string) error {
 	u, err := url.Parse(base)
+	// Without a scheme, host:port/v1 fails to parse ("first path segment
+	// in URL cannot contain colon"), which hides what is missing.
+	if err != nil && !strings.Contains(base, "://") {
+		return fmt.Errorf("base URL %s must start with http:// or https://", quotedURL(base))
+	}
 	if err != nil {
 		return fmt.Errorf("base URL %s is malformed: %s", quotedURL(base), urlProblem(err))
 	}
