@@ -390,7 +390,7 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 		case err != nil && c.venv != "":
 			return nil, err // asked for on the command line: an error
 		case err != nil:
-			warn(err.Error()) // $VIRTUAL_ENV: pyaichat starts without it
+			warn(err.Error() + "; starting without it") // $VIRTUAL_ENV: pyaichat starts without it
 		default:
 			executable = exe
 		}
