@@ -191,6 +191,25 @@ func TestBaseURLWithoutScheme(t *testing.T) {
 	}
 }
 
+// A key rejected under --provider names the preset's variable, the one
+// the key was read from, not OPENAI_API_KEY.
+func TestRejectedKeyNamesThePresetsVariable(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t, fakemodel.Reply{Status: http.StatusUnauthorized, Error: "Incorrect API key provided: sk-or-***"})
+	cmd := exec.Command(binary, "--provider", "openrouter", "--base-url", fake.URL, "-p", "hello?")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENROUTER_API_KEY=sk-or-wrong")
+	var stdout, stderr strings.Builder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("status: %v, want exit status 1", err)
+	}
+	if !strings.Contains(stderr.String(), "(HTTP 401); check OPENROUTER_API_KEY\n") || strings.Contains(stderr.String(), "OPENAI_API_KEY") {
+		t.Errorf("stderr does not name OPENROUTER_API_KEY alone:\n%s", stderr.String())
+	}
+}
+
 // The exit statuses of pyaichat -p: 2 for a bad command line or
 // configuration, 1 when the question fails, 130 for Ctrl-C.
 func TestOneShotExitStatuses(t *testing.T) {
