@@ -153,6 +153,21 @@ func TestPTYStatusLineWhileWaiting(t *testing.T) {
 	}
 }
 
+// A reasoning model's reasoning_content is shown dim, and the answer starts
+// on a line of its own after it.
+func TestPTYAnswerAfterReasoning(t *testing.T) {
+	t.Parallel()
+	srv := fakemodel.NewFunc(t, func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Thinking: "Let me think carefully.", Text: "The answer is 42.", Usage: fakeUsage}
+	})
+	s := startAsking(t, srv.URL, "xterm", 80)
+	s.ExpectString("[tokens: 100 in, 7 out]")
+	s.ExpectString("ai> ")
+	if screen := s.Screen(); !strings.Contains(screen, "ai> what is in df?\nLet me think carefully.\nThe answer is 42.\n[tokens: 100 in, 7 out]\nai>") {
+		t.Errorf("want the thinking, then the answer on a line of its own:\n%s", screen)
+	}
+}
+
 // Ctrl-C while the status line is up cancels the question as before: ^C,
 // then (cancelled), each on its own line, in colour or not.
 func TestPTYCancelWhileThinking(t *testing.T) {
