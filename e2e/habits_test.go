@@ -247,6 +247,37 @@ func TestOneShotExitStatuses(t *testing.T) {
 	}
 }
 
+// name?? shows the source of a function, a method or a class defined at
+// the prompt, from the input that defined it, while
+// a traceback through that function shows what python3 -i shows: before
+// 3.13, no source lines for "<stdin>".
+func TestHelpShowsSourceTypedAtPrompt(t *testing.T) {
+	t.Parallel()
+	define := "def fib(n):\n    \"Fibonacci.\"\n    return n if n < 2 else fib(n-1) + fib(n-2)\n\n" +
+		"old = fib\n" +
+		"class Point:\n    def norm(self):\n        return 0\n\n" +
+		"def fib(n):\n    return -n\n\n" +
+		"p = Point()\n"
+	crash := "def boom(x):\n    return 1 / x\n\nboom(0)\n"
+	dir := t.TempDir()
+	r := runWith(t, dir, binary, []string{"-q"}, define+"fib??\nold??\nPoint??\nPoint.norm??\np.norm??\n"+crash)
+	for _, want := range []string{
+		"def fib(n):\n    return -n\nType:      function\n",
+		"def fib(n):\n    \"Fibonacci.\"\n    return n if n < 2 else fib(n-1) + fib(n-2)\nType:      function\n",
+		"class Point:\n    def norm(self):\n        return 0\nType:      type\n",
+		"    def norm(self):\n        return 0\nType:      function\n",
+		"    def norm(self):\n        return 0\nType:      method\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	py := runWith(t, dir, pythonOracle, []string{"-q", "-i"}, crash)
+	if got, want := stripPrompts(r.stderr), stripPrompts(py.stderr); !strings.HasSuffix(got, want) {
+		t.Errorf("the traceback differs from python3's:\n%s\nwant it to end with\n%s", got, want)
+	}
+}
+
 // obj? and obj?? show what IPython shows (signature, docstring, type; the
 // source), for lines that are otherwise a SyntaxError.
 func TestHelpOnObjects(t *testing.T) {
