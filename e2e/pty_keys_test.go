@@ -341,6 +341,9 @@ func keysOf(typed string) []string {
 // at a new prompt and in a line being edited: the cursor home and the
 // whole screen erased (ESC[H ESC[2J, which tmux and others keep in their
 // scrollback once), then the prompt and the line drawn once at the top.
+// The keys after it never erase down from the top left (CR ESC[J there):
+// tmux takes that for another clear of the screen, and keeps another copy
+// of the line in its scrollback for each key.
 func TestPTYCtrlLClearsAsPython(t *testing.T) {
 	t.Parallel()
 	type state struct {
@@ -366,13 +369,25 @@ func TestPTYCtrlLClearsAsPython(t *testing.T) {
 			col, row := s.Cursor()
 			got = append(got, state{strings.ReplaceAll(s.Screen(), strings.TrimSpace(prompt), "P"), col, row})
 		}
+		noEraseAtTop := func(from int, what string) {
+			if out := s.Output()[from:]; strings.Contains(out, "\r\x1b[J") {
+				t.Errorf("%s: %s erased down from the top left: %q", program, what, out)
+			}
+		}
 		clear("") // the first key at a new prompt
+		mark := len(s.Output())
 		s.Send("abc")
 		s.ExpectCursorLine(prompt + "abc")
 		s.Send("\x1b[D") // now in the line editor proper
 		s.ExpectCursorAt(prompt+"abc", len(prompt)+2)
 		s.Settle(200 * time.Millisecond)
+		noEraseAtTop(mark, "typing and moving after Ctrl-L")
 		clear("abc")
+		mark = len(s.Output())
+		s.Send("X")
+		s.ExpectCursorAt(prompt+"abXc", len(prompt)+3)
+		s.Settle(200 * time.Millisecond)
+		noEraseAtTop(mark, "inserting after Ctrl-L")
 		s.Send("\r")
 		s.ExpectString("NameError")
 		return got

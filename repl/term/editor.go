@@ -739,5 +739,5 @@ const clearScreenSeq = "\x1b[H\x1b[2J"
 func (e *Editor) clearScreen() {
 	e.out.flush()
 	io.WriteString(e.out, clearScreenSeq)
-	e.view.reset()
+	e.view.atTop()
 }
