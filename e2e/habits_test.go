@@ -247,8 +247,8 @@ func TestOneShotExitStatuses(t *testing.T) {
 	}
 }
 
-// name?? shows the source of a function, a method or a class defined at
-// the prompt, from the input that defined it, while
+// name?? shows the source of a function (decorated too), a method or a
+// class defined at the prompt, from the input that defined it, while
 // a traceback through that function shows what python3 -i shows: before
 // 3.13, no source lines for "<stdin>".
 func TestHelpShowsSourceTypedAtPrompt(t *testing.T) {
@@ -257,16 +257,19 @@ func TestHelpShowsSourceTypedAtPrompt(t *testing.T) {
 		"old = fib\n" +
 		"class Point:\n    def norm(self):\n        return 0\n\n" +
 		"def fib(n):\n    return -n\n\n" +
-		"p = Point()\n"
+		"p = Point()\n" +
+		"import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n    return inner\n\n" +
+		"@deco\ndef tripled(x):\n    return x * 3\n\n"
 	crash := "def boom(x):\n    return 1 / x\n\nboom(0)\n"
 	dir := t.TempDir()
-	r := runWith(t, dir, binary, []string{"-q"}, define+"fib??\nold??\nPoint??\nPoint.norm??\np.norm??\n"+crash)
+	r := runWith(t, dir, binary, []string{"-q"}, define+"fib??\nold??\nPoint??\nPoint.norm??\np.norm??\ntripled??\n"+crash)
 	for _, want := range []string{
 		"def fib(n):\n    return -n\nType:      function\n",
 		"def fib(n):\n    \"Fibonacci.\"\n    return n if n < 2 else fib(n-1) + fib(n-2)\nType:      function\n",
 		"class Point:\n    def norm(self):\n        return 0\nType:      type\n",
 		"    def norm(self):\n        return 0\nType:      function\n",
 		"    def norm(self):\n        return 0\nType:      method\n",
+		"@deco\ndef tripled(x):\n    return x * 3\nType:      function\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)

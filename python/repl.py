@@ -547,6 +547,8 @@ def typed_source(obj):
     inspect = _stdlib("inspect")
     if inspect.ismethod(obj):
         obj = obj.__func__
+    if inspect.isfunction(obj):
+        obj = inspect.unwrap(obj)  # as inspect.getsource does: the decorated function's
     code = getattr(obj, "__code__", None)
     if code is not None and code.co_filename != "<stdin>":
         return None
