@@ -526,13 +526,14 @@ def _queue(code_obj, source):
 # The text of the inputs that defined a function or a class, oldest first,
 # for name?? (typed_source). Before 3.13 python3 keeps no input's text:
 # "<stdin>" must stay out of linecache, or tracebacks would show source
-# lines that python3 -i does not. 3.13's inputs are in linecache already.
+# lines that python3 -i does not. 3.13's inputs are in linecache, which
+# inspect finds a function's source in, but not a class's.
 _defining_inputs = []
 _MAX_KEPT_INPUT = 1 << 20  # characters: a huge paste is not kept
 
 
 def _keep_defining_input(code_obj, source):
-    if code_obj.co_filename != "<stdin>" or len(source) > _MAX_KEPT_INPUT:
+    if not code_obj.co_filename.startswith(("<stdin>", "<python-input-")) or len(source) > _MAX_KEPT_INPUT:
         return
     if not any(type(c) is type(code_obj) for c in code_obj.co_consts):
         return
