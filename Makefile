@@ -10,6 +10,10 @@ PYTHON ?=
 # tests that run go themselves; it fetches the toolchain go.mod names.
 WITHGO = PATH="$$(dirname "$$(scripts/deps.sh --which-go)"):$$PATH" GOTOOLCHAIN=auto
 GO = $(WITHGO) go
+# go run TOOL@VERSION picks the toolchain of TOOL's go.mod, not ours, and
+# would fetch a second one (staticcheck's go1.26.0); naming the one this
+# module builds with keeps it to one.
+TOOLGO = $(WITHGO) GOTOOLCHAIN="$$($(GO) env GOVERSION)" go
 
 # The chosen Python's flags, passed to cgo explicitly: they are part of Go's
 # build cache key, so builds for two Pythons never mix (see pybridge/pkgconfig.go).
@@ -21,8 +25,10 @@ CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYL
 
 .PHONY: deps browser pyflags assets build run test test-under-load test-pythons fresh-debian fresh-debian-test bench bench-repl bench-speed bench-serve vet
 
+# Quiet: it says only what it installs or downloads, so that the README's
+# `scripts/deps.sh && make run` says which Go builds pyaichat once.
 deps:
-	@./scripts/deps.sh
+	@./scripts/deps.sh --quiet
 
 # Chromium, for the serve page's browser test only (building and running
 # pyaichat need no browser).
@@ -54,8 +60,8 @@ vet: deps assets
 	@unformatted="$$(gofmt -l .)"; test -z "$$unformatted" || { echo "$$unformatted"; echo "gofmt: files above need formatting"; exit 1; }
 	$(CGOENV) $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet ./...
-	$(CGOENV) $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
-	$(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0 -over 20 -ignore '_test.go$$' .
+	$(CGOENV) $(TOOLGO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	$(TOOLGO) run github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0 -over 20 -ignore '_test.go$$' .
 
 # Every test: vet, unit tests over the real interpreter, the fake OpenAI
 # server, transcripts against python3 -i of the same version, PTY end-to-end

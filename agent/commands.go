@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent/llm"
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 const helpText = `Ask a question about your session, or:
@@ -53,12 +54,12 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 			err = s.toolCommand(rest, out)
 			break
 		}
+		var b strings.Builder
 		for _, t := range s.list {
-			desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
-			if _, err = fmt.Fprintf(out, "  %-20s %s\n", t.Name, desc); err != nil {
-				break
-			}
+			fmt.Fprintf(&b, "  %-20s %s\n", t.Name, toolSummary(t))
 		}
+		b.WriteString("/tools NAME shows one in full, as the model reads it\n")
+		_, err = io.WriteString(out, b.String())
 	case "/cap":
 		err = s.capCommand(ctx, rest, out)
 	case "/privacy":
@@ -188,4 +189,17 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return strconv.Itoa(n) + " " + what + "s"
+}
+
+// toolSummary is a short line about a tool for /tools: the capability's
+// own, or else its description's first sentence.
+func toolSummary(t Tool) string {
+	if c, ok := spec.Find(t.Name); ok && c.Summary != "" {
+		return c.Summary
+	}
+	desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+	if i := strings.Index(desc, ". "); i >= 0 {
+		desc = desc[:i+1]
+	}
+	return desc
 }

@@ -33,6 +33,9 @@ type Config struct {
 	Model   string
 	BaseURL string
 	APIKey  string // never printed; String() hides it
+	// KeyHint is what a rejected key tells the user to check: the
+	// variable the key is read from ("" is OPENAI_API_KEY).
+	KeyHint string
 	// Source says where Model came from ("flag", "env", "file", "default"),
 	// for /model.
 	Source string
@@ -227,7 +230,7 @@ func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, erro
 	if err := llm.CheckBaseURL(c.BaseURL); err != nil {
 		return Config{}, errors.New(llm.RedactKey(err.Error(), c.APIKey))
 	}
-	if err := llm.CheckKey(c.APIKey); err != nil {
+	if err := llm.CheckKey(c.APIKey, c.KeyHint); err != nil {
 		return Config{}, err
 	}
 	c.File = path
@@ -250,6 +253,12 @@ func (c *Config) usePreset(name, flagBaseURL, fileKey string) error {
 		if c.BaseURL, err = p.baseURL(c.Model); err != nil {
 			return err
 		}
+	}
+	// The preset's own variable, not OPENAI_API_KEY, is what to check
+	// when the key is rejected.
+	c.KeyHint = p.KeyVar
+	if p.KeyVar == "" {
+		c.KeyHint = fmt.Sprintf("the server's settings: the %s preset sends no key (--base-url with OPENAI_API_KEY sends one)", p.Name)
 	}
 	if p.KeyVar != "" {
 		c.APIKey = strings.TrimSpace(os.Getenv(p.KeyVar))

@@ -107,6 +107,8 @@ func TestBaseURLChecks(t *testing.T) {
 		{"Https://example.com/v1?api-version=1", ""},
 		{"http://u:sk-OTHER@[::1/v1", `base URL "http://[::1/v1" is malformed: missing ']' in host`},
 		{"notaurl", `base URL "notaurl" must start with http:// or https://`},
+		{"127.0.0.1:9/v1", `base URL "127.0.0.1:9/v1" must start with http:// or https://`},
+		{"localhost:11434/v1", `base URL "localhost:11434/v1" must start with http:// or https://`},
 		{"ftp://user:sk-OTHER@example.com/v1?k=sk-OTHER", `base URL "ftp://example.com/v1" must start with http:// or https://`},
 		{"http://127.0.0.1:99999/v1", `base URL "http://127.0.0.1:99999/v1" has an invalid port (99999; ports are 1-65535)`},
 		{"http:///v1", `base URL "http:///v1" has no host`},

@@ -34,6 +34,7 @@ const (
 	EventCancelled  = event.Cancelled
 	EventSummary    = event.Summary
 	EventOutput     = event.Output
+	EventListing    = event.Listing
 )
 
 // Error kinds of an EventError, by what the user can do about them.

@@ -441,8 +441,15 @@ func TestSlashCommands(t *testing.T) {
 	if got := run("/help"); !strings.Contains(got, "/cap NAME [EXPR]") || !strings.Contains(got, "/clear") {
 		t.Errorf("/help: %q", got)
 	}
-	if got := run("/tools"); strings.Count(got, "\n") != 7 || !strings.Contains(got, "get_last_exception") {
+	// One short line per tool, then how to see one in full.
+	if got := run("/tools"); strings.Count(got, "\n") != 8 || !strings.Contains(got, "get_last_exception") || !strings.Contains(got, "/tools NAME") {
 		t.Errorf("/tools: %q", got)
+	} else {
+		for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+			if len(line) > 72 {
+				t.Errorf("/tools: a line of %d columns: %q", len(line), line)
+			}
+		}
 	}
 	if got := run("/cap get_type x + 1"); got != "type: int\n" {
 		t.Errorf("/cap get_type: %q, want the field as text", got)

@@ -64,5 +64,5 @@ func (m llmModel) Open(ctx context.Context, model string, msgs []Message, tools 
 
 // options are the provider's part of the configuration.
 func (c Config) options() llm.Options {
-	return llm.Options{BaseURL: c.BaseURL, APIKey: c.APIKey, Limits: c.Limits, HTTPClient: c.HTTPClient}
+	return llm.Options{BaseURL: c.BaseURL, APIKey: c.APIKey, KeyHint: c.KeyHint, Limits: c.Limits, HTTPClient: c.HTTPClient}
 }

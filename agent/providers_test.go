@@ -39,6 +39,10 @@ func TestProviderPresets(t *testing.T) {
 			if cfg.BaseURL != want || cfg.APIKey != key {
 				t.Fatalf("base %q key %q; want %q %q", cfg.BaseURL, cfg.APIKey, want, key)
 			}
+			// A rejected key names where it came from.
+			if hint := cfg.KeyHint; (p.KeyVar != "" && hint != p.KeyVar) || (p.KeyVar == "" && !strings.Contains(hint, "the "+p.Name+" preset sends no key")) {
+				t.Errorf("key hint %q for key variable %q", hint, p.KeyVar)
+			}
 			u, _ := url.Parse(cfg.BaseURL)
 			start := fakemodel.New
 			if u.Scheme == "https" {

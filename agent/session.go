@@ -107,8 +107,7 @@ func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error 
 		return s.shownCommand(ctx, line, out)
 	case !s.cfg.Configured():
 		s.unconfigured(line)
-		_, err := fmt.Fprintln(out, NotConfigured)
-		return err
+		return s.say(ctx, out, NotConfigured)
 	}
 	return s.clean(s.ask(ctx, line, out, out))
 }
@@ -121,7 +120,13 @@ func (s *Session) shownCommand(ctx context.Context, line string, out io.Writer) 
 		return s.command(ctx, line, out)
 	}
 	v := s.cfg.View(ctx, out, out)
-	err := s.command(ctx, line, output{v})
+	// What /cap and /code print is a value or code: a terminal shows it
+	// as it is; the other commands' prose is wrapped at words.
+	kind := EventOutput
+	if name, _, _ := strings.Cut(line, " "); name == "/cap" || name == "/code" {
+		kind = EventListing
+	}
+	err := s.command(ctx, line, output{v, kind})
 	if ctx.Err() != nil {
 		v.Event(Event{Kind: EventCancelled, Text: "command cancelled"})
 	}
@@ -129,11 +134,27 @@ func (s *Session) shownCommand(ctx context.Context, line string, out io.Writer) 
 	return err
 }
 
-// output turns what a command writes into Output events.
-type output struct{ v View }
+// say shows one message of pyaichat's own, through a view where there is
+// one (which wraps it at words on a terminal).
+func (s *Session) say(ctx context.Context, out io.Writer, text string) error {
+	if s.cfg.View == nil {
+		_, err := fmt.Fprintln(out, text)
+		return err
+	}
+	v := s.cfg.View(ctx, out, out)
+	v.Event(Event{Kind: EventOutput, Text: text + "\n"})
+	v.Event(Event{Kind: EventSummary})
+	return nil
+}
+
+// output turns what a command writes into Output (or Listing) events.
+type output struct {
+	v    View
+	kind event.Kind
+}
 
 func (o output) Write(p []byte) (int, error) {
-	o.v.Event(Event{Kind: EventOutput, Text: string(p)})
+	o.v.Event(Event{Kind: o.kind, Text: string(p)})
 	return len(p), nil
 }
 

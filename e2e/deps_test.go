@@ -39,3 +39,62 @@ func TestDepsSkipsAnOldGo(t *testing.T) {
 		t.Errorf("with only Go 1.19: %v, %q; want a one-line failure", err, out)
 	}
 }
+
+// With a go older than go.mod's, scripts/deps.sh says in one line that it
+// downloads the toolchain go.mod names, before the go command does it, and
+// then which Go builds pyaichat; once the toolchain is in the module cache,
+// only the latter.
+func TestDepsSaysWhichGoAndWhenItDownloads(t *testing.T) {
+	modText, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	for _, line := range strings.Split(string(modText), "\n") {
+		if v, ok := strings.CutPrefix(line, "go "); ok {
+			want = strings.TrimSpace(v)
+		}
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "go")
+	// A Go 1.23 that records being asked to switch (GOTOOLCHAIN=auto) and
+	// then has the toolchain in its module cache.
+	script := `#!/bin/sh
+case "$1 $2" in
+'env GOVERSION') echo go1.23.4 ;;
+'env GOMODCACHE') echo "` + dir + `/mod" ;;
+'env GOOS') echo linux ;;
+'env GOARCH') echo amd64 ;;
+'version '*)
+  if [ "$GOTOOLCHAIN" = auto ]; then
+    echo fetched >>"` + dir + `/log"
+    mkdir -p "` + dir + `/mod/golang.org/toolchain@v0.0.1-go` + want + `.linux-amd64"
+  fi
+  echo "go version go1.23.4 linux/amd64" ;;
+esac
+`
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func() string {
+		cmd := exec.Command("../scripts/deps.sh", "--toolchain")
+		cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin", "HOME=" + dir, "DEPS_GO_DIRS="}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("deps.sh --toolchain: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	builtBy := "deps: Go " + want + ", the toolchain go.mod names, run by " + fake + " (1.23.4)\n"
+	first := run()
+	announce := "deps: go.mod needs " + want + "; " + fake + " (1.23.4) downloads that toolchain once from the Go module proxy, now\n"
+	if first != announce+builtBy {
+		t.Errorf("first run:\n%s\nwant\n%s%s", first, announce, builtBy)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "log")); string(log) != "fetched\n" {
+		t.Errorf("the fake go was asked to switch %q times, want once", log)
+	}
+	if second := run(); second != builtBy {
+		t.Errorf("with the toolchain cached:\n%s\nwant\n%s", second, builtBy)
+	}
+}

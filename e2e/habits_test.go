@@ -1,15 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
@@ -97,6 +100,117 @@ func TestOneShotInPipeline(t *testing.T) {
 	}
 }
 
+// pyaichat -p "q" > answer.txt from a terminal does not wait for the
+// terminal's Ctrl-D: stdin goes with the question only when it is not a
+// terminal, whatever stdout is.
+func TestOneShotTerminalStdinRedirectedStdout(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t, fakemodel.Reply{Text: "forty-two", Usage: fakeUsage})
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	// A hang detector, not a timing assertion: without the fix pyaichat
+	// reads the terminal until the test's context kills it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "-p", "what is the answer?")
+	cmd.Env = append(testEnv(t.TempDir(), "xterm"), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
+	var stdout, stderr strings.Builder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p with a terminal for stdin: %v (context: %v)\nstderr: %s", err, ctx.Err(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "forty-two") {
+		t.Errorf("stdout %q lacks the answer", stdout.String())
+	}
+	body, _ := json.Marshal(fake.Requests()[0].JSON()["messages"])
+	if !strings.Contains(string(body), "what is the answer?") {
+		t.Errorf("the question was not sent: %s", body)
+	}
+}
+
+// pyaichat -p "q" -c CODE --json gives --json to CODE's sys.argv, as
+// python3 gives it everything after -c CODE, and says so on stderr in one
+// line.
+func TestOneShotWarnsOfOwnOptionsAfterCode(t *testing.T) {
+	t.Parallel()
+	answer := fakemodel.Reply{Text: "forty-two", Usage: fakeUsage}
+	fake := fakemodel.New(t, answer, answer)
+	cmd := exec.Command(binary, "-p", "what is x?", "-c", "import sys; x = 1; print(sys.argv)", "--json", "--model=m")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
+	cmd.Stdin = strings.NewReader("")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p: %v\nstderr: %s", err, stderr.String())
+	}
+	const warning = "pyaichat: --json, --model went to the script's sys.argv; pyaichat's own options go before -c, -m or FILE\n"
+	if strings.Count(stderr.String(), warning) != 1 {
+		t.Errorf("stderr lacks the one-line warning %q:\n%s", warning, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "['-c', '--json', '--model=m']") {
+		t.Errorf("the setup code's sys.argv is not python3's:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "forty-two") || strings.HasPrefix(stdout.String(), "{") {
+		t.Errorf("stdout %q is not the answer as prose", stdout.String())
+	}
+
+	// Before -c, the same options are pyaichat's and nothing is said.
+	cmd = exec.Command(binary, "-p", "what is x?", "--json", "-c", "x = 1")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=k")
+	cmd.Stdin = strings.NewReader("")
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p --json: %v\nstderr: %s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "sys.argv") || !strings.HasPrefix(stdout.String(), "{") {
+		t.Errorf("--json before -c: stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+// A base URL without its scheme is refused in one line that says what is
+// missing, not in url.Parse's words.
+func TestBaseURLWithoutScheme(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "--base-url", "127.0.0.1:9/v1", "-p", "hello?")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENAI_API_KEY=k")
+	var stdout, stderr strings.Builder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Errorf("status: %v, want exit status 2", err)
+	}
+	const want = "pyaichat: base URL \"127.0.0.1:9/v1\" must start with http:// or https://\n"
+	if stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// A key rejected under --provider names the preset's variable, the one
+// the key was read from, not OPENAI_API_KEY.
+func TestRejectedKeyNamesThePresetsVariable(t *testing.T) {
+	t.Parallel()
+	fake := fakemodel.New(t, fakemodel.Reply{Status: http.StatusUnauthorized, Error: "Incorrect API key provided: sk-or-***"})
+	cmd := exec.Command(binary, "--provider", "openrouter", "--base-url", fake.URL, "-p", "hello?")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENROUTER_API_KEY=sk-or-wrong")
+	var stdout, stderr strings.Builder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("status: %v, want exit status 1", err)
+	}
+	if !strings.Contains(stderr.String(), "(HTTP 401); check OPENROUTER_API_KEY\n") || strings.Contains(stderr.String(), "OPENAI_API_KEY") {
+		t.Errorf("stderr does not name OPENROUTER_API_KEY alone:\n%s", stderr.String())
+	}
+}
+
 // The exit statuses of pyaichat -p: 2 for a bad command line or
 // configuration, 1 when the question fails, 130 for Ctrl-C.
 func TestOneShotExitStatuses(t *testing.T) {
@@ -131,6 +245,44 @@ func TestOneShotExitStatuses(t *testing.T) {
 	}
 	if got := run([]string{"OPENAI_BASE_URL=" + hanging.URL, "OPENAI_API_KEY=k"}, time.Second, "-p", "hello?"); got != 130 {
 		t.Errorf("Ctrl-C: status %d, want 130", got)
+	}
+}
+
+// name?? shows the source of a function (decorated too), a method or a
+// class defined at the prompt, from the input that defined it, while
+// a traceback through that function shows what python3 -i shows: before
+// 3.13, no source lines for "<stdin>".
+func TestHelpShowsSourceTypedAtPrompt(t *testing.T) {
+	t.Parallel()
+	define := "def fib(n):\n    \"Fibonacci.\"\n    return n if n < 2 else fib(n-1) + fib(n-2)\n\n" +
+		"old = fib\n" +
+		"class Point:\n    def norm(self):\n        return 0\n\n" +
+		"def fib(n):\n    return -n\n\n" +
+		"p = Point()\n" +
+		"import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n    return inner\n\n" +
+		"@deco\ndef tripled(x):\n    return x * 3\n\n"
+	crash := "def boom(x):\n    return 1 / x\n\nboom(0)\n"
+	dir := t.TempDir()
+	r := runWith(t, dir, binary, []string{"-q"}, define+"fib??\nold??\nPoint??\nPoint.norm??\np.norm??\ntripled??\n"+crash)
+	// Each source is followed by the Type line (3.13, whose inputs are
+	// in linecache, puts a File line between).
+	for _, want := range []string{
+		"def fib(n):\n    return -n\n",
+		"def fib(n):\n    \"Fibonacci.\"\n    return n if n < 2 else fib(n-1) + fib(n-2)\n",
+		"class Point:\n    def norm(self):\n        return 0\n",
+		"    def norm(self):\n        return 0\n",
+		"@deco\ndef tripled(x):\n    return x * 3\n",
+	} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want) + `(File: .*\n)?Type: `).MatchString(r.stdout) {
+			t.Errorf("stdout lacks %q then the type:\n%s", want, r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "    def norm(self):\n        return 0\n"); n != 3 {
+		t.Errorf("Point??, Point.norm?? and p.norm?? show the method's source %d times, want 3:\n%s", n, r.stdout)
+	}
+	py := runWith(t, dir, pythonOracle, []string{"-q", "-i"}, crash)
+	if got, want := stripPrompts(r.stderr), stripPrompts(py.stderr); !strings.HasSuffix(got, want) {
+		t.Errorf("the traceback differs from python3's:\n%s\nwant it to end with\n%s", got, want)
 	}
 }
 

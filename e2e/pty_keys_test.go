@@ -336,3 +336,68 @@ func keysOf(typed string) []string {
 	}
 	return keys
 }
+
+// Ctrl-L clears the screen as python3 -i's readline does, as the first key
+// at a new prompt and in a line being edited: the cursor home and the
+// whole screen erased (ESC[H ESC[2J, which tmux and others keep in their
+// scrollback once), then the prompt and the line drawn once at the top.
+// The keys after it never erase down from the top left (CR ESC[J there):
+// tmux takes that for another clear of the screen, and keeps another copy
+// of the line in its scrollback for each key.
+func TestPTYCtrlLClearsAsPython(t *testing.T) {
+	t.Parallel()
+	type state struct {
+		screen   string
+		col, row int
+	}
+	run := func(program string, args []string, prompt string) []state {
+		s := startProgram(t, program, "", nil, args...)
+		s.ExpectString(prompt)
+		s.SendLine("1+1")
+		s.ExpectString("2\r\n")
+		s.ExpectString(prompt)
+		var got []state
+		clear := func(line string) {
+			mark := len(s.Output())
+			s.Send("\x0c")
+			s.ExpectScreen("the cleared screen", func(screen string) bool { return screen == strings.TrimRight(prompt+line, " ") })
+			s.Settle(200 * time.Millisecond)
+			out := s.Output()[mark:]
+			if !strings.HasPrefix(out, "\x1b[H\x1b[2J") || strings.Count(out, prompt) != 1 {
+				t.Errorf("%s: after Ctrl-L at %q it wrote %q, want ESC[H ESC[2J and the prompt once", program, line, out)
+			}
+			col, row := s.Cursor()
+			got = append(got, state{strings.ReplaceAll(s.Screen(), strings.TrimSpace(prompt), "P"), col, row})
+		}
+		noEraseAtTop := func(from int, what string) {
+			if out := s.Output()[from:]; strings.Contains(out, "\r\x1b[J") {
+				t.Errorf("%s: %s erased down from the top left: %q", program, what, out)
+			}
+		}
+		clear("") // the first key at a new prompt
+		mark := len(s.Output())
+		s.Send("abc")
+		s.ExpectCursorLine(prompt + "abc")
+		s.Send("\x1b[D") // now in the line editor proper
+		s.ExpectCursorAt(prompt+"abc", len(prompt)+2)
+		s.Settle(200 * time.Millisecond)
+		noEraseAtTop(mark, "typing and moving after Ctrl-L")
+		clear("abc")
+		mark = len(s.Output())
+		s.Send("X")
+		s.ExpectCursorAt(prompt+"abXc", len(prompt)+3)
+		s.Settle(200 * time.Millisecond)
+		noEraseAtTop(mark, "inserting after Ctrl-L")
+		s.Send("\r")
+		s.ExpectString("NameError")
+		return got
+	}
+	want := run(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := run(binary, []string{"-q"}, "py> ")
+	for i := range want {
+		if i >= len(got) || got[i] != want[i] {
+			t.Errorf("Ctrl-L %d: pyaichat left %+v, python3 -i %+v", i+1, got, want)
+			break
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -463,6 +464,42 @@ func TestPTYVirtualEnvVariable(t *testing.T) {
 	s := startREPLNoWait(t, "", []string{"VIRTUAL_ENV=" + venv})
 	s.ExpectString("py> ")
 	checkVenv(t, s, venv)
+}
+
+// A venv of another Python version: --venv asked for it, so pyaichat says
+// why and exits with status 2; $VIRTUAL_ENV is only inherited, so it warns
+// that it starts without it, and does.
+func TestVenvOfAnotherPython(t *testing.T) {
+	t.Parallel()
+	venv := t.TempDir()
+	if err := os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /nowhere\nversion = 2.7.18\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(extraEnv []string, args ...string) (stdout, stderr string, status int) {
+		home := t.TempDir()
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(testEnv(home, ""), extraEnv...)
+		cmd.Stdin = strings.NewReader("print(6 * 7)\n")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			status = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), status
+	}
+	const mismatch = " is for Python 2.7.18, but pyaichat embeds Python "
+	stdout, stderr, status := run(nil, "--venv", venv)
+	if status != 2 || !strings.Contains(stderr, mismatch) || strings.Contains(stderr, "starting without it") || stdout != "" {
+		t.Errorf("--venv of another Python: status %d, stdout %q, stderr %q; want status 2 and why, without \"starting without it\"", status, stdout, stderr)
+	}
+	stdout, stderr, status = run([]string{"VIRTUAL_ENV=" + venv})
+	if status != 0 || !strings.Contains(stderr, mismatch) || !strings.Contains(stderr, "; starting without it") || stdout != "42\n" {
+		t.Errorf("$VIRTUAL_ENV of another Python: status %d, stdout %q, stderr %q; want a warning and the session", status, stdout, stderr)
+	}
 }
 
 func TestPTYNoVenvExecutable(t *testing.T) {

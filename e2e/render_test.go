@@ -153,6 +153,77 @@ func TestPTYStatusLineWhileWaiting(t *testing.T) {
 	}
 }
 
+// A reasoning model's reasoning_content is shown dim, and the answer starts
+// on a line of its own after it.
+func TestPTYAnswerAfterReasoning(t *testing.T) {
+	t.Parallel()
+	srv := fakemodel.NewFunc(t, func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Thinking: "Let me think carefully.", Text: "The answer is 42.", Usage: fakeUsage}
+	})
+	s := startAsking(t, srv.URL, "xterm", 80)
+	s.ExpectString("[tokens: 100 in, 7 out]")
+	s.ExpectString("ai> ")
+	if screen := s.Screen(); !strings.Contains(screen, "ai> what is in df?\nLet me think carefully.\nThe answer is 42.\n[tokens: 100 in, 7 out]\nai>") {
+		t.Errorf("want the thinking, then the answer on a line of its own:\n%s", screen)
+	}
+}
+
+// pyaichat's own long messages are broken at spaces to the terminal's
+// width, where the terminal would break them mid-word: /tools is one
+// short line per capability, /tools NAME the whole description, /privacy
+// and the line of an assistant that is not configured.
+func TestPTYOwnMessagesWrapAtWords(t *testing.T) {
+	t.Parallel()
+	const cols = 60
+	run := func(env []string, lines ...string) string {
+		home := t.TempDir()
+		s := ptytest.Start(t, binary, ptytest.Options{Args: []string{"-q"}, Env: append(testEnv(home, "xterm"), env...), Dir: home, Cols: cols, Rows: 60})
+		s.ExpectString("py> ")
+		s.Send(ptytest.Tab)
+		s.ExpectString("ai> ")
+		var out strings.Builder
+		for _, line := range lines {
+			enter(s, line)
+			out.WriteString(strings.TrimSuffix(s.ExpectString("ai> "), "ai> "))
+		}
+		return out.String()
+	}
+	csi := regexp.MustCompile("\x1b\\[[?0-9;]*[A-Za-z]")
+	checkWidth := func(what, raw string) []string {
+		lines := outputLines(csi.ReplaceAllString(raw, ""))
+		for _, line := range lines {
+			if i := strings.LastIndexByte(line, '\r'); i >= 0 {
+				line = line[i+1:]
+			}
+			if w := runewidth.StringWidth(line); w > cols {
+				t.Errorf("%s: a line of %d columns on a terminal of %d: %q", what, w, cols, line)
+			}
+		}
+		return lines
+	}
+	out := run([]string{"OPENAI_API_KEY=k"}, "/tools")
+	checkWidth("/tools", out)
+	if n := strings.Count(out, "\n"); n != 8 || !strings.Contains(out, "get_last_exception") {
+		t.Errorf("/tools: %d lines, want one per capability and one on /tools NAME:\n%s", n, out)
+	}
+	out = run([]string{"OPENAI_API_KEY=k"}, "/tools eval_expr", "/privacy")
+	checkWidth("/tools eval_expr and /privacy", out)
+	joined := strings.Join(strings.Fields(sgrSeq.ReplaceAllString(out, "")), " ")
+	for _, want := range []string{
+		"Evaluate one Python expression (not a statement) in the session's namespace and return its bounded repr and type.",
+		"passwords in URLs and connection strings); long random-looking strings",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("a word was broken or lost; want %q in:\n%s", want, out)
+		}
+	}
+	out = run(nil, "hello?")
+	checkWidth("not configured", out)
+	if joined := strings.Join(strings.Fields(out), " "); !strings.Contains(joined, "the assistant (ai>) is not configured: set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server") {
+		t.Errorf("not configured:\n%s", out)
+	}
+}
+
 // Ctrl-C while the status line is up cancels the question as before: ^C,
 // then (cancelled), each on its own line, in colour or not.
 func TestPTYCancelWhileThinking(t *testing.T) {

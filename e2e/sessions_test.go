@@ -480,7 +480,8 @@ func TestPTYContinue(t *testing.T) {
 	// n: shown, not run.
 	firstResult := toolMessagesOf(fake.requests()[1])
 	s = startREPLNoWait(t, home, fake.env(), "--continue")
-	s.ExpectString("1 question and its answer restored, with 1 tool call (results as they were then)")
+	// Wider than the terminal's 100 columns: broken at a space.
+	s.ExpectString("1 question and its answer restored, with 1 tool call (results\r\nas they were then)")
 	s.ExpectString("  a = 41\r\n  b = a + 1\r\n")
 	s.ExpectString("run them again now? [y/N] ")
 	s.Send("n")

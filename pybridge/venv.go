@@ -14,7 +14,8 @@ import (
 // for Config.Executable: CPython finds a venv only through the pyvenv.cfg
 // next to its executable, never through VIRTUAL_ENV. A venv made for
 // another Python minor version than the linked libpython cannot work (its
-// packages are built for that version), so that is an error to warn about.
+// packages are built for that version), so that is an error; the caller
+// says whether pyaichat exits or starts without the venv.
 func VenvExecutable(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -28,7 +29,7 @@ func VenvExecutable(dir string) (string, error) {
 	major, minor := MajorMinor()
 	want := fmt.Sprintf("%d.%d", major, minor)
 	if version != want && !strings.HasPrefix(version, want+".") {
-		return "", fmt.Errorf("virtualenv %s is for Python %s, but pyaichat embeds Python %s; starting without it (make build PYTHON=%s builds for it)",
+		return "", fmt.Errorf("virtualenv %s is for Python %s, but pyaichat embeds Python %s (make build PYTHON=%s builds for it)",
 			dir, version, want, filepath.Join(abs, "bin", "python3"))
 	}
 	for _, name := range []string{"python", "python3", "python" + want} {

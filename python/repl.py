@@ -520,6 +520,82 @@ def _queue(code_obj, source):
         _recent.starting()
     _pending.append(code_obj)
     _pending_source = source
+    _keep_defining_input(code_obj, source)
+
+
+# The text of the inputs that defined a function or a class, oldest first,
+# for name?? (typed_source). Before 3.13 python3 keeps no input's text:
+# "<stdin>" must stay out of linecache, or tracebacks would show source
+# lines that python3 -i does not. 3.13's inputs are in linecache, which
+# inspect finds a function's source in, but not a class's.
+_defining_inputs = []
+_MAX_KEPT_INPUT = 1 << 20  # characters: a huge paste is not kept
+
+
+def _keep_defining_input(code_obj, source):
+    if not code_obj.co_filename.startswith(("<stdin>", "<python-input-")) or len(source) > _MAX_KEPT_INPUT:
+        return
+    if not any(type(c) is type(code_obj) for c in code_obj.co_consts):
+        return
+    if not (_defining_inputs and _defining_inputs[-1] is source):  # a paste queues each statement
+        _defining_inputs.append(source)
+
+
+def typed_source(obj):
+    """The source of a function or class defined at the prompt, from the
+    input that defined it (the newest that compiles to the same code), or
+    None. Only name?? asks, so the inputs are compiled again only then."""
+    inspect = _stdlib("inspect")
+    if inspect.ismethod(obj):
+        obj = obj.__func__
+    if inspect.isfunction(obj):
+        obj = inspect.unwrap(obj)  # as inspect.getsource does: the decorated function's
+    code = getattr(obj, "__code__", None)
+    if code is not None and code.co_filename != "<stdin>":
+        return None
+    flags = _console.compile.compiler.flags & ~(
+        _stdlib("codeop").PyCF_DONT_IMPLY_DEDENT | getattr(_stdlib("codeop"), "PyCF_ALLOW_INCOMPLETE_INPUT", 0x4000)
+    )
+    for source in reversed(_defining_inputs):
+        lines = [line + "\n" for line in source.split("\n")]
+        if code is not None:
+            first = _first_line_of(code, source, flags)
+        elif inspect.isclass(obj) and obj.__module__ == "__main__":
+            first = _class_line(obj, source)
+        else:
+            return None
+        if first:
+            return "".join(inspect.getblock(lines[first - 1 :]))
+    return None
+
+
+def _first_line_of(code, source, flags):
+    """code's first line if source compiles to it (a code object in it with
+    the same name, first line and bytecode), else None."""
+    try:
+        todo = [compile(source + "\n", "<stdin>", "exec", flags, True)]
+    except (SyntaxError, ValueError, OverflowError):
+        return None
+    while todo:
+        c = todo.pop()
+        if c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno and c.co_code == code.co_code:
+            return c.co_firstlineno
+        todo.extend(k for k in c.co_consts if type(k) is type(c))
+    return None
+
+
+def _class_line(cls, source):
+    """The first line (its first decorator's) of the top-level class
+    statement that defines cls's name in source, else None."""
+    ast = _stdlib("ast")
+    try:
+        tree = compile(source + "\n", "<stdin>", "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError, OverflowError):
+        return None
+    for node in reversed(tree.body):
+        if isinstance(node, ast.ClassDef) and node.name == cls.__qualname__:
+            return min([node.lineno] + [d.lineno for d in node.decorator_list])
+    return None
 
 
 # What a REPL step answers pybridge (bridge.c reads it): a tuple (STEP_*,
@@ -631,7 +707,11 @@ def show_help(name, full):
             if source_file:
                 out.append("File:      " + source_file)
         except (TypeError, OSError):
-            full = False  # builtins and the like: what ? shows
+            typed = typed_source(obj)  # defined at the prompt
+            if typed:
+                out.append(typed.rstrip("\n"))
+            else:
+                full = False  # builtins and the like: what ? shows
     if not full:
         try:
             out.append("Signature: " + name + str(inspect.signature(obj)))

@@ -12,8 +12,13 @@
 # Debian 12's golang-go is 1.19, so its bookworm-backports golang-1.2x-go
 # is taken; Ubuntu's golang-1.2x-go packages likewise.
 #
-#   scripts/deps.sh             install what is missing
+#   scripts/deps.sh             install what is missing, then say in one line
+#                               which Go builds pyaichat
+#   scripts/deps.sh --quiet     the same, saying only what it installs or
+#                               downloads (make's deps target)
 #   scripts/deps.sh --which-go  print the go command to use (nothing installed)
+#   scripts/deps.sh --toolchain fetch the toolchain go.mod names, if that go
+#                               is older (nothing installed), and say which
 #   scripts/deps.sh --browser   install Chromium only, which the serve page's
 #                               browser test drives headless (make test runs
 #                               this; building and running need no browser)
@@ -24,10 +29,12 @@ set -euo pipefail
 die() { echo "deps: $*" >&2; exit 1; }
 
 # go_minor prints the minor version of the go command $1 (21 for go1.21.x),
-# or nothing when it does not run.
+# or nothing when it does not run. GOTOOLCHAIN=local: in this repository
+# a go older than go.mod's would otherwise fetch the newer toolchain,
+# unannounced, just to answer.
 go_minor() {
   local v
-  v="$("$1" env GOVERSION 2>/dev/null)" || return 0
+  v="$(GOTOOLCHAIN=local "$1" env GOVERSION 2>/dev/null)" || return 0
   v="${v#go1.}"
   echo "${v%%[!0-9]*}"
 }
@@ -56,6 +63,47 @@ if [ "${1:-}" = "--which-go" ]; then
   which_go || die "no Go 1.21 or newer; run scripts/deps.sh to install one"
   exit 0
 fi
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+
+# go_mod_toolchain prints the toolchain go.mod asks for (go1.26.8): its
+# toolchain line, or else its go line.
+go_mod_toolchain() {
+  local t g
+  t="$(sed -n 's/^toolchain[[:space:]]*\(go[0-9.]*\).*/\1/p' "$repo/go.mod")"
+  g="$(sed -n 's/^go[[:space:]]*\([0-9.]*\).*/go\1/p' "$repo/go.mod")"
+  echo "${t:-$g}"
+}
+
+# use_toolchain fetches the toolchain go.mod names when the go found ($1)
+# is older, saying so in one line first (the go command itself would do it
+# silently at the first build), and sets built_by to a line that says which
+# Go builds pyaichat.
+use_toolchain() {
+  local go="$1" base want cache
+  base="$(GOTOOLCHAIN=local "$go" env GOVERSION)"
+  want="$(go_mod_toolchain)"
+  if [ "$(printf '%s\n%s\n' "${base#go}" "${want#go}" | sort -V | head -n1)" = "${want#go}" ]; then
+    built_by="Go ${base#go} at $go"
+    return 0
+  fi
+  cache="$(GOTOOLCHAIN=local "$go" env GOMODCACHE)/golang.org/toolchain@v0.0.1-$want.$(GOTOOLCHAIN=local "$go" env GOOS)-$(GOTOOLCHAIN=local "$go" env GOARCH)"
+  if [ ! -d "$cache" ]; then
+    echo "deps: go.mod needs ${want#go}; $go (${base#go}) downloads that toolchain once from the Go module proxy, now" >&2
+  fi
+  (cd "$repo" && GOTOOLCHAIN=auto "$go" version >/dev/null) || die "$go could not fetch the Go ${want#go} toolchain that go.mod names"
+  built_by="Go ${want#go}, the toolchain go.mod names, run by $go (${base#go})"
+}
+
+quiet=""
+case "${1:-}" in
+  --quiet) quiet=1 ;;
+  --toolchain)
+    go="$(which_go)" || die "no Go 1.21 or newer; run scripts/deps.sh to install one"
+    use_toolchain "$go"
+    echo "deps: $built_by" >&2
+    exit 0 ;;
+esac
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -131,4 +179,5 @@ if ! which_go >/dev/null; then
 fi
 
 go="$(which_go)"
-echo "deps: $("$go" version) at $go; python3-embed $(pkg-config --modversion python3-embed)" >&2
+use_toolchain "$go"
+[ -n "$quiet" ] || echo "deps: $built_by; python3-embed $(pkg-config --modversion python3-embed)" >&2

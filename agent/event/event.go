@@ -23,7 +23,7 @@ type Kind string
 // answer, before Usage; then Error or Cancelled when the question did not
 // end with an answer; Summary last, always. Busy and Summary are for what
 // shows the question; a record of it (the log, JSON) has no use for them.
-// A slash command is shown through a view too: its Output, then
+// A slash command is shown through a view too: its Output or Listing, then
 // Cancelled after Ctrl-C, then Summary (with no Totals).
 const (
 	Question   Kind = "question"    // Text: the question
@@ -38,12 +38,13 @@ const (
 	Error      Kind = "error"       // Text: one line; ErrorKind
 	Cancelled  Kind = "cancelled"   // Ctrl-C
 	Summary    Kind = "summary"     // Summary: what the question did
-	Output     Kind = "output"      // Text: what a slash command printed
+	Output     Kind = "output"      // Text: what a slash command printed, prose a terminal wraps at words
+	Listing    Kind = "listing"     // Text: what a slash command printed that is data or code, shown as it is
 )
 
 // Shown says whether an event only serves to show the question (Busy,
-// Summary, Output): a record of the question leaves it out.
-func (k Kind) Shown() bool { return k == Busy || k == Summary || k == Output }
+// Summary, Output, Listing): a record of the question leaves it out.
+func (k Kind) Shown() bool { return k == Busy || k == Summary || k == Output || k == Listing }
 
 // Event is one thing that happened while a question was answered. Every
 // text in it has had the API key redacted, and a tool

@@ -133,7 +133,7 @@ func (c *Client) open(ctx context.Context, model string, msgs []Message, tools T
 	if err := CheckBaseURL(c.cfg.BaseURL); err != nil {
 		return nil, err
 	}
-	if err := CheckKey(c.cfg.APIKey); err != nil {
+	if err := CheckKey(c.cfg.APIKey, c.cfg.KeyHint); err != nil {
 		return nil, err
 	}
 	attempts := max(c.cfg.MaxRetries, 0) + 1
@@ -337,7 +337,7 @@ func (c *Client) statusError(model string, ae *APIError) error {
 	switch {
 	case ae.HTTPStatus == 401:
 		// The server's text is left out: OpenAI's echoes part of the key.
-		return &statusErr{ae, fmt.Sprintf("API key rejected by %s (HTTP 401); check OPENAI_API_KEY", c.Where())}
+		return &statusErr{ae, fmt.Sprintf("API key rejected by %s (HTTP 401); check %s", c.Where(), keyHint(c.cfg.KeyHint))}
 	case ae.HTTPStatus == 404 && (ae.Code == "model_not_found" || strings.Contains(strings.ToLower(msg), "model")):
 		return &statusErr{ae, fmt.Sprintf("model %q not found at %s (set PYAICHAT_MODEL or use /model NAME)", model, c.Where())}
 	case ae.HTTPStatus == 404:

@@ -11,6 +11,9 @@ import (
 type Options struct {
 	BaseURL string // with /chat/completions and /models below it
 	APIKey  string // "" for servers that need none
+	// KeyHint is what a rejected or malformed key tells the user to
+	// check, where the key came from; "" is OPENAI_API_KEY.
+	KeyHint string
 	Limits
 
 	// HTTPClient replaces the default client (tests); nil builds one with

@@ -42,11 +42,12 @@ func roughURL(raw string) string {
 // CheckKey rejects a key that no server can accept: net/http refuses to
 // send a header with a control character in it (a stray newline from a
 // key file is the usual one), and its error blames the connection. The
-// message says where the character is, never what the key is.
-func CheckKey(key string) error {
+// message says where the character is, never what the key is, and tells
+// to check hint (Options.KeyHint).
+func CheckKey(key, hint string) error {
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; c < 0x20 || c == 0x7f {
-			return fmt.Errorf("the API key is malformed: it has a control character at byte %d of %d; check OPENAI_API_KEY", i+1, len(key))
+			return fmt.Errorf("the API key is malformed: it has a control character at byte %d of %d; check %s", i+1, len(key), keyHint(hint))
 		}
 	}
 	return nil
@@ -59,6 +60,11 @@ func CheckKey(key string) error {
 // all).
 func CheckBaseURL(base string) error {
 	u, err := url.Parse(base)
+	// Without a scheme, host:port/v1 fails to parse ("first path segment
+	// in URL cannot contain colon"), which hides what is missing.
+	if err != nil && !strings.Contains(base, "://") {
+		return fmt.Errorf("base URL %s must start with http:// or https://", quotedURL(base))
+	}
 	if err != nil {
 		return fmt.Errorf("base URL %s is malformed: %s", quotedURL(base), urlProblem(err))
 	}
@@ -88,4 +94,13 @@ func urlProblem(err error) string {
 		err = ue.Err
 	}
 	return termsafe.OneLine(err.Error(), 80)
+}
+
+// keyHint is what to check about a key: hint, or OPENAI_API_KEY, where
+// the key comes from when nobody said otherwise.
+func keyHint(hint string) string {
+	if hint == "" {
+		return "OPENAI_API_KEY"
+	}
+	return hint
 }

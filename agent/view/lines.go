@@ -18,8 +18,10 @@ type lineWriter struct {
 	color   bool
 	midLine bool
 	// md, on a terminal, lays the answer out from its Markdown; it makes
-	// the text visible itself, before any styling.
-	md *markdown.Renderer
+	// the text visible itself, before any styling. mdLast says it wrote
+	// last: its Flush ends only a line of its own.
+	md     *markdown.Renderer
+	mdLast bool
 }
 
 // put shows text that came from a model or a server, or that quotes one;
@@ -33,6 +35,7 @@ func (l *lineWriter) put(text string, dim bool) {
 		text = dimLines(text)
 	}
 	l.midLine = text[len(text)-1] != '\n'
+	l.mdLast = false
 	io.WriteString(l.w, text)
 }
 
@@ -42,6 +45,7 @@ func (l *lineWriter) write(text string) {
 		return
 	}
 	l.midLine = text[len(text)-1] != '\n'
+	l.mdLast = false
 	io.WriteString(l.w, text)
 }
 
@@ -66,6 +70,7 @@ func (l *lineWriter) answer(text string) {
 	if l.md != nil {
 		l.md.WriteString(text)
 		l.midLine = l.md.MidLine()
+		l.mdLast = true
 		return
 	}
 	l.put(text, false)
@@ -85,6 +90,7 @@ func (l *lineWriter) codeBlocks() []markdown.CodeBlock {
 func (l *lineWriter) newLine() {
 	io.WriteString(l.w, "\n")
 	l.midLine = false
+	l.mdLast = false
 }
 
 // endLine ends the answer's line, and on a terminal lays out what the
@@ -93,7 +99,11 @@ func (l *lineWriter) newLine() {
 func (l *lineWriter) endLine() {
 	if l.md != nil {
 		l.md.Flush()
-		l.midLine = false
+		// Flush ends the renderer's line; thinking or a command's output
+		// written after it is ended below.
+		if l.mdLast {
+			l.midLine = false
+		}
 	}
 	if l.midLine {
 		io.WriteString(l.w, "\n")

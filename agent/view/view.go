@@ -65,6 +65,8 @@ type question struct {
 	status  *statusLine // nil unless Options.StatusLine
 	// thinking is set while reasoning text is being shown.
 	thinking bool
+	// width is the terminal's, in columns, when the question started.
+	width int
 	// cancelled: the question ended by Ctrl-C; askCancelled: Ctrl-C came
 	// while the user was being asked under share = "ask".
 	cancelled, askCancelled bool
@@ -94,11 +96,11 @@ func newQuestion(ctx context.Context, opts Options, out, notices io.Writer) *que
 	}
 	q.out = &lineWriter{w: out, color: opts.Color}
 	if opts.Terminal {
-		width := 80
+		q.width = 80
 		if opts.Width != nil {
-			width = opts.Width()
+			q.width = opts.Width()
 		}
-		q.out.md = markdown.New(out, markdown.Options{Width: width, Color: opts.Color, Colors256: opts.Colors256})
+		q.out.md = markdown.New(out, markdown.Options{Width: q.width, Color: opts.Color, Colors256: opts.Colors256})
 	}
 	q.notices = q.out
 	if notices != nil {
@@ -177,6 +179,8 @@ func (q *question) Event(ev event.Event) {
 		}
 		q.notices.put(ev.Text+"\n", true)
 	case event.Output:
+		q.out.write(q.wrapped(ev.Text))
+	case event.Listing:
 		q.out.write(ev.Text)
 	case event.Cancelled:
 		q.cancelled = true
@@ -284,3 +288,12 @@ func (q *question) summary(t *event.Totals) {
 // CodeBlocks are the fenced code blocks of the answer as laid out on a
 // terminal, in the order of their [N] labels.
 func (q *question) CodeBlocks() []markdown.CodeBlock { return q.out.codeBlocks() }
+
+// wrapped is pyaichat's own prose broken at words to the terminal's width
+// (a terminal breaks mid-word); elsewhere it is left as it is.
+func (q *question) wrapped(text string) string {
+	if !q.opts.Terminal {
+		return text
+	}
+	return markdown.Wrap(text, q.width)
+}

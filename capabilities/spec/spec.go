@@ -87,8 +87,11 @@ type ExprParams struct {
 // Capability is one row of the table: its name, its arguments, and how
 // the session may be touched while it answers.
 type Capability struct {
-	Name   string
-	Params any // NoParams or ExprParams
+	Name string
+	// Summary is a short line for people (/tools); the model reads the
+	// whole description.
+	Summary string
+	Params  any // NoParams or ExprParams
 	// ReadsSource says the answer may read source files into linecache,
 	// a change to the session that a copy made before it would miss: it
 	// runs in the session itself, not beside a ready copy.
@@ -103,13 +106,13 @@ func (c Capability) TakesExpr() bool {
 
 // Table is in the order a model should consider the capabilities.
 var Table = []Capability{
-	{Name: "list_globals", Params: NoParams{}},
-	{Name: "get_type", Params: ExprParams{}},
-	{Name: "get_repr", Params: ExprParams{}},
-	{Name: "get_dir", Params: ExprParams{}},
-	{Name: "get_doc", Params: ExprParams{}},
-	{Name: "eval_expr", Params: ExprParams{}},
-	{Name: "get_last_exception", Params: NoParams{}, ReadsSource: true},
+	{Name: "list_globals", Summary: "the names you defined, with previews", Params: NoParams{}},
+	{Name: "get_type", Summary: "the type of an expression's value", Params: ExprParams{}},
+	{Name: "get_repr", Summary: "an expression's repr, bounded", Params: ExprParams{}},
+	{Name: "get_dir", Summary: "an expression's attributes, as dir()", Params: ExprParams{}},
+	{Name: "get_doc", Summary: "an expression's docstring, signature", Params: ExprParams{}},
+	{Name: "eval_expr", Summary: "one expression, run in a copy", Params: ExprParams{}},
+	{Name: "get_last_exception", Summary: "the last exception and its frames", Params: NoParams{}, ReadsSource: true},
 }
 
 // Find is the capability named name.

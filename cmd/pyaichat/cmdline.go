@@ -260,3 +260,30 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 	}
 	return err
 }
+
+// ownLongOptions are pyaichat's options that python3 has not: after -c,
+// -m or FILE they are the script's arguments, as python3 has it, which a
+// user of -p rarely means.
+var ownLongOptions = []string{"--json", "--json-stream", "--model", "--base-url",
+	"--provider", "--venv", "--no-log", "--log-output", "--continue", "--resume"}
+
+// misplacedOptions says, for -p, which of pyaichat's own options went to
+// sys.argv because they came after -c, -m or FILE; "" when none did.
+func (c cmdline) misplacedOptions() string {
+	if c.question == "" {
+		return ""
+	}
+	var found []string
+	for _, a := range c.args {
+		name, _, _ := strings.Cut(a, "=")
+		for _, own := range ownLongOptions {
+			if name == own {
+				found = append(found, name)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s went to the script's sys.argv; pyaichat's own options go before -c, -m or FILE", strings.Join(found, ", "))
+}

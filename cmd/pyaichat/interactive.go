@@ -73,10 +73,12 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if opts.Term != nil {
 		greet(std, c, color)
 	}
-	// With -p, stdin is part of the question (as the llm CLI takes it), and
-	// stdout is the answer's alone: the setup's output goes to stderr.
+	// With -p, stdin is part of the question when it is not a terminal (as
+	// the llm CLI takes it): a terminal would wait for Ctrl-D when only
+	// stdout was redirected. Stdout is the answer's alone: the setup's
+	// output goes to stderr.
 	question := c.question
-	if question != "" && opts.Pipe != nil {
+	if question != "" && !term.IsTerminal(std.in) {
 		question = withStdin(question, std)
 	}
 	report := jsonReportFor(c, cfg.Model, question, std.out)
@@ -388,7 +390,7 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 		case err != nil && c.venv != "":
 			return nil, err // asked for on the command line: an error
 		case err != nil:
-			warn(err.Error()) // $VIRTUAL_ENV: pyaichat starts without it
+			warn(err.Error() + "; starting without it") // $VIRTUAL_ENV: pyaichat starts without it
 		default:
 			executable = exe
 		}

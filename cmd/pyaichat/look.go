@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pyaichat/pyaichat/agent/markdown"
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl/term"
@@ -38,7 +39,7 @@ func colorWanted(terminal bool) bool {
 func banner(w io.Writer, color bool) {
 	fmt.Fprintf(w, "Python %s on %s\n", pybridge.Version(), pybridge.Platform())
 	fmt.Fprintln(w, `Type "help", "copyright", "credits" or "license" for more information.`)
-	hint := "pyaichat: press TAB to ask the assistant about this session (and /help there for its commands)."
+	hint := prose(w, "pyaichat: press TAB to ask the assistant about this session (and /help there for its commands).")
 	if color {
 		hint = "\x1b[2m" + hint + "\x1b[0m"
 	}
@@ -69,4 +70,14 @@ func columns(f *os.File) int {
 		return 80
 	}
 	return int(ws.Col)
+}
+
+// prose is a message of pyaichat's own for w, broken at words to its
+// width when w is a terminal (which would break it mid-word).
+func prose(w io.Writer, text string) string {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(f) {
+		return text
+	}
+	return markdown.Wrap(text, columns(f))
 }

@@ -85,25 +85,36 @@ func run(std stdio, args []string) int {
 		std.warn(sessionFlagsWrong(c))
 		return 2
 	}
-	if c.venv != "" {
-		if _, err := pybridge.VenvExecutable(c.venv); err != nil {
-			std.warn(err.Error())
-			return exitUsage
-		}
+	if note := c.misplacedOptions(); note != "" {
+		std.warn(note)
 	}
-	// python3 -i reports a FILE it cannot open and goes on to the REPL
-	// (so does pyaichat, from Python); a question about it cannot.
-	if c.script != "" && c.question != "" {
-		if _, err := os.Stat(c.script); err != nil {
-			std.warn(cantOpen(c.script, err))
-			return 2
-		}
+	if msg := unusable(c); msg != "" {
+		std.warn(msg)
+		return exitUsage
 	}
 	cfg, cfgErr := agent.LoadConfig(xdgPaths().configFile(), c.model, c.baseURL, c.provider)
 	if cfgErr != nil && c.question != "" {
 		return configFailed(std, c, cfgErr)
 	}
 	return runInteractive(std, c, cfg, cfgErr)
+}
+
+// unusable says why the command line cannot start, or "": a --venv that
+// cannot be used, or a FILE that cannot be opened for a question (python3
+// -i reports a FILE it cannot open and goes on to the REPL, and so does
+// pyaichat, from Python; a question about it cannot).
+func unusable(c cmdline) string {
+	if c.venv != "" {
+		if _, err := pybridge.VenvExecutable(c.venv); err != nil {
+			return err.Error()
+		}
+	}
+	if c.script != "" && c.question != "" {
+		if _, err := os.Stat(c.script); err != nil {
+			return cantOpen(c.script, err)
+		}
+	}
+	return ""
 }
 
 // sessionFlagsWrong says what is wrong with the flags of -p's JSON and

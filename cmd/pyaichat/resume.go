@@ -57,7 +57,7 @@ func resume(id string, r resumeFrom) {
 	if r.assistant != nil && len(old.Conversation) > 0 {
 		r.assistant.Resume(conversationMessages(old.Conversation))
 	}
-	fmt.Fprintf(out, "resuming session %s: %s restored%s\n", old.ID, plural(len(old.Conversation), "question and its answer", "questions and their answers"), callsNote(old.Conversation))
+	fmt.Fprintln(out, prose(out, fmt.Sprintf("resuming session %s: %s restored%s", old.ID, plural(len(old.Conversation), "question and its answer", "questions and their answers"), callsNote(old.Conversation))))
 	if len(old.Inputs) == 0 {
 		return
 	}
@@ -70,7 +70,7 @@ func resume(id string, r resumeFrom) {
 		fmt.Fprintln(out, termsafe.Visible(indentBlock(src)))
 	}
 	if r.tm == nil {
-		fmt.Fprintln(out, "not run again: there is no terminal to ask on")
+		fmt.Fprintln(out, prose(out, "not run again: there is no terminal to ask on"))
 		return
 	}
 	var yes bool

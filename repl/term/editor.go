@@ -343,6 +343,11 @@ func (e *Editor) translate(r rune) (rune, bool) {
 		return e.marked(edit), true
 	}
 	switch r {
+	case readline.CharCtrlL:
+		// readline's own sends the cursor home and leaves the rest to
+		// its redraw, which erases only from there.
+		e.clearScreen()
+		return 0, false // readline draws the line again
 	case readline.CharCtrlZ:
 		e.suspend()
 		return 0, false
@@ -722,4 +727,17 @@ func (e *Editor) quit() {
 	// Still here: SIGQUIT was ignored or handled.
 	io.WriteString(e.out, bracketedPasteOn)
 	e.raw.enter()
+}
+
+// clearScreenSeq is what GNU readline writes for Ctrl-L (python3's): the
+// cursor home, the whole screen erased. The prompt and the line are then
+// drawn again from the top, by the caller.
+const clearScreenSeq = "\x1b[H\x1b[2J"
+
+// clearScreen clears the terminal for Ctrl-L, after whatever is held:
+// the view draws its next drawing from the top row.
+func (e *Editor) clearScreen() {
+	e.out.flush()
+	io.WriteString(e.out, clearScreenSeq)
+	e.view.atTop()
 }

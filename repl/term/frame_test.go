@@ -189,7 +189,9 @@ func (plainPainter) Paint(line []rune, _ int) []rune { return line }
 // margin, moving off and back onto the margin, keys typed ahead (several
 // redraws in one frame), an insertion in the middle, moves and deletions.
 // They are written, through real readline line buffers, to two emulated
-// terminals, at widths that put the margin at different places.
+// terminals, at widths that put the margin at different places; lineView's
+// drawing also at the screen's top, after Ctrl-L, where it erases in
+// another way (eraseFromTop).
 func TestRedrawShortenerKeepsTheScreen(t *testing.T) {
 	for _, cols := range []int{0, 13, 20, 80} {
 		for _, view := range []bool{false, true} {
@@ -197,14 +199,18 @@ func TestRedrawShortenerKeepsTheScreen(t *testing.T) {
 			if view {
 				name = fmt.Sprintf("%d columns, lineView's drawing", cols)
 			}
-			t.Run(name, func(t *testing.T) { checkShortenedRedraws(t, cols, view) })
+			t.Run(name, func(t *testing.T) { checkShortenedRedraws(t, cols, view, false) })
+		}
+		if cols > 0 {
+			t.Run(fmt.Sprintf("%d columns, lineView's drawing at the top", cols), func(t *testing.T) { checkShortenedRedraws(t, cols, true, true) })
 		}
 	}
 }
 
 // checkShortenedRedraws drives a readline line buffer, drawing through a
-// lineView as the editor does when view is set.
-func checkShortenedRedraws(t *testing.T, cols int, view bool) {
+// lineView as the editor does when view is set, at the screen's top (after
+// Ctrl-L) when top is set.
+func checkShortenedRedraws(t *testing.T, cols int, view, top bool) {
 	const rows = 16
 	const prompt = "py> "
 	var whole, short bytes.Buffer
@@ -217,6 +223,9 @@ func checkShortenedRedraws(t *testing.T, cols int, view bool) {
 	if view {
 		v := newLineView(&frame, func() int { return cols })
 		v.setPrompt(prompt)
+		if top {
+			v.atTop()
+		}
 		cfg.Painter, drawTo = v, v
 	}
 	rb := readline.NewRuneBuffer(drawTo, prompt, cfg, cols)
@@ -280,6 +289,9 @@ func checkShortenedRedraws(t *testing.T, cols int, view bool) {
 	for i := 0; i < 12; i++ {
 		rb.WriteRune('z')
 		flush("typing at the end again")
+	}
+	if top != bytes.Contains(whole.Bytes(), eraseFromTop) {
+		t.Errorf("at the top %v, yet the redraws' erasing is %q", top, whole.Bytes()[:min(whole.Len(), 40)])
 	}
 	if short.Len()*4 > whole.Len() {
 		t.Errorf("shortened frames wrote %d bytes against %d for whole redraws: want far fewer", short.Len(), whole.Len())

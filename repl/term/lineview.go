@@ -75,6 +75,12 @@ type lineView struct {
 	pos     int
 	painted bool
 	row     int // the cursor's row below the line's first one, as drawn
+	// top says the line's first row is the screen's top one (after
+	// Ctrl-L). Erasing down from its start is then, to tmux and others,
+	// a clear of the whole screen, of which they keep a copy in their
+	// scrollback each time: clearing erases from the second column
+	// there, and the first column alone (eraseFromTop).
+	top bool
 	// end is where the last drawing left the cursor; at the line's end,
 	// endCol columns of its row are taken, at a width of drawnWidth: a
 	// character of one column typed there is drawn by writing just that
@@ -133,6 +139,16 @@ func (v *lineView) setPrompt(prompt string) {
 func (v *lineView) reset() {
 	v.mu.Lock()
 	v.row = 0
+	v.top = false
+	v.mu.Unlock()
+}
+
+// atTop says the cursor is at the screen's top left, where the line is
+// drawn next (Ctrl-L cleared the screen).
+func (v *lineView) atTop() {
+	v.mu.Lock()
+	v.row = 0
+	v.top = true
 	v.mu.Unlock()
 }
 
@@ -176,6 +192,7 @@ func (v *lineView) redrawWith(line []rune, hint []rune) []byte {
 func (v *lineView) ended() {
 	v.mu.Lock()
 	v.row = 0
+	v.top = false
 	v.end = endElsewhere
 	v.mu.Unlock()
 }
@@ -338,7 +355,10 @@ func (v *lineView) clearing() []byte {
 	if v.row > 0 {
 		b = append(b, "\x1b["+strconv.Itoa(v.row)+"A"...)
 	}
-	return append(b, "\x1b[J"...)
+	if v.top {
+		return append(b, eraseFromTop...)
+	}
+	return append(b, eraseBelow...)
 }
 
 // draw writes the prompt and the line from the start of a row, and puts

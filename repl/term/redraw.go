@@ -16,11 +16,17 @@ import "bytes"
 // that reports no width: "\r\b" once per character drawn, then erase
 // down; and its form for a known width: erase down, then erase each row
 // up to the line's first and go to its start).
+//
+// At the screen's top row lineView erases down from the second column and
+// then the row's first (eraseFromTop): erasing down from the top left is
+// what clearing the screen does, and tmux keeps a copy of the screen in
+// its scrollback for each.
 var (
-	eraseBelow = []byte("\x1b[J")
-	eraseRowUp = []byte("\x1b[2K\r\x1b[A")
-	eraseRow   = []byte("\x1b[2K\r")
-	backToLeft = []byte("\r\b")
+	eraseBelow   = []byte("\x1b[J")
+	eraseFromTop = []byte("\x1b[C\x1b[J\r\x1b[K")
+	eraseRowUp   = []byte("\x1b[2K\r\x1b[A")
+	eraseRow     = []byte("\x1b[2K\r")
+	backToLeft   = []byte("\r\b")
 )
 
 // eraseLen is the length of the erase sequence at the start of p, or 0.
@@ -38,6 +44,9 @@ func eraseLen(p []byte) int {
 		n := 1 + cursorUpLen(p[1:])
 		if bytes.HasPrefix(p[n:], eraseBelow) {
 			return n + len(eraseBelow)
+		}
+		if bytes.HasPrefix(p[n:], eraseFromTop) {
+			return n + len(eraseFromTop)
 		}
 	case bytes.HasPrefix(p, eraseBelow):
 		n := len(eraseBelow)
@@ -189,6 +198,12 @@ func eraseStarts(p []byte, i int) []int {
 	}
 	if k := bytes.LastIndexByte(p[:i], '\r'); k >= 0 && cursorUpLen(p[k+1:i]) == i-k-1 {
 		starts = append(starts, k)
+	}
+	// eraseFromTop: its erase-down comes after a move right.
+	if right := i - 3; right >= 1 && string(p[right:i]) == "\x1b[C" {
+		if k := bytes.LastIndexByte(p[:right], '\r'); k >= 0 && cursorUpLen(p[k+1:right]) == right-k-1 {
+			starts = append(starts, k)
+		}
 	}
 	return starts
 }

@@ -1,6 +1,10 @@
 package term
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/chzyer/readline"
+)
 
 // typed is what typeLine took.
 type typed struct {
@@ -89,6 +93,10 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 			// readline leaves it, for whatever reads it as text.
 			e.drawFrame(e.view.redrawPlain(line))
 			return typed{line: line, done: true}, nil
+		case b == readline.CharCtrlL:
+			e.clearScreen()
+			e.out.Write(e.view.redraw(line))
+			stale = false
 		case (b == 0x7f || b == 0x08) && len(line) > 0 && line[len(line)-1] != '\n':
 			undo.erasedAtEnd(line)
 			line = line[:len(line)-1]
