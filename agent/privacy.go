@@ -60,6 +60,12 @@ func (s *Session) outgoing(res string) (string, redact.Report) {
 	if s.cfg.Share == ShareOff {
 		res = typesOnly(res)
 	}
+	return s.filteredResult(res)
+}
+
+// filteredResult is a tool result through the filter: as JSON, whose
+// strings are filtered one by one, or as text when it is not JSON.
+func (s *Session) filteredResult(res string) (string, redact.Report) {
 	out, rep, err := s.filter.JSON([]byte(res))
 	if err != nil { // not JSON: a tool's plain error text
 		return s.filter.Text(res)
