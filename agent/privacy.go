@@ -113,7 +113,7 @@ func (s *Session) secretEnvNames() []string {
 	var names []string
 	for _, kv := range s.cfg.Environ {
 		name, v, ok := strings.Cut(kv, "=")
-		if ok && v != "" && s.filter.SecretName(name) {
+		if ok && v != "" && s.filter.SecretVar(name) {
 			names = append(names, name)
 		}
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"os/exec"
 	"strings"
@@ -127,5 +128,69 @@ func TestPTYResumeHoldsTodaysShare(t *testing.T) {
 				t.Errorf("share = redacted: the earlier result was not replayed:\n%s", sent)
 			}
 		})
+	}
+}
+
+// askCalls runs pyaichat -p with setup code against a fake provider whose
+// model makes the given tool calls at once; it returns every request
+// body the provider received.
+func askCalls(t *testing.T, env []string, setup string, calls ...[2]string) string {
+	t.Helper()
+	fake := newFakeOpenAICalls(t, calls...)
+	home := t.TempDir()
+	cmd := exec.Command(binary, "-p", "tell me", "-c", setup)
+	cmd.Env = append(append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL), env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p: %v\nstderr: %s", err, stderr.String())
+	}
+	return sentText(t, fake)
+}
+
+// A secret the session holds in a Python object (the key the user showed
+// at py>) reaches the provider in none of the encodings the model can ask
+// for; variables whose values are secret though their names are not
+// (DATABASE_URL, MYAPP_PW) are wiped in the copy.
+func TestTransformedSecretsNeverReachTheProvider(t *testing.T) {
+	t.Parallel()
+	const dbPass = "Vq7-pw-" + "Rt55kLm"
+	const appPW = "hunter2-" + "Zx81qQ"
+	env := []string{"OPENAI_API_KEY=" + fakeOpenAIKey, "DATABASE_URL=postgres://app:" + dbPass + "@db/orders", "MYAPP_PW=" + appPW}
+	exprs := []string{
+		"' '.join(_k)", "_k.encode().hex()", "_k[10:16]", "_k[20:27]", "[ord(c) for c in _k]",
+		"list(_k.encode())", "_k[::-1]", "base64.b64encode(_k.encode())",
+		"','.join(_k[::-1])", "[hex(ord(c)) for c in _k[8:20]]", "_k[8:20].encode().hex()",
+		"os.environ['DATABASE_URL'][::-1]", "os.environ['MYAPP_PW']", "' '.join(os.environ['MYAPP_PW'])",
+	}
+	var sent string
+	for i := 0; i < len(exprs); i += 7 { // a step runs at most 8 calls
+		var calls [][2]string
+		for _, e := range exprs[i:min(i+7, len(exprs))] {
+			b, _ := json.Marshal(map[string]string{"expr": e})
+			calls = append(calls, [2]string{"eval_expr", string(b)})
+		}
+		sent += askCalls(t, env, "import os, base64\n_k = os.environ['OPENAI_API_KEY']", calls...)
+	}
+	key := fakeOpenAIKey
+	hexKey := hex.EncodeToString([]byte(key))
+	leaks := []string{
+		strings.Join(strings.Split(key, ""), " "), hexKey, key[10:16], key[20:27], reverse(key),
+		reverse(dbPass), appPW, strings.Join(strings.Split(appPW, ""), " "), hexKey[16:40],
+	}
+	for _, l := range leaks {
+		if strings.Contains(sent, l) {
+			t.Errorf("%q reached the provider", l)
+		}
+	}
+	if strings.Contains(sent, "115, 107, 45, 112") || strings.Contains(sent, "0x41', '0x62', '0x33") {
+		t.Errorf("the key's code points reached the provider:\n%s", sent)
+	}
+	// A wiped variable's marker comes back transformed with it.
+	if n := strings.Count(sent, "<redacted: ") + strings.Count(sent, "detcader<") + strings.Count(sent, "< r e d a c t e d"); n < len(exprs) {
+		t.Errorf("%d markers for %d transformed secrets:\n%s", n, len(exprs), sent)
+	}
+	if strings.Contains(sent, "Refused") || strings.Contains(sent, "TooManyCalls") {
+		t.Errorf("a transformation did not run:\n%s", sent)
 	}
 }

@@ -97,6 +97,7 @@ func (w *jsonWriter) str(quoted []byte, key bool) error {
 	if r.Count == 0 && !key && awsSecretName().MatchString(w.key) && awsSecretValue().MatchString(s) {
 		red = Marker("AWS secret key", len(s))
 		r.note("AWS secret key")
+		w.f.learn(s, []finding{{start: 0, end: len(s), prec: precFormat, kind: "AWS secret key"}})
 	}
 	if key {
 		w.key = s

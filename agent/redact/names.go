@@ -6,7 +6,7 @@ import "strings"
 // look like it holds a credential.
 var secretWords = []string{
 	"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD",
-	"CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE",
+	"CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "DSN",
 }
 
 // benignNames are common variables whose names contain a secret word but
@@ -71,6 +71,10 @@ func builtinSecretName(up string) bool {
 		if strings.HasSuffix(up, s) {
 			return false
 		}
+	}
+	// PW is a word of its own only: MYAPP_PW, PW_ADMIN, not PWM or NPW.
+	if up == "PW" || strings.HasSuffix(up, "_PW") || strings.HasPrefix(up, "PW_") || strings.Contains(up, "_PW_") {
+		return true
 	}
 	up = benignWords.Replace(up)
 	for _, w := range secretWords {

@@ -146,7 +146,7 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 	cfg.Events = events
 	cfg.MoreHelp = "\n  /save FILE        write this session as FILE.ipynb, FILE.py or FILE.md"
 	recent := func() string { s, _ := in.RecentContext(); return s }
-	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
+	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
 	return agent.NewSession(cfg, capabilityTools(reg), recent)
 }
 
