@@ -194,3 +194,86 @@ func TestTransformedSecretsNeverReachTheProvider(t *testing.T) {
 		t.Errorf("a transformation did not run:\n%s", sent)
 	}
 }
+
+// hostileSetup replaces builtins the helpers could call with spies, swaps
+// os's class for one whose attribute reads are spied on, puts a fake
+// pandas in sys.modules whose DataFrame's __dict__ and BlockManager's axes
+// are spying properties, and sets a profiler and a tracer that report any
+// frame of pyaichat's capabilities helper or of the stdlib it uses. Each
+// spy writes "SPY ..." to stderr.
+const hostileSetup = `
+import builtins, os, sys, types
+_w = os.write
+def _spy(tag, f):
+    def spy(*a, **k):
+        _w(2, ("SPY " + tag + "\n").encode())
+        return f(*a, **k)
+    return spy
+class _SpyModule(types.ModuleType):
+    def __getattribute__(self, name):
+        _w(2, ("SPY os." + name + "\n").encode())
+        return types.ModuleType.__getattribute__(self, name)
+pd, frame = types.ModuleType("pandas"), types.ModuleType("pandas.core.frame")
+class Index: pass
+class BlockManager:
+    axes = property(_spy("BlockManager.axes", lambda self: [Index(), Index()]))
+class DataFrame:
+    __dict__ = property(_spy("DataFrame.__dict__", lambda self: {"_mgr": BlockManager()}))
+for _c in (Index, BlockManager, DataFrame):
+    _c.__module__ = "pandas.core.frame"
+    setattr(frame, _c.__name__, _c)
+pd.Index, pd.DataFrame = Index, DataFrame
+sys.modules["pandas"], sys.modules["pandas.core.frame"] = pd, frame
+df = DataFrame()
+df._mgr = BlockManager()
+nums = [3, 1, 2]
+def _fail():
+    raise ValueError("boom")
+try:
+    _fail()
+except ValueError as _e:
+    sys.last_type, sys.last_value, sys.last_traceback = type(_e), _e, _e.__traceback__
+def _watch(frame, event, arg):
+    f = frame.f_code.co_filename
+    if "_pyaichat_caps" in f or "/json/" in f or "linecache" in f or "inspect" in f:
+        _w(2, ("SPY " + event + " " + f + "\n").encode())
+for _n in ("repr", "len", "max", "min", "isinstance", "issubclass", "getattr", "hasattr", "sorted",
+           "any", "all", "sum", "iter", "next", "id", "hash", "format", "print", "__import__",
+           "callable", "setattr", "vars", "dir", "open", "ascii", "divmod", "round", "abs"):
+    builtins.__dict__[_n] = _spy(_n, builtins.__dict__[_n])
+sys.setprofile(_watch)
+sys.settrace(_watch)
+os.__class__ = _SpyModule
+`
+
+// The capabilities that answer in the session (list_globals, get_type,
+// get_repr of builtin values, get_last_exception), and the helper's
+// loading at the first of them, call none of the user's replaced
+// builtins, read no attribute of a module whose class was swapped, run no
+// property of a fake pandas, and show no frame to the user's profiler or
+// tracer.
+func TestHelpersRunNoUserCode(t *testing.T) {
+	t.Parallel()
+	fake := newFakeOpenAICalls(t,
+		[2]string{"list_globals", `{}`}, [2]string{"get_type", `{"expr":"nums"}`},
+		[2]string{"get_repr", `{"expr":"nums"}`}, [2]string{"get_last_exception", `{}`},
+		[2]string{"get_type", `{"expr":"df"}`})
+	home := t.TempDir()
+	cmd := exec.Command(binary, "-p", "tell me", "-c", hostileSetup)
+	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=sk-e2e-key-0123456789")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat -p: %v\nstderr: %s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "SPY") {
+		t.Errorf("user code ran for pyaichat's helpers:\n%s", stderr.String())
+	}
+	results := strings.Join(toolMessages(fake), "\n")
+	for _, want := range []string{`"name":"nums"`, `"repr":"[3, 1, 2]"`, `"message":"boom"`, `"type":"pandas.core.frame.DataFrame"`} {
+		if !strings.Contains(results, want) {
+			t.Errorf("no %s in the tool results:\n%s", want, results)
+		}
+	}
+}
+
