@@ -277,3 +277,22 @@ func TestHelpersRunNoUserCode(t *testing.T) {
 	}
 }
 
+// A local variable named password and password=VALUE in an exception
+// message reach the provider neither through get_last_exception nor
+// through the automatic context.
+func TestPasswordNamedValuesNeverReachTheProvider(t *testing.T) {
+	t.Parallel()
+	const local, inMessage = "plum-" + "Orchard77", "Zx81-" + "qQhunter"
+	setup := "def login(user):\n    password = '" + local + "'\n    raise ValueError('login failed for ' + user + ': password=" + inMessage + "')\n" +
+		"import sys\ntry:\n    login('admin')\nexcept ValueError as e:\n    sys.last_type, sys.last_value, sys.last_traceback = type(e), e, e.__traceback__\n" +
+		"    print(e)\n"
+	sent := askCalls(t, []string{"OPENAI_API_KEY=sk-e2e-key-0123456789"}, setup, [2]string{"get_last_exception", `{}`})
+	for _, s := range []string{local, inMessage} {
+		if strings.Contains(sent, s) {
+			t.Errorf("%q reached the provider:\n%s", s, sent)
+		}
+	}
+	if !strings.Contains(sent, "value of a variable named as a secret") || !strings.Contains(sent, "login failed for admin: password=<redacted: password") {
+		t.Errorf("no markers where the values were:\n%s", sent)
+	}
+}

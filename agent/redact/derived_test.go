@@ -162,3 +162,45 @@ func BenchmarkDerivedPerKB(b *testing.B) {
 		f.findDerived(s, nil)
 	}
 }
+
+// A variable named as a secret has its value redacted whatever it looks
+// like, as a frame's local and as a list_globals entry; password=VALUE
+// in a message is redacted; ordinary names and code are left alone.
+func TestSecretNamedValues(t *testing.T) {
+	f := New(Policy{})
+	doc := `{"frames":[{"locals":{"password":"'hunter2x'","db_password":"'Tr0ub4dor'","apiKey":"'abc-def'","key":"'name'","session":"3","pw":"None"}}],` +
+		`"globals":[{"name":"API_TOKEN","type":"str","preview":"'plain words here'"},{"name":"keys","type":"list","preview":"['a', 'b']"}]}`
+	out, _, err := f.JSON([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"hunter2x", "Tr0ub4dor", "abc-def", "plain words here"} {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("%q survived: %s", secret, out)
+		}
+	}
+	for _, kept := range []string{`"key":"'name'"`, `"session":"3"`, `"pw":"None"`, `"preview":"['a', 'b']"`} {
+		if !strings.Contains(string(out), kept) {
+			t.Errorf("%s was changed: %s", kept, out)
+		}
+	}
+	for text, want := range map[string]bool{
+		"ValueError: login failed: password=hunter2x for admin": true,
+		"connect(host=db, passwd = s3cretZZ)":                   true,
+		"password=None":                                         false,
+		"conn = connect(password=os.environ['PGPASSWORD'])":     false,
+		"password=settings.DB_PASSWORD":                         false,
+		"password=****":                                         false,
+	} {
+		out, _ := f.Text(text)
+		if got := out != text; got != want {
+			t.Errorf("Text(%q) = %q, redacted %v, want %v", text, out, got, want)
+		}
+	}
+	for name, want := range map[string]bool{"password": true, "DB_PASSWORD": true, "apiKey": true, "private_key": true,
+		"client_secret": true, "key": false, "keys": false, "session": false, "pwd": false, "tokenizer": false, "passed": false} {
+		if got := SecretVariableName(name); got != want {
+			t.Errorf("SecretVariableName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
