@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Secrets the red team piped to -p, built here so that no literal looks
@@ -294,5 +299,64 @@ func TestPasswordNamedValuesNeverReachTheProvider(t *testing.T) {
 	}
 	if !strings.Contains(sent, "value of a variable named as a secret") || !strings.Contains(sent, "login failed for admin: password=<redacted: password") {
 		t.Errorf("no markers where the values were:\n%s", sent)
+	}
+}
+
+// A config file that is a FIFO, a symlink to /dev/zero or over 1 MiB is
+// refused at once with one line naming it, and the session still starts
+// (or -p exits 2): nothing hangs and memory does not grow.
+func TestConfigFileMustBeARegularFile(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		make func(t *testing.T, path string)
+		want string
+	}{
+		"fifo": {func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file (a FIFO)"},
+		"dev zero": {func(t *testing.T, path string) {
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a regular file (a character device)"},
+		"too big": {func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("# "+strings.Repeat("x", 2<<20)+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "over the 1048576-byte limit"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			dir := filepath.Join(home, ".config", "pyaichat")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			c.make(t, filepath.Join(dir, "config.toml"))
+			for _, args := range [][]string{{"-c", "print(6 * 7)"}, {"-p", "hi"}} {
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a bound on a hang only
+				cmd := exec.CommandContext(ctx, binary, args...)
+				cmd.Env = testEnv(home, "")
+				cmd.Stdin = strings.NewReader("")
+				var stdout, stderr strings.Builder
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				err := cmd.Run()
+				hung := ctx.Err() != nil
+				cancel()
+				if hung {
+					t.Fatalf("%v hung on the config file", args)
+				}
+				line, _, _ := strings.Cut(stderr.String(), "\n")
+				if strings.Count(stderr.String(), "config.toml") != 1 || !strings.Contains(line, "config.toml: ") || !strings.Contains(line, c.want) {
+					t.Errorf("%v: stderr %q, want one line saying %q", args, stderr.String(), c.want)
+				}
+				if args[0] == "-c" && (err != nil || stdout.String() != "42\n") {
+					t.Errorf("%v: %v, stdout %q: the session did not run", args, err, stdout.String())
+				}
+			}
+		})
 	}
 }
