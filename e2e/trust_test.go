@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 // Secrets the red team piped to -p, built here so that no literal looks
@@ -358,5 +360,32 @@ func TestConfigFileMustBeARegularFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A session killed (SIGKILL) while an answer streams keeps the part shown
+// in its log: sessions show prints it, said cut short.
+func TestPTYKillKeepsThePartialAnswer(t *testing.T) {
+	t.Parallel()
+	srv := fakemodel.New(t, fakemodel.Reply{Pieces: []string{"the orchard has forty plum trees\n", "never"}, Pause: 1})
+	home := t.TempDir()
+	s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + srv.URL, "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake"})
+	s.ExpectString("py> ")
+	s.Send("\t")
+	s.ExpectString("ai> ")
+	enter(s, "how many trees?")
+	s.ExpectString("forty plum trees\r\n")
+	if err := syscall.Kill(s.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.ExpectSignaled()
+	logs := logsOf(t, home)
+	if len(logs) != 1 {
+		t.Fatalf("%d logs, want 1", len(logs))
+	}
+	id, _ := logs[0][0]["id"].(string)
+	out, errOut, status := pyaichatCmd(t, home, nil, "sessions", "show", id)
+	if status != 0 || !strings.Contains(out, "the orchard has forty plum trees") || !strings.Contains(out, "cut short") {
+		t.Errorf("sessions show (status %d) lacks the partial answer:\n%s\n%s", status, out, errOut)
 	}
 }
