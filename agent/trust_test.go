@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -119,5 +120,32 @@ func TestResumeFollowsTodaysPolicy(t *testing.T) {
 				t.Errorf("share = %s: the old tool result was sent as %q (withheld: %v, want %v)", share, tool, withheld, want)
 			}
 		})
+	}
+}
+
+// /cap shows a result the copy wrote itself (a hostile __repr__'s frame)
+// with its control characters spelled out, and an error as one line.
+func TestCapShowsResultsHarmlessly(t *testing.T) {
+	f := newFake(t)
+	tools := &fakeTools{fn: func(_ context.Context, name string, _ json.RawMessage) (string, bool) {
+		if name == "eval_expr" {
+			return `{"error":{"type":"NameError","message":"name 'y' is not defined"}}`, true
+		}
+		return `{"repr":"\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eok","type":"str"}`, false
+	}}
+	s := NewSession(f.config(), tools, nil)
+	var out strings.Builder
+	if err := s.Handle(context.Background(), "/cap get_repr x", &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out.String(), "\x1b\x07\u009b\u202e") || !strings.Contains(out.String(), `\x1b]0;pwned\x07\x1b[2J`) {
+		t.Errorf("/cap showed %q", out.String())
+	}
+	out.Reset()
+	if err := s.Handle(context.Background(), "/cap eval_expr y", &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "error: NameError: name 'y' is not defined\n" {
+		t.Errorf("/cap error: %q", got)
 	}
 }
