@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -387,5 +388,52 @@ func TestPTYKillKeepsThePartialAnswer(t *testing.T) {
 	out, errOut, status := pyaichatCmd(t, home, nil, "sessions", "show", id)
 	if status != 0 || !strings.Contains(out, "the orchard has forty plum trees") || !strings.Contains(out, "cut short") {
 		t.Errorf("sessions show (status %d) lacks the partial answer:\n%s\n%s", status, out, errOut)
+	}
+}
+
+// A key typed at ai> is kept in the history file no more than in the
+// session log: both hold it redacted.
+func TestPTYHistoryAIHoldsNoKey(t *testing.T) {
+	t.Parallel()
+	fake := newFakeOpenAI(t, "list_globals", `{}`)
+	home := t.TempDir()
+	s := startREPLNoWait(t, home, []string{"OPENAI_BASE_URL=" + fake.URL, "OPENAI_API_KEY=" + fakeOpenAIKey, "PYAICHAT_MODEL=fake-model"})
+	s.ExpectString("py> ")
+	s.Send("\t")
+	s.ExpectString("ai> ")
+	enter(s, "why does "+fakeOpenAIKey+" or "+fakeGitHub+" fail?")
+	s.ExpectString("The tool said")
+	s.ExpectString("ai> ")
+	s.Send("\x04")
+	assertExit(t, s, 0)
+	history := readFile(t, filepath.Join(home, ".local", "state", "pyaichat", "history-ai"))
+	logged, _ := json.Marshal(logsOf(t, home))
+	for _, secret := range []string{fakeOpenAIKey, fakeGitHub} {
+		if strings.Contains(history, secret) || strings.Contains(string(logged), secret) {
+			t.Errorf("%q is on disk:\nhistory-ai: %s\nlog: %s", secret, history, logged)
+		}
+	}
+	if !strings.Contains(history, "why does <redacted: ") {
+		t.Errorf("history-ai lost the question: %q", history)
+	}
+}
+
+// A 200 response of random bytes labelled an event stream is an error
+// (pyaichat -p exits 1 saying so), not an empty answer.
+func TestRandomBytesAreNoAnswer(t *testing.T) {
+	t.Parallel()
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(i*131 + i/7*17 + 3)
+	}
+	srv := fakemodel.New(t, fakemodel.Reply{Body: string(random), ContentType: "text/event-stream"})
+	cmd := exec.Command(binary, "-p", "hi")
+	cmd.Env = append(testEnv(t.TempDir(), ""), "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-x")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "holds no event") || strings.Contains(stderr.String(), "empty answer") {
+		t.Errorf("exit %v, stderr %q: want status 1 saying the stream holds no event", err, stderr.String())
 	}
 }

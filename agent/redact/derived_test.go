@@ -204,3 +204,17 @@ func TestSecretNamedValues(t *testing.T) {
 		}
 	}
 }
+
+// An AWS secret key inside a file path is redacted whole, its 40
+// characters, though a slash follows it.
+func TestAWSSecretInAPath(t *testing.T) {
+	for _, text := range []string{
+		"/data/aws_secret_access_key=" + awsSecret + "/x.csv",
+		`File "/srv/AWS_SECRET_ACCESS_KEY=` + awsSecret + `/run.py", line 3`,
+	} {
+		out, _ := New(Policy{}).Text(text)
+		if strings.Contains(out, awsSecret[:14]) || strings.Contains(out, awsSecret[14:]) || !strings.Contains(out, "AWS secret key, 40 chars") {
+			t.Errorf("Text(%q) = %q", text, out)
+		}
+	}
+}

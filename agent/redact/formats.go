@@ -216,9 +216,10 @@ func base64Byte(c byte) bool {
 }
 
 // notGluedBase64 requires an AWS secret key to be exactly 40 characters:
-// a longer base64 run is something else.
+// a longer base64 run is something else. A slash after it is a path's
+// separator (.../aws_secret_access_key=SECRET/run.py), not more base64.
 func notGluedBase64(s string, start, end int) bool {
-	return end >= len(s) || !base64Byte(s[end])
+	return end >= len(s) || s[end] == '/' || !base64Byte(s[end])
 }
 
 // bearerValue rejects an English word after "bearer" or "basic": tokens

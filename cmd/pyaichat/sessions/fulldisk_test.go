@@ -88,3 +88,43 @@ func TestWriteIsAllOrNothingOnAFullDisk(t *testing.T) {
 		t.Errorf("the log holds %q, read back as %q; want the first and last records, whole", lines, texts)
 	}
 }
+
+// An export replaces a symlink at its destination instead of writing
+// through it, and makes the file 0600 whatever mode an existing one had.
+func TestExportNeverFollowsASymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim.txt")
+	if err := os.WriteFile(victim, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "out.md")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	recs := []Record{{Ev: "py", Src: "x = 1", Status: "ok"}}
+	if err := Export(recs, link); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "keep me" {
+		t.Errorf("the export wrote through the symlink: %q", data)
+	}
+	existing := filepath.Join(dir, "old.py")
+	if err := os.WriteFile(existing, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Export(recs, existing); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{link, existing} {
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Mode().IsRegular() || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want a regular 0600 file", p, st.Mode())
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("%d files in the directory, want 3 (no temporary left)", len(entries))
+	}
+}
