@@ -342,16 +342,32 @@ func (d *derivedScan) codePoints() {
 	done()
 }
 
+// byteClass is a set of bytes, for runs.
+type byteClass [256]bool
+
+func classOf(in func(byte) bool) *byteClass {
+	var c byteClass
+	for i := range c {
+		c[i] = in(byte(i))
+	}
+	return &c
+}
+
+var (
+	hexClass    = classOf(func(c byte) bool { return hexDigit(c) >= 0 })
+	base64Class = classOf(func(c byte) bool { return asciiAlnum(c) || c == '+' || c == '/' || c == '-' || c == '_' })
+)
+
 // runs calls each for every maximal run of bytes in class, at least min
 // long.
-func runs(s string, class func(byte) bool, min int, each func(a, b int)) {
+func runs(s string, class *byteClass, min int, each func(a, b int)) {
 	for i := 0; i < len(s); {
-		if !class(s[i]) {
+		if !class[s[i]] {
 			i++
 			continue
 		}
-		j := i
-		for j < len(s) && class(s[j]) {
+		j := i + 1
+		for j < len(s) && class[s[j]] {
 			j++
 		}
 		if j-i >= min {
@@ -364,7 +380,7 @@ func runs(s string, class func(byte) bool, min int, each func(a, b int)) {
 // hexRuns decodes runs of hex digits (bytes.hex()), from both places a
 // byte can start, and scans them.
 func (d *derivedScan) hexRuns() {
-	runs(d.s, func(c byte) bool { return hexDigit(c) >= 0 }, 2*gramLen, func(a, b int) {
+	runs(d.s, hexClass, 2*gramLen, func(a, b int) {
 		for off := 0; off < 2 && a+off+2*gramLen <= b; off++ {
 			at := a + off
 			d.buf = d.buf[:0]
@@ -378,14 +394,15 @@ func (d *derivedScan) hexRuns() {
 	})
 }
 
-func base64Char(c byte) bool { return asciiAlnum(c) || c == '+' || c == '/' || c == '-' || c == '_' }
-
 // base64Runs decodes runs of base64 (either alphabet) from each of the
 // four places a quantum can start, so that a prefix glued to the run does
 // not hide it, and scans them.
 func (d *derivedScan) base64Runs() {
 	var run []byte
-	runs(d.s, base64Char, 8, func(a, b int) {
+	runs(d.s, base64Class, 8, func(a, b int) {
+		if !mixedClasses(d.s[a:b]) {
+			return // a word or a number: base64 of a secret mixes cases
+		}
 		for off := 0; off < 4 && a+off+8 <= b; off++ {
 			at := a + off
 			q := (b - at) / 4 * 4
