@@ -30,6 +30,9 @@ func (s *Session) systemMessage() (Message, redact.Report) {
 		prompt += restoredNote
 	}
 	var rep redact.Report
+	if s.ctxFn == nil && s.shownFn != nil && s.cfg.Share == ShareAsk {
+		s.filter.Text(s.shownFn()) // learnt from, not sent
+	}
 	if s.ctxFn != nil {
 		// Redacted before it is cut, so that a cut never leaves half a
 		// secret that no longer matches.

@@ -29,6 +29,11 @@ type Session struct {
 	cfg   Config
 	tools Toolset
 	ctxFn func() string
+	// shownFn is the automatic context whatever the policy: under "ask",
+	// where it is not sent, it is still filtered, so that the values the
+	// session showed that the filter redacts are known to it, and their
+	// transformed forms caught in the results the user is asked about.
+	shownFn func() string
 	model model
 
 	history []Message
@@ -56,7 +61,7 @@ type Session struct {
 // NewSession starts a conversation. tools may be nil (no capabilities);
 // ctxFn may be nil (no automatic context).
 func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
-	s := &Session{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn}
+	s := &Session{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn, shownFn: ctxFn}
 	s.model = llmModel{llm.New(s.cfg.options())}
 	s.filter = s.cfg.Filter()
 	if tools != nil {

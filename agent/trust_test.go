@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"strings"
@@ -147,5 +148,32 @@ func TestCapShowsResultsHarmlessly(t *testing.T) {
 	}
 	if got := out.String(); got != "error: NameError: name 'y' is not defined\n" {
 		t.Errorf("/cap error: %q", got)
+	}
+}
+
+// Under share = "ask" the automatic context is not sent, but a secret it
+// shows is known to the filter: its hex in a tool result is redacted
+// before the user is asked about it.
+func TestAskLearnsFromWhatThePromptShowed(t *testing.T) {
+	secret := "gh" + "p_" + strings.Repeat("k9Qz", 9)
+	encoded := hex.EncodeToString([]byte(secret))
+	f := newFake(t, toolReply("", fcall{"call_1", "get_repr", `{"expr":"k.encode().hex()"}`}), textReply("ok."))
+	cfg := f.config()
+	cfg.Share = ShareAsk
+	var shown []string
+	cfg.Confirm = func(_ context.Context, o Outgoing) (bool, error) {
+		shown = append(shown, o.Result)
+		return true, nil
+	}
+	tools := &fakeTools{fn: func(context.Context, string, json.RawMessage) (string, bool) {
+		return `{"repr":"'` + encoded + `'"}`, false
+	}}
+	s := NewSession(cfg, tools, func() string { return ">>> k\n'" + secret + "'" })
+	if err := s.Handle(context.Background(), "what is k in hex?", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(shown, "\n") + sentMessages(f.requests()[1])
+	if len(shown) != 1 || strings.Contains(all, encoded[10:30]) || strings.Contains(all, secret) {
+		t.Errorf("shown %q; sent %s", shown, all)
 	}
 }
