@@ -34,7 +34,7 @@ type Session struct {
 	// session showed that the filter redacts are known to it, and their
 	// transformed forms caught in the results the user is asked about.
 	shownFn func() string
-	model model
+	model   model
 
 	history []Message
 	// restored: the history began as an ended session's (Resume).
