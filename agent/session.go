@@ -522,7 +522,7 @@ func (s *Session) repair(start int, err error) {
 		if err = s.clean(err); err != nil {
 			reason = err.Error()
 		}
-		h = append(h, Message{Role: "assistant", Content: "(no answer: " + reason + ")"})
+		h = append(h, Message{Role: "assistant", Content: s.scrub("(no answer: " + reason + ")")})
 	}
 	s.history = h
 }

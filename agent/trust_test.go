@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/fakemodel"
 )
 
 // Secrets of several kinds, built here so that no literal looks live.
@@ -175,5 +177,25 @@ func TestAskLearnsFromWhatThePromptShowed(t *testing.T) {
 	all := strings.Join(shown, "\n") + sentMessages(f.requests()[1])
 	if len(shown) != 1 || strings.Contains(all, encoded[10:30]) || strings.Contains(all, secret) {
 		t.Errorf("shown %q; sent %s", shown, all)
+	}
+}
+
+// A server's error kept in the history as the failed question's answer
+// is filtered like the rest before the next request carries it.
+func TestFailedAnswerIsFiltered(t *testing.T) {
+	token := "gh" + "p_" + strings.Repeat("k9Qz", 9)
+	f := newFake(t, toolReply("", fcall{"call_1", "list_globals", `{}`}),
+		fakemodel.Reply{Status: 400, Error: "cannot use " + token + " here"}, textReply("ok."))
+	s := NewSession(f.config(), &fakeTools{}, nil)
+	if err := s.Handle(context.Background(), "first", io.Discard); err == nil {
+		t.Fatal("the 400 was not an error")
+	}
+	if err := s.Handle(context.Background(), "second", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.requests()
+	sent := sentMessages(reqs[len(reqs)-1])
+	if strings.Contains(sent, token) || !strings.Contains(sent, "(no answer: ") {
+		t.Errorf("the second request carried %s", sent)
 	}
 }
