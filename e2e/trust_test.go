@@ -437,3 +437,23 @@ func TestRandomBytesAreNoAnswer(t *testing.T) {
 		t.Errorf("exit %v, stderr %q: want status 1 saying the stream holds no event", err, stderr.String())
 	}
 }
+
+// A result frame written by user code in the copy (here a replaced
+// _finish, as a hostile __repr__ can do) is shown by /cap with its escape
+// sequences spelled out: the terminal is neither retitled nor cleared.
+func TestPTYCapShowsAForgedFrameHarmlessly(t *testing.T) {
+	t.Parallel()
+	s := startREPLNoWait(t, t.TempDir(), nil)
+	s.ExpectString("py> ")
+	typeLine(t, s, "import sys", "")
+	s.Send("\t")
+	s.ExpectString("ai> ")
+	forge := `/cap eval_expr setattr(sys.modules['_pyaichat'].helper('_pyaichat_caps'), '_finish', ` +
+		`lambda res, a: '{"ok": {"repr": "\\u001b]0;pwned\\u0007\\u001b[2Jgone"}}')`
+	enter(s, forge)
+	s.ExpectString(`repr: \x1b]0;pwned\x07\x1b[2Jgone`)
+	s.ExpectString("ai> ")
+	if strings.Contains(s.Output(), "\x1b]0;pwned") || strings.Contains(s.Output(), "\x1b[2Jgone") {
+		t.Errorf("the forged frame reached the terminal raw:\n%q", s.Output())
+	}
+}
