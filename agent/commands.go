@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent/llm"
+	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
@@ -96,13 +97,27 @@ func (s *Session) capCommand(ctx context.Context, rest string, out io.Writer) er
 		args, _ = json.Marshal(map[string]string{"expr": expr})
 	}
 	res, isErr := s.tools.Call(ctx, name, args)
-	res = asText(res)
 	if isErr {
-		res = "error: " + res
+		res = capError(res)
+	} else {
+		res = asText(res)
 	}
-	res = s.scrub(res)
-	_, err := fmt.Fprintln(out, res)
+	// The result is the copy's, where user code ran and may have written
+	// a result of its own: whatever it holds is shown, never obeyed.
+	_, err := fmt.Fprintln(out, termsafe.Visible(redactKey(res, s.cfg.APIKey)))
 	return err
+}
+
+// capError is a capability's error result as one line for a person:
+// "error: NameError: name 'x' is not defined".
+func capError(res string) string {
+	var e struct {
+		Error *struct{ Type, Message string } `json:"error"`
+	}
+	if json.Unmarshal([]byte(res), &e) == nil && e.Error != nil {
+		return "error: " + e.Error.Type + ": " + e.Error.Message
+	}
+	return "error: " + res
 }
 
 // toolCommand is /tools NAME: one capability's whole description.

@@ -184,7 +184,11 @@ type fileConfig struct {
 func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, error) {
 	var fc fileConfig
 	if path != "" {
-		md, err := toml.DecodeFile(path, &fc)
+		data, err := readConfigFile(path)
+		var md toml.MetaData
+		if err == nil {
+			md, err = toml.Decode(string(data), &fc)
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:

@@ -108,6 +108,7 @@ func (t *turn) event(ev Event) {
 
 // unconfigured emits a question that cannot be sent.
 func (s *Session) unconfigured(q string) {
+	q, _ = s.filter.Text(q)
 	s.emit(Event{Kind: EventQuestion, Model: s.cfg.Model, Text: s.keyless(q)})
 	s.emit(Event{Kind: EventError, Text: NotConfigured, ErrorKind: ErrorNotConfigured})
 }

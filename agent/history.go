@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 // estimateTokens is the usual 4-bytes-per-token rule of thumb; it only has
@@ -29,6 +30,9 @@ func (s *Session) systemMessage() (Message, redact.Report) {
 		prompt += restoredNote
 	}
 	var rep redact.Report
+	if s.ctxFn == nil && s.shownFn != nil && s.cfg.Share == ShareAsk {
+		s.filter.Text(s.shownFn()) // learnt from, not sent
+	}
 	if s.ctxFn != nil {
 		// Redacted before it is cut, so that a cut never leaves half a
 		// secret that no longer matches.
@@ -103,18 +107,38 @@ func (s *Session) requestMessages() ([]Message, redact.Report) {
 }
 
 // restoredNote follows the system prompt in a resumed conversation. Its
-// tool results are replayed as they were sent, so that the model knows
-// what it looked at and why it answered as it did; this says that they
-// describe an interpreter that has ended, so that it does not take them
-// for values of the one it now inspects.
+// tool results are replayed as they were sent (under share = "redacted"),
+// so that the model knows what it looked at and why it answered as it did;
+// this says that they describe an interpreter that has ended, so that it
+// does not take them for values of the one it now inspects.
 const restoredNote = "\n\nThe conversation before the user's next question was restored from an earlier pyaichat session that has ended. Its tool results describe that session's Python as it was then, not the one running now (the user may or may not have run the earlier inputs again): call the tools again before relying on a value."
+
+// withheldResult stands for an earlier session's tool result under share =
+// "off" or "ask": its value left under that session's policy, perhaps to
+// another provider, and this one's forbids sending it unseen.
+func withheldResult(share string) string {
+	return spec.ErrorResult(spec.Hidden, "the value of this earlier session's result is withheld (share = "+share+"); call the tool again if needed")
+}
 
 // Resume starts the conversation from an earlier one (a session resumed
 // from its log): the next request carries msgs, in the wire form they
 // were sent (questions, assistant messages with their tool calls, the
 // tool results with the same ids, answers), within HistoryTokens like any
 // other history, and the system prompt says they are an ended session's.
+// Every message passes the filter again, under the policy in force now;
+// under share = "off" and "ask" the tool results' values are not sent.
 func (s *Session) Resume(msgs []Message) {
-	s.history = append(s.history[:0:0], msgs...)
+	s.history = s.history[:0:0]
+	for _, m := range msgs {
+		if m.Role == "tool" && (s.cfg.Share == ShareOff || s.cfg.Share == ShareAsk) {
+			m.Content = withheldResult(s.cfg.Share)
+		} else if m.Role == "tool" {
+			m.Content, _ = s.filteredResult(m.Content)
+		} else {
+			m.Content, _ = s.filter.Text(m.Content)
+		}
+		m.ToolCalls = s.filteredCalls(m.ToolCalls)
+		s.history = append(s.history, m)
+	}
 	s.restored = len(msgs) > 0
 }

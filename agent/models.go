@@ -73,9 +73,9 @@ func saveModel(path, name string) error {
 	if path == "" {
 		return fmt.Errorf("no config directory (set XDG_CONFIG_HOME or HOME)")
 	}
-	old, err := os.ReadFile(path)
+	old, err := readConfigFile(path)
 	if err != nil && !os.IsNotExist(err) {
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	line := "model = " + strconv.Quote(name)
 	var next string

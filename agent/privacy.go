@@ -60,6 +60,12 @@ func (s *Session) outgoing(res string) (string, redact.Report) {
 	if s.cfg.Share == ShareOff {
 		res = typesOnly(res)
 	}
+	return s.filteredResult(res)
+}
+
+// filteredResult is a tool result through the filter: as JSON, whose
+// strings are filtered one by one, or as text when it is not JSON.
+func (s *Session) filteredResult(res string) (string, redact.Report) {
 	out, rep, err := s.filter.JSON([]byte(res))
 	if err != nil { // not JSON: a tool's plain error text
 		return s.filter.Text(res)
@@ -107,7 +113,7 @@ func (s *Session) secretEnvNames() []string {
 	var names []string
 	for _, kv := range s.cfg.Environ {
 		name, v, ok := strings.Cut(kv, "=")
-		if ok && v != "" && s.filter.SecretName(name) {
+		if ok && v != "" && s.filter.SecretVar(name) {
 			names = append(names, name)
 		}
 	}

@@ -29,7 +29,12 @@ type Session struct {
 	cfg   Config
 	tools Toolset
 	ctxFn func() string
-	model model
+	// shownFn is the automatic context whatever the policy: under "ask",
+	// where it is not sent, it is still filtered, so that the values the
+	// session showed that the filter redacts are known to it, and their
+	// transformed forms caught in the results the user is asked about.
+	shownFn func() string
+	model   model
 
 	history []Message
 	// restored: the history began as an ended session's (Resume).
@@ -56,7 +61,7 @@ type Session struct {
 // NewSession starts a conversation. tools may be nil (no capabilities);
 // ctxFn may be nil (no automatic context).
 func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
-	s := &Session{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn}
+	s := &Session{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn, shownFn: ctxFn}
 	s.model = llmModel{llm.New(s.cfg.options())}
 	s.filter = s.cfg.Filter()
 	if tools != nil {
@@ -217,9 +222,9 @@ type turn struct {
 	calls  []string // labels of the calls run, as the summary names them
 	usage  Usage
 	hasUse bool
-	// redacted counts what redaction removed from this question's tool
-	// results; context what it removed from the automatic context of its
-	// latest request.
+	// redacted counts what redaction removed from this question's text
+	// and tool results; context what it removed from the automatic
+	// context of its latest request.
 	redacted, context redact.Report
 	// answerKey and thinkKey redact the key across delta boundaries.
 	answerKey, thinkKey keyFilter
@@ -247,6 +252,10 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	s.Prepare()
 	t.answerKey.key, t.thinkKey.key = s.cfg.APIKey, s.cfg.APIKey
 	start := len(s.history)
+	// The question is filtered like everything else a request carries:
+	// text piped to -p or pasted at ai> may hold a key.
+	q, rep := s.filter.Text(q)
+	t.redacted.Add(rep)
 	t.event(Event{Kind: EventQuestion, Model: s.cfg.Model, Text: s.keyless(q)})
 	s.history = append(s.history, Message{Role: "user", Content: q})
 	err := t.run(qctx)
@@ -390,7 +399,7 @@ func (t *turn) run(ctx context.Context) error {
 			content = ""
 			t.notify(fmt.Sprintf("(the model wrote its tool call as text; running %s)", calls[0].Name))
 		}
-		s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: calls})
+		s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: s.filteredCalls(calls)})
 		t.runCalls(ctx, step+1, calls)
 	}
 }
@@ -476,13 +485,30 @@ func (s *Session) addAssistant(content string, calls []ToolCall) {
 	if content == "" && len(calls) == 0 {
 		return
 	}
-	s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: calls})
+	s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: s.filteredCalls(calls)})
 }
 
-// scrub redacts the API key from text a model or server sent, before it
-// is kept in the conversation, and drops its <think> blocks, which chat
-// templates expect to be left out of the history.
-func (s *Session) scrub(text string) string { return redactKey(withoutThinking(text), s.cfg.APIKey) }
+// scrub filters text a model or server sent before it is kept in the
+// conversation, which later requests carry, and drops its <think> blocks,
+// which chat templates expect to be left out of the history.
+func (s *Session) scrub(text string) string {
+	out, _ := s.filter.Text(redactKey(withoutThinking(text), s.cfg.APIKey))
+	return out
+}
+
+// filteredCalls is calls as the history keeps them: their arguments pass
+// the filter, since later requests send them back.
+func (s *Session) filteredCalls(calls []ToolCall) []ToolCall {
+	if len(calls) == 0 {
+		return calls
+	}
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		c.Arguments, _ = s.filter.Text(c.Arguments)
+		out[i] = c
+	}
+	return out
+}
 
 // repair leaves the conversation valid after any ending: every tool-call id
 // answered, and never a question left without a reply (some local chat
@@ -517,7 +543,7 @@ func (s *Session) repair(start int, err error) {
 		if err = s.clean(err); err != nil {
 			reason = err.Error()
 		}
-		h = append(h, Message{Role: "assistant", Content: "(no answer: " + reason + ")"})
+		h = append(h, Message{Role: "assistant", Content: s.scrub("(no answer: " + reason + ")")})
 	}
 	s.history = h
 }

@@ -282,6 +282,32 @@ static PyObject *mod_readline(PyObject *self, PyObject *args) {
  * module a helper imported is imported afresh if the user imports it.) */
 static PyObject *helpers;
 
+/* The builtins as they were before any of the user's input ran: every
+ * helper's __builtins__, so that a repr, len or __import__ the user
+ * replaces in builtins is never what pyaichat's own code calls. */
+static PyObject *own_builtins;
+
+/* A helper's Python code runs with the thread's profile and trace
+ * functions suspended: a profiler or tracer the user set is user code,
+ * and the helper's frames are none of its business. */
+static void quiet_tracing_begin(PyThreadState *ts) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyThreadState_EnterTracing(ts);
+#else
+    ts->tracing++;
+    ts->cframe->use_tracing = 0;
+#endif
+}
+
+static void quiet_tracing_end(PyThreadState *ts) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyThreadState_LeaveTracing(ts);
+#else
+    ts->tracing--;
+    ts->cframe->use_tracing = ts->tracing <= 0 && (ts->c_tracefunc != NULL || ts->c_profilefunc != NULL);
+#endif
+}
+
 PyObject *pyb_helper(const char *name) {
     PyObject *mod = helpers != NULL ? PyDict_GetItemString(helpers, name) : NULL;
     if (mod == NULL) {
@@ -399,8 +425,22 @@ static PyObject *mod_scrub_environ(PyObject *self, PyObject *args) {
     return pyb_scrub_environ(names, dicts);
 }
 
+/* _pyaichat.inst_dict(obj): obj's own __dict__, or None, read without
+ * looking __dict__ up on its class (where a property could stand). */
+static PyObject *mod_inst_dict(PyObject *self, PyObject *obj) {
+    (void)self;
+    if (PyType_Check(obj) || PyModule_Check(obj)) Py_RETURN_NONE;
+    PyObject *d = PyObject_GenericGetDict(obj, NULL);
+    if (d == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return d;
+}
+
 static PyMethodDef mod_methods[] = {
     {"ident", mod_ident, METH_O, "id(obj), without an audit event."},
+    {"inst_dict", mod_inst_dict, METH_O, "obj's own __dict__, not looked up on its class."},
     {"lookup", mod_lookup, METH_VARARGS, "d[key] comparing only exact str keys."},
     {"tb_frame", mod_tb_frame, METH_O, "tb.tb_frame, without an audit event."},
     {"frame_code", mod_frame_code, METH_O, "frame.f_code, without an audit event."},
@@ -463,6 +503,35 @@ static void end_own_imports(PyObject *token) {
     Py_DECREF(token);
 }
 
+/* While a helper loads, the modules it imports run their top-level code
+ * (class bodies, enum set-up) with the builtins module's dict as it is:
+ * its entries are put back as they were at start-up for that time, and
+ * the user's restored after. Returns the user's entries to restore, or
+ * NULL when there is nothing to do (the first helper, loaded before any
+ * user code) or on failure (then the load goes on as it is). */
+static PyObject *own_builtins_begin(void) {
+    PyObject *live = PyEval_GetBuiltins(); /* borrowed */
+    if (own_builtins == NULL || helpers == NULL || PyDict_GetItemString(helpers, "_pyaichat_repl") == NULL) return NULL;
+    PyObject *theirs = PyDict_Copy(live);
+    if (theirs == NULL || PyDict_Update(live, own_builtins) < 0) {
+        PyErr_Clear();
+        Py_XDECREF(theirs);
+        return NULL;
+    }
+    return theirs;
+}
+
+static void own_builtins_end(PyObject *theirs) {
+    if (theirs == NULL) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *live = PyEval_GetBuiltins(); /* borrowed */
+    PyDict_Clear(live);
+    if (PyDict_Update(live, theirs) < 0) PyErr_Clear();
+    Py_DECREF(theirs);
+    PyErr_Restore(type, value, tb);
+}
+
 /* A helper's code object from a compiled copy (cache: the interpreter's
  * 4-byte magic number, then marshal data), or NULL (no error set) when the
  * copy is missing or from another Python. */
@@ -520,12 +589,25 @@ static int load_module(const char *name, const char *source, const pyb_bytes *ca
     mod = PyModule_New(name);
     if (mod == NULL) goto fail;
     PyObject *globals = PyModule_GetDict(mod); /* borrowed */
-    if (PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0) goto fail;
+    if (own_builtins == NULL && (own_builtins = PyDict_Copy(PyEval_GetBuiltins())) == NULL) goto fail;
+    if (PyDict_SetItemString(globals, "__builtins__", own_builtins) < 0) goto fail;
     PyObject *refused = pyb_refused_type(); /* borrowed */
     if (refused == NULL || PyDict_SetItemString(globals, "_PYAICHAT_REFUSED", refused) < 0) goto fail;
+    /* What a helper would otherwise import or read through attributes that
+     * user code can intercept (a module's class swapped, sys.modules
+     * rebound): the bridge module, the modules dict, the module type. */
+    PyObject *bridge = PyDict_GetItemString(PyImport_GetModuleDict(), "_pyaichat"); /* borrowed */
+    if (bridge == NULL || PyDict_SetItemString(globals, "_PYAICHAT_BRIDGE", bridge) < 0 ||
+        PyDict_SetItemString(globals, "_PYAICHAT_MODULES", PyImport_GetModuleDict()) < 0 ||
+        PyDict_SetItemString(globals, "_PYAICHAT_MODULE_TYPE", (PyObject *)&PyModule_Type) < 0)
+        goto fail;
+    quiet_tracing_begin(PyThreadState_Get());
+    PyObject *theirs = own_builtins_begin();
     PyObject *own = begin_own_imports();
     res = PyEval_EvalCode(code, globals, globals);
     end_own_imports(own);
+    own_builtins_end(theirs);
+    quiet_tracing_end(PyThreadState_Get());
     if (res == NULL) goto fail;
     if (PyDict_SetItemString(helpers, name, mod) < 0) goto fail;
     forget_new_modules(before);
@@ -743,7 +825,9 @@ char *pyb_call(const char *module, const char *func, const char *arg, size_t arg
     if (fn == NULL) goto error;
     py_arg = PyUnicode_DecodeUTF8(arg, (Py_ssize_t)arg_len, "surrogateescape");
     if (py_arg == NULL) goto error;
+    if (kind != PYB_CALL_USER) quiet_tracing_begin(PyThreadState_Get());
     res = PyObject_CallOneArg(fn, py_arg);
+    if (kind != PYB_CALL_USER) quiet_tracing_end(PyThreadState_Get());
     if (res == NULL) goto error;
     out = str_result(res, func, out_len, err);
     goto done;

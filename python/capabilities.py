@@ -21,26 +21,61 @@ Everything this module needs is imported here, at load time: inside the
 isolated copy imports are refused, and no capability imports a module.
 """
 
-import builtins
-import gc
-import inspect
-import json
-import keyword
-import linecache
-import os
-import posix
-import re
-import stat
-import sys
-import types
+# The modules this helper uses, as snapshots of their namespaces read
+# through their dicts: a module whose __class__ the user swapped for one
+# with a __getattribute__ is never asked, and none is imported by an
+# import statement, which reads a loaded module's __spec__ through its
+# class. Those loaded before any input ran are taken as they were then
+# (the REPL helper copied them at start-up), so that a function the user
+# replaced since is not the one called. pybridge gives this module the
+# builtins as they were at start-up, and the bridge module, sys.modules
+# and the module type (_PYAICHAT_*): a repr, len or max the user replaces
+# is never called.
+_MODULES = _PYAICHAT_MODULES  # noqa: F821, set by pybridge
+_BRIDGE = _PYAICHAT_BRIDGE  # noqa: F821
+_M_DICT = type.__dict__["__dict__"].__get__(_PYAICHAT_MODULE_TYPE)["__dict__"].__get__  # noqa: F821
+_OWN_BUILTINS = __builtins__ if type(__builtins__) is dict else _M_DICT(__builtins__)
 
-import _pyaichat  # pybridge's C module
+
+def _import(name):
+    """Module name as sys.modules holds it, imported only when it is not
+    there yet."""
+    m = _M_DICT(_BRIDGE)["lookup"](_MODULES, name, None)
+    if m is None:
+        __import__(name)
+        m = _MODULES[name]
+    return m
+
+
+def _start_namespace(name):
+    helper = _M_DICT(_BRIDGE)["helper"]
+    try:
+        return _M_DICT(helper("_pyaichat_repl"))["start_namespace"](name)
+    except (ImportError, KeyError):  # the capabilities run without the REPL (tests)
+        return None
+
+
+_SimpleNamespace = (_start_namespace("types") or _M_DICT(_import("types")))["SimpleNamespace"]
+
+
+def _own(name):
+    start = _start_namespace(name)
+    return _SimpleNamespace(**(start if type(start) is dict else _M_DICT(_import(name))))
+
+
+gc, inspect, keyword, linecache, os, posix, re, stat, sys, types, _json, _pyaichat = (
+    _own(n) for n in ("gc", "inspect", "keyword", "linecache", "os", "posix", "re", "stat", "sys", "types", "_json", "_pyaichat")
+)
+# The live modules, for what must be read as it is now: sys's last
+# exception, os.environ as the user's code sees it, the builtins a name
+# resolves to in the session.
+_REAL_SYS, _REAL_OS, _LIVE_BUILTINS = _import("sys"), _import("os"), _import("builtins")
 
 if sys.version_info < (3, 11):
     # inspect.signature of a builtin imports ast when called, before 3.11,
     # and the isolated copy refuses imports: it is loaded with this helper
     # and handed to inspect there (_signature).
-    import ast as _ast
+    _ast = _import("ast")
 else:
     _ast = None
 
@@ -55,7 +90,6 @@ _T_MRO = type.__dict__["__mro__"].__get__
 _T_DICT = type.__dict__["__dict__"].__get__
 _F_QUALNAME = types.FunctionType.__dict__["__qualname__"].__get__
 _EXC_TB = BaseException.__dict__["__traceback__"].__get__
-_M_DICT = types.ModuleType.__dict__["__dict__"].__get__
 
 # Reads that run no user code and raise no audit event (a user audit hook
 # is user code): d.get(key) compares keys with __eq__ when hashes collide,
@@ -70,13 +104,51 @@ _ABSENT = object()
 
 
 def _sys(name, default=None):
-    """sys.<name> from the module's own dict (sys may have a __getattr__)."""
-    return _get(_M_DICT(sys), name, default)
+    """sys.<name> from the module's own dict as it is now (sys may have a
+    __getattr__)."""
+    return _get(_M_DICT(_REAL_SYS), name, default)
 
 
 def _module(name):
     """sys.modules[name], or None; never imported."""
     return _get(_sys("modules"), name, None)
+
+
+def _no_default(o):
+    raise TypeError("not JSON: %s" % _T_NAME(type(o)))
+
+
+# JSON through the json module's C parts alone: its Python parts look
+# builtins up in the live builtins module, which the user may have changed.
+# The separators are json.dumps's.
+_encode = _json.make_encoder(None, _no_default, _json.encode_basestring, None, ": ", ", ", False, False, True)
+
+
+def _reject_constant(name):
+    raise ValueError("not JSON: %s" % name)
+
+
+_scan = _json.make_scanner(types.SimpleNamespace(
+    strict=True, object_hook=None, object_pairs_hook=None,
+    parse_float=float, parse_int=int, parse_constant=_reject_constant, memo={},
+))
+
+
+def _dumps(obj):
+    """json.dumps(obj, ensure_ascii=False) for plain values."""
+    return "".join(_encode(obj, 0))
+
+
+def _loads(text):
+    """json.loads(text) for a JSON document from Go."""
+    text = text.strip()
+    try:
+        obj, end = _scan(text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(text):
+        raise ValueError("not JSON: extra data")
+    return obj
 
 
 # What _lib found, for the length of one call: list_globals asks for the
@@ -202,7 +274,7 @@ def _error_type(t):
     "builtins" reads "builtins.ValueError"). Builtins are recognised by
     identity, never by name."""
     name = _T_NAME(t)
-    if type(name) is str and (_get(_M_DICT(builtins), name, None) is t or t is _refused_type()):
+    if type(name) is str and (_get(_OWN_BUILTINS, name, None) is t or t is _refused_type()):
         return name
     try:
         mod = _T_MODULE(t)
@@ -421,7 +493,7 @@ def _np_summary(np, a, t):
     e, lead = edges
     view = a[(0,) * lead + (Ellipsis,)] if lead else a
     elided = [view.size < a.size or view.size > _NP_THRESHOLD]
-    if t is np.ndarray or t is getattr(np, "memmap", None):
+    if t is np.ndarray or t is _lib("numpy", "memmap"):
 
         def cut(r):
             if len(r) > _NP_ITEM:
@@ -610,11 +682,6 @@ def _derives(t, module, name):
     return type(base) is type and base in _T_MRO(t)
 
 
-def _np_dtype(nd, a):
-    """a.dtype for a numpy array, through ndarray's own getter."""
-    return nd.__dict__["dtype"].__get__(a)
-
-
 def _pandas_own(t):
     """Whether t is one of pandas' own classes: its module is a pandas
     module that holds it under its name (any class may claim
@@ -626,14 +693,57 @@ def _pandas_own(t):
     return type(m) is types.ModuleType and _get(_M_DICT(m), _T_QUALNAME(t), None) is t
 
 
+_GETSET = type(type.__dict__["__name__"])
+_MEMBER = type(BaseException.__dict__["__suppress_context__"])
+_inst_dict = _pyaichat.inst_dict  # obj's own __dict__, never its class's
+
+
+def _c_get(t, name, obj):
+    """obj.name through the C getter class t holds under name (numpy's
+    shape), or _ABSENT when t holds anything else there."""
+    desc = _get(t, name, None)
+    if type(desc) is _GETSET or type(desc) is _MEMBER:
+        return desc.__get__(obj, t)
+    return _ABSENT
+
+
+def _np_dtype(nd, a):
+    """a.dtype for a numpy array, through ndarray's own getter."""
+    dtype = _c_get(nd, "dtype", a)
+    if dtype is _ABSENT:
+        raise _NeedsUserCode("dtype")
+    return dtype
+
+
+def _attr(obj, name):
+    """obj.name when a C getter or member of its class answers it (a
+    Cython class's attribute), else its own __dict__'s entry, else a plain
+    value its class holds; _ABSENT when its class holds anything else
+    under that name first (a property the user patched on, a method), so
+    no user code runs."""
+    t = type(obj)
+    for k in _T_MRO(t):
+        desc = _get(k, name, _ABSENT)
+        if desc is _ABSENT:
+            continue
+        if type(desc) is _GETSET or type(desc) is _MEMBER:
+            return desc.__get__(obj, t)
+        if type(desc) not in _BUILTIN_SAFE:
+            return _ABSENT
+        break
+    own = _get(_inst_dict(obj), name, _ABSENT)
+    return own if own is not _ABSENT else desc
+
+
 def _lib_preview(v, t):
     """numpy arrays and pandas objects by shape and dtype, read through
     numpy's C getters and the dicts of pandas' own types: no user code, and
     none of pandas' caches is filled. None when that does not answer."""
     nd = _lib("numpy", "ndarray")
     if _derives(t, "numpy", "ndarray"):
-        shape = nd.__dict__["shape"].__get__(v)
-        dtype = _np_dtype(nd, v)
+        shape, dtype = _c_get(nd, "shape", v), _c_get(nd, "dtype", v)
+        if shape is _ABSENT or dtype is _ABSENT:
+            return None
         return "%s, shape %s, %s" % (_text(_T_NAME(t), _NAME_LIMIT), shape, _text(str(dtype), _PREVIEW_LIMIT))
     pd_index = _lib("pandas", "Index")
     if pd_index is None or not _pandas_own(t):
@@ -653,7 +763,7 @@ def _lib_preview(v, t):
         elif _derives(t, "pandas", "Index"):
             n = _pd_len(v)
             if n is not None:
-                data = _get(v.__dict__, "_data", None)
+                data = _get(_inst_dict(v), "_data", None)
                 dtype = _np_dtype(nd, data) if type(data) is nd else None
                 name = _text(_T_NAME(t), _NAME_LIMIT)
                 return "%s, length %d%s" % (name, n, ", " + _text(str(dtype), _PREVIEW_LIMIT) if dtype is not None else "")
@@ -662,36 +772,50 @@ def _lib_preview(v, t):
     return None
 
 
+def _pd_mgr(v):
+    mgr = _get(_inst_dict(v), "_mgr", None)
+    return mgr if mgr is not None and _pandas_own(type(mgr)) else None
+
+
 def _pd_axes(v):
-    mgr = _get(v.__dict__, "_mgr", None)
-    if mgr is None or not _pandas_own(type(mgr)):
-        return None
-    axes = mgr.axes
+    mgr = _pd_mgr(v)
+    axes = _attr(mgr, "axes") if mgr is not None else None
     return axes if type(axes) is list else None
+
+
+def _np_len(x):
+    """len(x) for an exact ndarray or range, else None."""
+    if type(x) is range or type(x) is _lib("numpy", "ndarray"):
+        return len(x)
+    return None
 
 
 def _pd_len(idx):
     """len(idx) for pandas' own Index types, from the range, array or codes
-    they hold; None for anything else."""
+    they hold (an extension array's own array); None for anything else."""
     if not _pandas_own(type(idx)):
         return None
-    d = idx.__dict__
+    d = _inst_dict(idx)
     for key in ("_range", "_data"):
         x = _get(d, key, None)
-        if type(x) is range or type(x) is _lib("numpy", "ndarray"):
-            return len(x)
-        if x is not None and _pandas_own(type(x)):
-            return len(x)  # pandas' own extension arrays
+        n = _np_len(x)
+        if n is None and x is not None and _pandas_own(type(x)):
+            for inner in ("_ndarray", "_codes", "_data"):  # pandas' own extension arrays
+                n = _np_len(_attr(x, inner))
+                if n is not None:
+                    break
+        if n is not None:
+            return n
     codes = _get(d, "_codes", None)
-    if type(codes) is not tuple and codes is not None and _pandas_own(type(codes)):
-        codes = tuple(codes)
-    if type(codes) is tuple and codes and type(codes[0]) is _lib("numpy", "ndarray"):
-        return len(codes[0])
+    if type(codes) is not tuple and codes is not None and _pandas_own(type(codes)) and list in _T_MRO(type(codes)):
+        codes = tuple(list.__iter__(codes))
+    if type(codes) is tuple and codes:
+        return _np_len(codes[0])
     return None
 
 
 def _pd_series_name(v):
-    name = _get(v.__dict__, "_name", None)
+    name = _get(_inst_dict(v), "_name", None)
     if name is None:
         return ""
     try:
@@ -702,14 +826,13 @@ def _pd_series_name(v):
 
 
 def _pd_series_dtype(v, nd):
-    blocks = v.__dict__["_mgr"].blocks
+    mgr = _pd_mgr(v)
+    blocks = _attr(mgr, "blocks") if mgr is not None else None
     if type(blocks) is not tuple or len(blocks) != 1 or not _pandas_own(type(blocks[0])):
         return ""
-    values = blocks[0].values
+    values = _attr(blocks[0], "values")
     if type(values) is nd:
         return ", " + _clean(str(_np_dtype(nd, values)))
-    if _pandas_own(type(values)):
-        return ", " + _clean(str(values.dtype))
     return ""
 
 
@@ -721,7 +844,7 @@ def _namespace():
     from the helper's module dict, never through attributes that could
     create its console lazily (and import code) on pyaichat's behalf."""
     try:
-        repl = _pyaichat.helper("_pyaichat_repl")
+        repl = _pyaichat.helper("_pyaichat_repl")  # a helper: private
     except ImportError:  # the capabilities run without the REPL (tests)
         repl = None
     main = _get(_M_DICT(repl), "_main", None) if type(repl) is types.ModuleType else None
@@ -739,7 +862,7 @@ def _lookup(name):
     Returns _MISSING for NameError, or raises _NeedsUserCode when a non-str
     key could make the dict lookup call a user __eq__."""
     ns = _namespace()
-    for table in (ns, builtins.__dict__):
+    for table in (ns, _M_DICT(_LIVE_BUILTINS)):
         if not set(map(type, table)) <= {str}:
             raise _NeedsUserCode("non-str key")
         v = table.get(name, _MISSING)
@@ -949,7 +1072,7 @@ def _is_builtin(cls):
     the builtins module's own entry, since any class may claim
     __module__ = "builtins"."""
     name = _T_NAME(cls)
-    return type(name) is str and _get(_M_DICT(builtins), name, None) is cls
+    return type(name) is str and _get(_OWN_BUILTINS, name, None) is cls
 
 
 def _small(x):
@@ -1129,6 +1252,32 @@ def _cached_line(filename, lineno):
     return _exact(lines[lineno - 1])
 
 
+# A coding cookie, on one of a file's first two lines (PEP 263).
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _cache_source(cache, filename, st):
+    """What linecache.updatecache does, without its Python code, which
+    looks builtins up in the live builtins module: the file's lines,
+    decoded as its coding cookie says (UTF-8 otherwise), put in linecache's
+    cache."""
+    with open(filename, "rb") as f:
+        data = f.read(_MAX_SOURCE_BYTES + 1)
+    encoding = "utf-8"
+    for line in data.split(b"\n", 2)[:2]:
+        m = _COOKIE.match(line)
+        if m is not None:
+            encoding = m.group(1).decode("ascii")
+            break
+    if data.startswith(b"\xef\xbb\xbf"):
+        data, encoding = data[3:], "utf-8"
+    parts = data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1] + "\n")
+    cache[filename] = (st.st_size, st.st_mtime, lines, filename)
+
+
 def _source_line(filename, lineno):
     """The source line, from linecache; a file not cached yet is read only
     when it is a regular file of a sane size, so a frame claiming to come
@@ -1144,7 +1293,7 @@ def _source_line(filename, lineno):
             st = None
         if st is not None and stat.S_ISREG(st.st_mode) and st.st_size <= _MAX_SOURCE_BYTES:
             try:
-                linecache.updatecache(filename)
+                _cache_source(cache, filename, st)
             except Exception:  # noqa: unreadable, undecodable: no line
                 pass
     line = _cached_line(filename, lineno)
@@ -1221,8 +1370,7 @@ _CAPS = {
 
 
 def _error(type_name, message):
-    return json.dumps({"error": {"type": _text(type_name, _NAME_LIMIT * 3), "message": _text(message, _MSG_LIMIT)}},
-                      ensure_ascii=False)
+    return _dumps({"error": {"type": _text(type_name, _NAME_LIMIT * 3), "message": _text(message, _MSG_LIMIT)}})
 
 
 def _shape(x, cap, items):
@@ -1253,7 +1401,7 @@ def _finish(res, a):
     items = a["max_items"]
     limit = a.get("max_bytes", 1 << 16)
     while True:
-        text = json.dumps({"ok": _shape(res, cap, items)}, ensure_ascii=False)
+        text = _dumps({"ok": _shape(res, cap, items)})
         if len(text) <= limit // 4 or len(text.encode("utf-8", "backslashreplace")) <= limit:
             return text
         if cap > 16:
@@ -1266,7 +1414,7 @@ def _finish(res, a):
 
 def inproc(arg):
     """Answer without running any user code, or ask for isolation."""
-    a = json.loads(arg)
+    a = _loads(arg)
     _lib_memo.clear()
     entry = _CAPS.get(a.get("cap"))
     if entry is None:
@@ -1279,7 +1427,7 @@ def inproc(arg):
             before_copy()
         # The environment's names, so that Go can say which values the
         # copy must wipe before any expression runs (_scrub_environ).
-        return json.dumps({"isolate": True, "env": _environ_names()}, ensure_ascii=False)
+        return _dumps({"isolate": True, "env": _environ_names()})
     except NameError as e:
         return _error("NameError", str(e))
     return _finish(res, a)
@@ -1303,9 +1451,9 @@ def _scrub_environ(names):
     if not names:
         return
     dicts = [posix.environ]
-    env = _get(_M_DICT(os), "environ", None)
+    env = _get(_M_DICT(_REAL_OS), "environ", None)
     if type(env) is os._Environ:
-        data = _get(env.__dict__, "_data", None)
+        data = _get(_inst_dict(env), "_data", None)
         if type(data) is dict:
             dicts.append(data)
     _pyaichat.scrub_environ(set(names), tuple(dicts))
@@ -1321,7 +1469,7 @@ def isolated(arg):
     # Reading stdin through pyaichat would call back into Go, which does not
     # exist in this copy: stdin is at end of file here.
     try:
-        _pyaichat.readline = _eof_readline
+        _M_DICT(_BRIDGE)["readline"] = _eof_readline
     except Exception:
         pass
     # A collection here would walk the whole copied heap (and touch its
@@ -1332,7 +1480,7 @@ def isolated(arg):
     if sys.getrecursionlimit() > 3000:
         sys.setrecursionlimit(3000)
     try:
-        a = json.loads(arg)
+        a = _loads(arg)
         _scrub_environ(a.get("secret_env"))
         _lib_memo.clear()
         res = _CAPS[a["cap"]][0](a, True)

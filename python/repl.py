@@ -18,6 +18,28 @@ import _pyaichat  # the C module pybridge registers: line input through Go
 _OWN_PATH = tuple(sys.path)
 _OWN_META_PATH = tuple(sys.meta_path)
 
+# The namespaces of the modules the helpers use that are loaded already,
+# copied before any user code ran: a helper loaded later (at the first
+# TAB) takes their functions from here (start_namespace), not from modules
+# the user may have changed since (os.stat replaced, os's __class__
+# swapped for one with a __getattribute__).
+_MODULE_TYPE = type(sys)
+_M_DICT = _MODULE_TYPE.__dict__["__dict__"].__get__
+_START_NAMESPACES = {}
+for _name in ("os", "posix", "sys", "stat", "types", "re", "gc", "_frozen_importlib"):
+    _m = sys.modules.get(_name)
+    if type(_m) is _MODULE_TYPE:
+        _START_NAMESPACES[_name] = dict(_M_DICT(_m))
+del _name, _m
+_ModuleSpec = _START_NAMESPACES.get("_frozen_importlib", {}).get("ModuleSpec")
+_SYS = _M_DICT(sys)
+_MODULES = sys.modules
+
+
+def start_namespace(name):
+    """A copy of module name's namespace as it was at start-up, or None."""
+    return _START_NAMESPACES.get(name)
+
 
 class _OwnImports:
     """Imports for pyaichat's own use, from where Python's own come: the
@@ -27,27 +49,40 @@ class _OwnImports:
     the user's stay theirs and pyaichat never runs their code in their
     place. pybridge loads helpers with this too (own_imports_begin)."""
 
+    # Through sys's own dict, which the import system reads, and the
+    # modules dict Python started with: a sys whose __class__ the user
+    # swapped never answers.
+
     def __enter__(self):
-        self._path, self._meta_path = sys.path, sys.meta_path
+        self._path, self._meta_path = _SYS.get("path"), _SYS.get("meta_path")
         self._theirs = {}
-        for name, module in list(sys.modules.items()):
+        for name, module in list(dict.items(_MODULES)):
             if _from_elsewhere(module):
-                self._theirs[name] = sys.modules.pop(name)
-        sys.path, sys.meta_path = list(_OWN_PATH), list(_OWN_META_PATH)
+                self._theirs[name] = dict.pop(_MODULES, name)
+        _SYS["path"], _SYS["meta_path"] = list(_OWN_PATH), list(_OWN_META_PATH)
         return self
 
     def __exit__(self, *exc):
-        sys.path, sys.meta_path = self._path, self._meta_path
-        sys.modules.update(self._theirs)
+        _SYS["path"], _SYS["meta_path"] = self._path, self._meta_path
+        dict.update(_MODULES, self._theirs)
 
 
 def _from_elsewhere(module):
     """Whether module was loaded from a file outside the search path Python
-    started with (built-in, frozen and file-less modules are not)."""
-    if type(module) is not type(sys):
+    started with (built-in, frozen and file-less modules are not), or is
+    not a plain module at all (a module whose __class__ was swapped, an
+    object put in sys.modules): the import system would ask it for its
+    __spec__ through its class. Read from dicts, never through attributes:
+    this runs as a helper loads, and a module or spec the user made could
+    answer with their code."""
+    if type(module) is not _MODULE_TYPE:
+        return True
+    spec = _pyaichat.lookup(_M_DICT(module), "__spec__", None)
+    if spec is None:
         return False
-    spec = module.__dict__.get("__spec__")
-    origin = getattr(spec, "origin", None)
+    if type(spec) is not _ModuleSpec:
+        return True  # made by hand: not Python's own
+    origin = _pyaichat.lookup(_pyaichat.inst_dict(spec), "origin", None)
     if type(origin) is not str or origin in ("built-in", "frozen"):
         return False
     return not any(p and origin.startswith(p + "/") for p in _OWN_PATH)

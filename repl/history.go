@@ -22,10 +22,12 @@ type history struct {
 type histories struct {
 	py, ai history
 	warn   func(string) // one warning per unusable file
+	// saveAI is what an ai> line becomes in its file (Options.SaveAI).
+	saveAI func(string) string
 }
 
-func loadHistories(dir string, warn func(string)) *histories {
-	h := &histories{warn: warn}
+func loadHistories(dir string, warn func(string), saveAI func(string) string) *histories {
+	h := &histories{warn: warn, saveAI: saveAI}
 	if dir == "" {
 		return h
 	}
@@ -85,6 +87,9 @@ func (h *histories) add(m Mode, line string) {
 	}
 	if hist.path == "" {
 		return
+	}
+	if m == ModeAI && h.saveAI != nil {
+		line = h.saveAI(line)
 	}
 	if err := appendLine(hist.path, escapeHistory(line)); err != nil {
 		h.warn(fmt.Sprintf("cannot save history to %s: %v", hist.path, err))

@@ -11,7 +11,7 @@ func TestHistoryPersistsPerMode(t *testing.T) {
 	dir := t.TempDir()
 	var warnings []string
 	warn := func(s string) { warnings = append(warnings, s) }
-	h := loadHistories(dir, warn)
+	h := loadHistories(dir, warn, nil)
 	h.add(ModePy, "x = 1")
 	h.add(ModePy, "def f():\n    return 'a\\\\b'")
 	h.add(ModeAI, "what is x?")
@@ -19,7 +19,7 @@ func TestHistoryPersistsPerMode(t *testing.T) {
 	h.add(ModePy, "x = 1") // a repeat: kept once
 	h.add(ModePy, "   ")   // blank: not kept
 
-	again := loadHistories(dir, warn)
+	again := loadHistories(dir, warn, nil)
 	wantPy := []string{"x = 1", "def f():\n    return 'a\\\\b'", "x = 1"}
 	if strings.Join(again.py.entries, "|") != strings.Join(wantPy, "|") {
 		t.Errorf("py history %q, want %q", again.py.entries, wantPy)
@@ -44,7 +44,7 @@ func TestUnusableHistoryWarnsOnceAndIsLeftAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warnings []string
-	h := loadHistories(dir, func(s string) { warnings = append(warnings, s) })
+	h := loadHistories(dir, func(s string) { warnings = append(warnings, s) }, nil)
 	if len(warnings) != 2 {
 		t.Fatalf("warnings %q, want one per unusable file", warnings)
 	}

@@ -100,6 +100,10 @@ type Options struct {
 	Assistant Assistant
 	// HistoryDir keeps the history of each mode; "" keeps none.
 	HistoryDir string
+	// SaveAI, if set, is what an ai> line becomes in its history file (a
+	// key the user typed is kept no more there than in the session log);
+	// the line recalled in this session is the line as typed.
+	SaveAI func(string) string
 	// OnIdle runs after a pause at the prompt (see term.EditorConfig).
 	OnIdle func()
 	// Complete, if set, suggests at py> the rest of the name being typed
@@ -184,7 +188,7 @@ func (r *Session) SetComplete(complete func(path []string, prefix string) string
 
 // startEditor starts the line editor, with the history of py>.
 func (r *Session) startEditor() error {
-	r.hist = loadHistories(r.opts.HistoryDir, r.warn)
+	r.hist = loadHistories(r.opts.HistoryDir, r.warn, r.opts.SaveAI)
 	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle}
 	if r.opts.Complete != nil {
 		cfg.Suggest = r.suggest

@@ -112,9 +112,9 @@ func (s *Stream) step() {
 func (s *Stream) Capped() bool { return s.acc.capped }
 
 // atEOF judges a body that ended cleanly before [DONE]. With no event at
-// all and no event-stream Content-Type, whatever answered (a captive portal,
-// a web server, a proxy's text/plain) is not a chat server, and saying "the
-// model returned an empty answer" would mislead. With events but no
+// all, whatever answered (a captive portal, a web server, a proxy's
+// text/plain, random bytes labelled an event stream) is not a chat server,
+// and saying "the model returned an empty answer" would mislead. With events but no
 // finish_reason either, the connection was most likely cut (a body without
 // Content-Length or chunking ends by a close that looks clean), so the
 // answer may be incomplete.
@@ -122,6 +122,10 @@ func (s *Stream) atEOF() {
 	switch {
 	case s.events == 0 && !isMediaType(s.ctype, "text/event-stream"):
 		s.err = s.notAStream()
+	case s.events == 0:
+		// Labelled an event stream, it held no event: random bytes, an
+		// HTML page, or nothing. No chat server answers so.
+		s.err = fmt.Errorf("%s answered with an event stream that holds no event, not a chat completion; check OPENAI_BASE_URL (a proxy or login page may be answering)", DisplayURL(s.c.endpoint()))
 	case s.events > 0 && s.acc.c.Err == nil && !s.acc.finished(0):
 		s.unfinished = true
 	}

@@ -73,6 +73,11 @@ var formatRules = sync.OnceValue(func() []rule {
 			re: regexp.MustCompile(`^(?i)(?:pwd|passwd|password)[ \t]*=[ \t]*(\{[^}\n]*\}|[^;\s"'{}]+)`), ok: odbcContext},
 		{kind: kindPassword, triggers: []string{"passw"}, fold: true, span: 512,
 			re: regexp.MustCompile(`^(?i)passw(?:or)?d["']?[ \t]*[:=][ \t]*(?:"([^"\r\n]{4,256})"|'([^'\r\n]{4,256})')`)},
+		// password=VALUE unquoted, as an exception message or a log line
+		// writes it: a value of 4 or more characters that is not a
+		// constant (password=None) or already masked.
+		{kind: kindPassword, triggers: []string{"passw"}, fold: true, span: 512,
+			re: regexp.MustCompile(`^(?i)passw(?:or)?d[ \t]*=[ \t]*([^\s"'<>,;(){}\[\]]{4,256})`), ok: notConstant},
 	}
 })
 
@@ -211,9 +216,10 @@ func base64Byte(c byte) bool {
 }
 
 // notGluedBase64 requires an AWS secret key to be exactly 40 characters:
-// a longer base64 run is something else.
+// a longer base64 run is something else. A slash after it is a path's
+// separator (.../aws_secret_access_key=SECRET/run.py), not more base64.
 func notGluedBase64(s string, start, end int) bool {
-	return end >= len(s) || !base64Byte(s[end])
+	return end >= len(s) || s[end] == '/' || !base64Byte(s[end])
 }
 
 // bearerValue rejects an English word after "bearer" or "basic": tokens
@@ -226,6 +232,40 @@ func bearerValue(s string, start, end int) bool {
 		}
 	}
 	return false
+}
+
+// notConstant refuses a value that is a constant, a mask or code, not a
+// password: None, True, False, null, a run of asterisks, a dotted name
+// (settings.DB_PASSWORD), an expression indexed or called
+// (os.environ['PW']).
+func notConstant(s string, start, end int) bool {
+	v := s[start:end]
+	switch strings.ToLower(v) {
+	case "none", "true", "false", "null", "nil", "undefined":
+		return false
+	}
+	if end < len(s) && (s[end] == '[' || s[end] == '(') {
+		return false
+	}
+	if strings.Contains(v, ".") && dottedName(v) {
+		return false
+	}
+	return strings.Trim(v, "*x") != ""
+}
+
+// dottedName reports whether v is identifiers joined by dots.
+func dottedName(v string) bool {
+	for _, part := range strings.Split(v, ".") {
+		if part == "" || isDigit(part[0]) {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			if !isLetter(part[i]) && !isDigit(part[i]) && part[i] != '_' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // odbcContext accepts pwd=/password= only inside a "key=value;" list

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // awsSecretName matches a JSON key that names an AWS secret key, whose
@@ -41,6 +43,9 @@ func (f *Filter) JSON(doc []byte) ([]byte, Report, error) {
 			}
 			i = end
 		default:
+			if c == '{' || c == '}' {
+				w.name = "" // a new object, or the end of one
+			}
 			w.out.WriteByte(c)
 			i++
 		}
@@ -82,7 +87,10 @@ type jsonWriter struct {
 	out bytes.Buffer
 	enc *json.Encoder
 	key string // the last object key, context for its value
-	rep Report
+	// name is the "name" field of the object being written: a value field
+	// after it ("preview", "repr") is that variable's value.
+	name string
+	rep  Report
 }
 
 // str redacts one quoted JSON string and writes it re-encoded.
@@ -97,9 +105,17 @@ func (w *jsonWriter) str(quoted []byte, key bool) error {
 	if r.Count == 0 && !key && awsSecretName().MatchString(w.key) && awsSecretValue().MatchString(s) {
 		red = Marker("AWS secret key", len(s))
 		r.note("AWS secret key")
+		w.f.learn(s, []finding{{start: 0, end: len(s), prec: precFormat, kind: "AWS secret key"}})
+	}
+	if r.Count == 0 && !key && !trivialValue[s] && w.secretVariable() && !strings.HasPrefix(s, markerPrefix) {
+		red = Marker(kindSecretVariable, utf8.RuneCountInString(s))
+		r.note(kindSecretVariable)
+		w.f.learn(s, []finding{{start: 0, end: len(s), prec: precFormat, kind: kindSecretVariable}})
 	}
 	if key {
 		w.key = s
+	} else if w.key == "name" {
+		w.name = s
 	}
 	w.rep.Add(r)
 	if plain && r.Count == 0 {
@@ -111,6 +127,28 @@ func (w *jsonWriter) str(quoted []byte, key bool) error {
 	}
 	w.out.Truncate(w.out.Len() - 1) // Encode ends with a newline
 	return nil
+}
+
+// trivialValue are the previews of a secret-named variable that hold no
+// secret.
+var trivialValue = map[string]bool{"": true, "None": true, "''": true, `""`: true}
+
+// kindSecretVariable names the value of a variable whose name says it is
+// a secret.
+const kindSecretVariable = "value of a variable named as a secret"
+
+// valueFields are the fields that hold the value of the variable their
+// object's "name" field names (list_globals' entries).
+var valueFields = map[string]bool{"preview": true, "repr": true, "value": true}
+
+// secretVariable reports whether the string being written is the value of
+// a variable named as a secret: a frame's local {"password": "'...'"}, or
+// a list_globals entry {"name": "api_key", ..., "preview": "'...'"}.
+func (w *jsonWriter) secretVariable() bool {
+	if SecretVariableName(w.key) {
+		return true
+	}
+	return valueFields[w.key] && SecretVariableName(w.name)
 }
 
 // plainString returns the content of a quoted string made only of

@@ -6,7 +6,7 @@ import "strings"
 // look like it holds a credential.
 var secretWords = []string{
 	"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PWD",
-	"CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE",
+	"CREDENTIAL", "AUTH", "COOKIE", "SESSION", "PRIVATE", "DSN",
 }
 
 // benignNames are common variables whose names contain a secret word but
@@ -72,9 +72,46 @@ func builtinSecretName(up string) bool {
 			return false
 		}
 	}
+	// PW is a word of its own only: MYAPP_PW, PW_ADMIN, not PWM or NPW.
+	if up == "PW" || strings.HasSuffix(up, "_PW") || strings.HasPrefix(up, "PW_") || strings.Contains(up, "_PW_") {
+		return true
+	}
 	up = benignWords.Replace(up)
 	for _, w := range secretWords {
 		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretVariableWords are the words of a Python variable's name that say
+// its value is a secret; narrower than secretWords, since "key" and
+// "session" name ordinary variables (for key in d).
+var secretVariableWords = map[string]bool{
+	"password": true, "passwd": true, "pw": true, "passphrase": true, "secret": true,
+	"token": true, "apikey": true, "credential": true, "credentials": true,
+}
+
+// secretVariablePairs are two-word names that do: api_key, private_key.
+var secretVariablePairs = map[string]bool{
+	"api key": true, "access key": true, "private key": true, "secret key": true, "auth key": true,
+}
+
+// SecretVariableName reports whether a Python variable's name says its
+// value is a secret (password, db_password, api_key, apiKey, TOKEN): its
+// value is redacted whatever it looks like.
+func SecretVariableName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	lower := strings.ToLower(name)
+	if secretVariableWords[strings.ReplaceAll(lower, "_", "")] {
+		return true
+	}
+	words := strings.FieldsFunc(lower, func(r rune) bool { return r == '_' })
+	for i, w := range words {
+		if secretVariableWords[w] || i > 0 && secretVariablePairs[words[i-1]+" "+w] {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package redact
 import (
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -34,13 +35,23 @@ type Filter struct {
 	values []Secret // exact values, each at least minSecretLen bytes
 	allow  map[string]bool
 	hide   map[string]bool
+	// known holds the values whose transformed forms are looked for:
+	// values, and what the filter has redacted since (nil in the
+	// shared nil-Filter stand-in, which learns nothing).
+	known *knownSet
+	// environ is the policy's environment, judged by value on first need
+	// (judgeValues): byValue names the variables whose values look
+	// secret although their names do not.
+	environ   []string
+	judgeOnce sync.Once
+	byValue   map[string]bool
 }
 
 // New builds a Filter for the policy; New(Policy{}) is cheap and behaves
 // like a nil Filter. The environment is read once, here;
 // later changes to the process environment need a new Filter.
 func New(p Policy) *Filter {
-	f := &Filter{allow: upperSet(p.Allow), hide: upperSet(p.Hide)}
+	f := &Filter{allow: upperSet(p.Allow), hide: upperSet(p.Hide), known: newKnownSet(), environ: p.Environ}
 	seen := make(map[string]bool)
 	add := func(kind, v string) {
 		if len(v) < minSecretLen || seen[v] {
@@ -73,7 +84,61 @@ func New(p Policy) *Filter {
 	sort.SliceStable(f.values, func(i, j int) bool {
 		return len(f.values[i].Value) > len(f.values[j].Value)
 	})
+	for _, v := range f.values {
+		f.known.add(v.Kind, v.Value, false)
+	}
 	return f
+}
+
+// judgeValues finds, once, the environment variables whose names say
+// nothing but whose values hold a password in a URL, a known token format
+// or a generated-looking string, and makes those values known. It runs on
+// first need, not in New: the format rules take a millisecond to compile.
+func (f *Filter) judgeValues() {
+	f.judgeOnce.Do(func() {
+		f.byValue = map[string]bool{}
+		for _, e := range f.environ {
+			name, value, ok := strings.Cut(e, "=")
+			if !ok || f.SecretName(name) || f.allow[strings.ToUpper(name)] || looksLikePath(value) {
+				continue
+			}
+			var fs []finding
+			fs = findFormats(value, fs)
+			fs = findEntropy(value, fs)
+			for _, k := range resolve(fs) {
+				f.byValue[name] = true
+				f.known.add(k.kind, value[k.start:k.end], false)
+			}
+		}
+	})
+}
+
+// SecretVar reports whether the copy where expressions run must wipe the
+// variable: its name looks secret (SecretName), or its value does
+// (DATABASE_URL with a password, a token under an ordinary name). A nil
+// Filter judges names only.
+func (f *Filter) SecretVar(name string) bool {
+	if f.SecretName(name) {
+		return true
+	}
+	if f == nil || f.known == nil || f.allow[strings.ToUpper(name)] {
+		return false
+	}
+	f.judgeValues()
+	return f.byValue[name]
+}
+
+// learn makes the values of the formats and high-entropy strings just
+// redacted known, so that their transformed forms are caught later.
+func (f *Filter) learn(s string, kept []finding) {
+	if f == nil || f.known == nil {
+		return
+	}
+	for _, k := range kept {
+		if k.prec == precFormat || k.prec == precEntropy {
+			f.known.add(k.kind, s[k.start:k.end], true)
+		}
+	}
 }
 
 func upperSet(names []string) map[string]bool {
@@ -100,6 +165,7 @@ const (
 	precMarker = iota // an existing marker: never touched
 	precExact
 	precFormat
+	precDerived // a known secret transformed: it names the secret
 	precEntropy
 )
 
@@ -120,15 +186,21 @@ func (f *Filter) Text(s string) (string, Report) {
 	if f == nil {
 		f = defaultFilter
 	}
+	if f.known != nil {
+		f.judgeValues()
+	}
 	var fs []finding
 	fs = findMarkers(s, fs)
 	fs = f.findValues(s, fs)
 	fs = findFormats(s, fs)
 	fs = findEntropy(s, fs)
+	fs = f.findDerived(s, fs)
 	if len(fs) == 0 {
 		return s, Report{}
 	}
-	return apply(s, resolve(fs))
+	kept := resolve(fs)
+	f.learn(s, kept)
+	return apply(s, kept)
 }
 
 // findMarkers protects markers already in s, so Text applied twice gives

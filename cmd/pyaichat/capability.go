@@ -100,7 +100,7 @@ func runCapability(std stdio, args []string) int {
 	// leaves the built-in rule).
 	cfg, _ := agent.LoadConfig(xdgPaths().configFile(), "", "", "")
 	cfg.Environ = os.Environ()
-	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
+	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
 	res, cerr := reg.CallText(context.Background(), call.name, call.expr)
 	out := capabilityOutput{Capability: call.name, OK: cerr == nil, Result: res, Error: cerr}
 	enc := json.NewEncoder(std.out)

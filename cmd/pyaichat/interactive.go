@@ -55,6 +55,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	opts.OnInput = logInputs(lg, capture)
 	opts.PyCommand = saveAt(lg)
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, awaitInput(in)
+	opts.SaveAI = aiHistoryLine(cfg)
 	session, err := repl.New(opts)
 	if err != nil {
 		std.warn(err.Error())
@@ -148,7 +149,7 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 	cfg.Events = events
 	cfg.MoreHelp = "\n  /save FILE        write this session as FILE.ipynb, FILE.py or FILE.md"
 	recent := func() string { s, _ := in.RecentContext(); return s }
-	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretName})
+	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
 	return agent.NewSession(cfg, capabilityTools(reg), recent)
 }
 
@@ -174,6 +175,18 @@ func setupFor(in *pybridge.Interp, c cmdline, std stdio) (status int, exit bool)
 		std.warn(err.Error())
 	}
 	return status, exit
+}
+
+// aiHistoryLine is what an ai> line becomes in the history file: filtered
+// as the question is before it is sent and logged, so that a key typed
+// at ai> is on disk no more than in the log.
+func aiHistoryLine(cfg agent.Config) func(string) string {
+	cfg.Environ = os.Environ()
+	filter := cfg.Filter()
+	return func(line string) string {
+		out, _ := filter.Text(line)
+		return out
+	}
 }
 
 // openInput is the REPL's input: a terminal, read only at pyaichat's

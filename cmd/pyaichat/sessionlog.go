@@ -37,6 +37,7 @@ func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *ses
 	w, err := sessions.CreateNew(dir, time.Now(), sessions.Options{
 		Keep: cfg.LogKeep, MaxBytes: cfg.LogMaxBytes,
 		Redact: func(s string) string { return redact.ReplaceToken(s, key, "[key]") },
+		Warn:   warn,
 	})
 	if err != nil {
 		warn(fmt.Sprintf("the session log cannot be written (%v); this session is not logged", err))
@@ -167,12 +168,37 @@ func logEvents(w *sessions.Writer) func(agent.Event) {
 	if w == nil {
 		return nil
 	}
+	var streamed answerParts
 	return func(ev agent.Event) {
+		switch ev.Kind {
+		case agent.EventText:
+			streamed.add(w, ev.Text)
+		case agent.EventAnswer:
+			streamed.reset()
+		}
 		if r, ok := eventRecord(ev); ok {
 			w.Write(r)
 		}
 	}
 }
+
+// answerParts keeps an answer in the log as it streams, a line or
+// maxAnswerPart bytes at a time, so that a session killed meanwhile keeps
+// what was shown; the answer record at the question's end supersedes it.
+type answerParts struct{ held strings.Builder }
+
+const maxAnswerPart = 1 << 10
+
+func (a *answerParts) add(w *sessions.Writer, text string) {
+	a.held.WriteString(text)
+	if a.held.Len() < maxAnswerPart && !strings.Contains(text, "\n") {
+		return
+	}
+	w.Write(sessions.Record{Ev: "answer_part", Text: a.held.String()})
+	a.held.Reset()
+}
+
+func (a *answerParts) reset() { a.held.Reset() }
 
 // bothEvents tells a and b of each event; either may be nil.
 func bothEvents(a, b func(agent.Event)) func(agent.Event) {

@@ -28,7 +28,30 @@ func Export(recs []Record, path string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o600)
+	return writeNew(path, data)
+}
+
+// writeNew puts data at path as a new 0600 file: written to a temporary
+// file beside it, then renamed over it. A symlink at path is replaced,
+// never followed (it could point at a file of someone else's choosing),
+// and an existing file's looser mode is not kept.
+func writeNew(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+	}
+	return werr
 }
 
 // part is one piece of a session in the order it happened: a py> input

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,6 +37,8 @@ import (
 //	             made it, from 1), Extra (the server's extra_content)
 //	tool_result  CallID, Tool, Result (as the model saw it), Size
 //	notice       Text
+//	answer_part  Text: a piece of the answer as it streams (Read folds
+//	             them into the answer)
 //	answer       Text
 //	usage        In, Out (tokens, when the server told), Calls
 //	error        Text, Kind
@@ -128,6 +131,9 @@ type Writer struct {
 	// output, so that the inputs and the conversation still have room.
 	outputOff bool
 	redact    func(string) string
+	// warn, failing, torn: see append.
+	warn          func(string)
+	failing, torn bool
 	// Path is the file written.
 	Path string
 }
@@ -137,6 +143,7 @@ type Options struct {
 	Keep     int                 // files kept in dir (DefaultKeep when 0)
 	MaxBytes int64               // bound of the file (DefaultMaxBytes when 0)
 	Redact   func(string) string // applied to every text of every record
+	Warn     func(string)        // told, in one line, when a record cannot be written
 }
 
 // Create starts the log of session id in dir, made 0700 if missing; the
@@ -157,7 +164,7 @@ func Create(dir, id string, o Options) (*Writer, error) {
 		return nil, err
 	}
 	prune(dir, o.Keep)
-	return &Writer{f: f, maxBytes: o.MaxBytes, redact: o.Redact, Path: path}, nil
+	return &Writer{f: f, maxBytes: o.MaxBytes, redact: o.Redact, warn: o.Warn, Path: path}, nil
 }
 
 // CreateNew starts the log of a new session started now, under a new id.
@@ -222,8 +229,36 @@ func (w *Writer) Write(rec Record) error {
 		stop, _ := json.Marshal(Record{T: rec.T, Ev: "truncated", Text: fmt.Sprintf("the log reached its bound of %d bytes; later events were not written", w.maxBytes)})
 		line = append(stop, '\n')
 	}
+	return w.append(line)
+}
+
+// append writes line whole or not at all: a write that fails or falls
+// short (a full disk) is cut off again, so the next record starts on a
+// line of its own, and the first failure of a run is one warning. While
+// the cut itself fails, nothing more is written after the torn line.
+func (w *Writer) append(line []byte) error {
+	if w.torn {
+		if err := w.f.Truncate(w.size); err != nil {
+			return err
+		}
+		w.torn = false
+	}
 	n, err := w.f.Write(line)
-	w.size += int64(n)
+	if err == nil && n == len(line) {
+		w.failing = false
+		w.size += int64(n)
+		return nil
+	}
+	if err == nil {
+		err = io.ErrShortWrite
+	}
+	if n > 0 && w.f.Truncate(w.size) != nil {
+		w.torn = true
+	}
+	if !w.failing && w.warn != nil {
+		w.warn(fmt.Sprintf("the session log %s could not be written (%v); that record is lost, later ones are written when they can be", w.Path, err))
+	}
+	w.failing = true
 	return err
 }
 
@@ -343,7 +378,41 @@ func Read(path string) ([]Record, error) {
 		}
 		recs = append(recs, r)
 	}
-	return recs, nil
+	return withAnswerParts(recs), nil
+}
+
+// cutShort ends the answer of a session that ended while it streamed.
+const cutShort = "\n[the answer was cut short: pyaichat ended while it streamed]"
+
+// withAnswerParts replaces the answer_part records, which keep an answer
+// as it streams, by the whole answer: an answer record follows them when
+// the question ended, and makes them redundant; when none does (the
+// session was killed meanwhile), their text is the answer, said cut short.
+func withAnswerParts(recs []Record) []Record {
+	out := recs[:0:0]
+	var parts strings.Builder
+	var last time.Time
+	flush := func() {
+		if parts.Len() > 0 {
+			out = append(out, Record{T: last, Ev: "answer", Text: parts.String() + cutShort})
+			parts.Reset()
+		}
+	}
+	for _, r := range recs {
+		switch r.Ev {
+		case "answer_part":
+			parts.WriteString(r.Text)
+			last = r.T
+			continue
+		case "answer":
+			parts.Reset()
+		case "question", "py", "end", "resumed":
+			flush()
+		}
+		out = append(out, r)
+	}
+	flush()
+	return out
 }
 
 // ErrNoSessions is Latest in a directory without logs.
