@@ -57,7 +57,7 @@ func Run(ctx context.Context, l Launch, out io.Writer) error {
 			fmt.Fprintf(srv.opts.Log, "serve: could not open a browser: %v\n", err)
 		}
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	hs := srv.HTTPServer()
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

@@ -29,7 +29,15 @@ type Options struct {
 	// word (a dropped network, a sleeping laptop) stops holding its
 	// sessions from the idle timeout (default 30 s).
 	PingInterval time.Duration
-	Log          io.Writer // one line per session start and end (default: nowhere)
+	// HandshakeTimeout bounds the wait for a request's headers, and
+	// KeepAliveTimeout how long a connection may wait for its next
+	// request; MaxConnsPerAddr is how many connections one address may
+	// hold besides its authenticated WebSockets (see HTTPServer).
+	// Defaults: 5 s, 30 s, 64.
+	HandshakeTimeout time.Duration
+	KeepAliveTimeout time.Duration
+	MaxConnsPerAddr  int
+	Log              io.Writer // one line per session start and end (default: nowhere)
 }
 
 const (
@@ -37,6 +45,9 @@ const (
 	defaultMaxMessage  = 1 << 20
 	defaultMaxSessions = 64
 	defaultUploadLimit = 100 << 20
+	defaultHandshake   = 5 * time.Second
+	defaultKeepAlive   = 30 * time.Second
+	defaultConnsPerIP  = 64
 	// hardReadLimit closes a connection whose message is larger still
 	// (the session is not touched; the page reconnects).
 	hardReadLimit = 64 << 20
@@ -86,6 +97,15 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.PingInterval <= 0 {
 		opts.PingInterval = 30 * time.Second
+	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = defaultHandshake
+	}
+	if opts.KeepAliveTimeout <= 0 {
+		opts.KeepAliveTimeout = defaultKeepAlive
+	}
+	if opts.MaxConnsPerAddr <= 0 {
+		opts.MaxConnsPerAddr = defaultConnsPerIP
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard

@@ -39,6 +39,11 @@ type session struct {
 	attached  int
 	idle      *time.Timer
 	closeOnce sync.Once
+	// uploaded is the bytes of uploads stored or being stored, against
+	// the upload limit; uploadsShut, set as the child's end is handled,
+	// refuses uploads from then on, so none outlives the session.
+	uploaded    int64
+	uploadsShut bool
 }
 
 var (
@@ -118,6 +123,7 @@ func (s *session) pump() {
 	if s.idle != nil {
 		s.idle.Stop()
 	}
+	s.uploadsShut = true
 	s.mu.Unlock()
 	s.ptmx.Close()
 	os.RemoveAll(s.uploadDir)
