@@ -313,3 +313,40 @@ func TestServeOpensTheBrowser(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A client written to the protocol's first draft reaches pyaichat: the
+// token alone as subprotocol, protocolVersion "1.0", the session's
+// command read from welcome's sessionConfig, and updateSessionConfig
+// answered with an error that says the command is the server's.
+func TestServeFirstDraftClient(t *testing.T) {
+	srv := startServe(t, t.TempDir(), nil, "-q")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, fmt.Sprintf("ws://127.0.0.1:%d/ws", srv.Port), &websocket.DialOptions{
+		Subprotocols: []string{"auth.bearer." + srv.Token},
+	})
+	if err != nil {
+		t.Fatalf("dial with the token alone: %v", err)
+	}
+	defer conn.CloseNow()
+	c := &serveClient{tb: t, conn: conn, ctx: ctx}
+	c.send(map[string]any{"type": "hello", "protocolVersion": "1.0"})
+	welcome := c.until("welcome")
+	cfg, _ := welcome["sessionConfig"].(map[string]any)
+	command, _ := cfg["command"].([]any)
+	if len(command) != 2 || filepath.Base(fmt.Sprint(command[0])) != "pyaichat" || command[1] != "-q" {
+		t.Errorf("sessionConfig.command %v, want pyaichat -q", cfg["command"])
+	}
+	c.open()
+	off := c.waitFor(0, "py> ")
+	c.send(map[string]any{"type": "updateSessionConfig", "sessionId": c.id, "sessionConfig": map[string]any{"command": []string{"/bin/sh"}}})
+	_, b, err := conn.Read(ctx)
+	for err == nil && !bytes.Contains(b, []byte(`"type":"error"`)) {
+		_, b, err = conn.Read(ctx)
+	}
+	if err != nil || !bytes.Contains(b, []byte("fixed by the server")) {
+		t.Errorf("updateSessionConfig answered %s %v", b, err)
+	}
+	c.keys("6 * 7\r")
+	c.waitFor(off, "42\r\n")
+}

@@ -33,8 +33,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The Origin was checked above, against loopback rather than the Host.
+	// A client that offers the token alone gets it back as the selected
+	// subprotocol (see Subprotocol); it is its own token, on its own
+	// connection.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols:       []string{Subprotocol},
+		Subprotocols:       []string{Subprotocol, tokenPrefix + s.opts.Token},
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
@@ -135,6 +138,8 @@ func (c *client) handle(data []byte) {
 		err = c.onClose(m)
 	case "injectFiles":
 		err = c.onInject(m)
+	case "updateSessionConfig":
+		err = errFixedCommand
 	default:
 		err = fmt.Errorf("unknown message type %q", m.Type)
 	}
@@ -144,12 +149,30 @@ func (c *client) handle(data []byte) {
 }
 
 func (c *client) onHello(m inbound) error {
-	if m.ProtocolVersion != ProtocolVersion {
-		return fmt.Errorf("protocol version %d is not spoken here (this server speaks %d)", m.ProtocolVersion, ProtocolVersion)
+	if len(m.ProtocolVersion) == 0 {
+		return fmt.Errorf("hello without protocolVersion (this server speaks %d)", ProtocolVersion)
+	}
+	if !spokenVersion(m.ProtocolVersion) {
+		return fmt.Errorf("protocol version %s is not spoken here (this server speaks %d, also written \"1.0\")", m.ProtocolVersion, ProtocolVersion)
 	}
 	c.hello = true
-	return c.send(welcomeMsg{Type: "welcome", ProtocolVersion: ProtocolVersion, Features: features})
+	return c.send(welcomeMsg{Type: "welcome", ProtocolVersion: ProtocolVersion, Features: features, SessionConfig: c.srv.sessionConfig()})
 }
+
+// spokenVersion accepts protocolVersion 1 as a number (1 or 1.0) or as
+// a string ("1", "1.0").
+func spokenVersion(raw json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s == "1" || s == "1.0"
+	}
+	var n float64
+	return json.Unmarshal(raw, &n) == nil && n == ProtocolVersion
+}
+
+// errFixedCommand answers updateSessionConfig: a client with the token
+// may type into a session, but never choose what a session runs.
+var errFixedCommand = errors.New("updateSessionConfig refused: session commands are fixed by the server (every session runs the command in welcome's sessionConfig)")
 
 // termSize checks a size from the client.
 func termSize(cols, rows int) (uint16, uint16, error) {

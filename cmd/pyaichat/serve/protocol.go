@@ -3,11 +3,15 @@ package serve
 import "encoding/json"
 
 // ProtocolVersion is the version of the WebSocket protocol below; a
-// client's hello must name it.
+// client's hello must name it, as the number 1 or, as the protocol's
+// first draft spelt it, the string "1.0" (or "1").
 const ProtocolVersion = 1
 
 // Subprotocol is the WebSocket subprotocol the server selects; the token
-// travels beside it as "auth.bearer.<token>" (see checkToken).
+// travels beside it as "auth.bearer.<token>" (see checkToken). A client
+// written to the first draft offers the token alone, and the server then
+// selects that (a browser fails a connection whose server selects none of
+// the subprotocols it offered).
 const Subprotocol = "pyaichat.v1"
 
 // features are announced in welcome.
@@ -22,9 +26,10 @@ var features = []string{"replay", "resize", "injectFiles", "upload"}
 //	resize      {sessionId, cols, rows}
 //	close       {sessionId}
 //	injectFiles {sessionId, paths}
+//	updateSessionConfig {...}: refused, the server fixes what sessions run
 type inbound struct {
 	Type            string          `json:"type"`
-	ProtocolVersion int             `json:"protocolVersion"`
+	ProtocolVersion json.RawMessage `json:"protocolVersion"`
 	ID              json.RawMessage `json:"id"`
 	SessionID       string          `json:"sessionId"`
 	Cols            int             `json:"cols"`
@@ -35,9 +40,22 @@ type inbound struct {
 }
 
 type welcomeMsg struct {
-	Type            string   `json:"type"` // "welcome"
-	ProtocolVersion int      `json:"protocolVersion"`
-	Features        []string `json:"features"`
+	Type            string        `json:"type"` // "welcome"
+	ProtocolVersion int           `json:"protocolVersion"`
+	Features        []string      `json:"features"`
+	SessionConfig   sessionConfig `json:"sessionConfig"`
+}
+
+// sessionConfig tells a client what every session of this server is:
+// the command it runs (fixed by the server: updateSessionConfig is
+// refused) and the bounds it lives within.
+type sessionConfig struct {
+	Command            []string `json:"command"`
+	ReplayBytes        int      `json:"replayBytes"`
+	IdleTimeoutSeconds float64  `json:"idleTimeoutSeconds"` // 0: never
+	UploadLimitBytes   int64    `json:"uploadLimitBytes"`
+	MaxSessions        int      `json:"maxSessions"`
+	Mutable            bool     `json:"mutable"` // always false
 }
 
 // openedMsg answers openSession (with the request's id) and attach. seq is

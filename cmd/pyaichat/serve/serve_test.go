@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -503,5 +504,54 @@ func TestFastOutputArrivesWholeAndInOrder(t *testing.T) {
 	}
 	if out := c.output(id); out != want.String() {
 		t.Errorf("output: %d bytes, want %d; it ends %q", len(out), want.Len(), out[max(0, len(out)-40):])
+	}
+}
+
+// A client written to the protocol's first draft: the token alone as the
+// subprotocol, protocolVersion as the string "1.0", sessionConfig read
+// from welcome, and updateSessionConfig, which the server refuses.
+func TestFirstDraftClient(t *testing.T) {
+	_, hs := newTestServer(t, Options{IdleTimeout: time.Minute, UploadLimit: 5000}, "cat")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	draftProtocol := tokenPrefix + testToken
+	conn, _, err := websocket.Dial(ctx, wsURL(hs), &websocket.DialOptions{Subprotocols: []string{draftProtocol}})
+	if err != nil {
+		t.Fatalf("dial with the token alone as subprotocol: %v", err)
+	}
+	defer conn.CloseNow()
+	if got := conn.Subprotocol(); got != draftProtocol {
+		t.Errorf("selected subprotocol %q, want the one offered", got)
+	}
+	c := &testClient{t: t, conn: conn, ctx: ctx, out: map[string]*strings.Builder{}, seq: map[string]int64{}}
+	for _, bad := range []string{`"2.0"`, `"1.0.0"`, `"one"`, `2`, `null`} {
+		c.sendRaw([]byte(`{"type":"hello","protocolVersion":` + bad + `}`))
+		if m := c.next(); m["type"] != "error" || !strings.Contains(m["message"].(string), "speaks 1") {
+			t.Errorf("hello of version %s: %v", bad, m)
+		}
+	}
+	c.sendRaw([]byte(`{"type":"hello","protocolVersion":"1.0"}`))
+	m := c.next()
+	if m["type"] != "welcome" {
+		t.Fatalf("hello of version \"1.0\": %v", m)
+	}
+	cfg, _ := m["sessionConfig"].(map[string]any)
+	if fmt.Sprint(cfg["command"]) != "[cat]" || cfg["idleTimeoutSeconds"] != float64(60) ||
+		cfg["uploadLimitBytes"] != float64(5000) || cfg["mutable"] != false {
+		t.Errorf("welcome's sessionConfig: %v", m["sessionConfig"])
+	}
+	id := c.open()
+	c.sendRaw([]byte(`{"type":"updateSessionConfig","id":3,"sessionId":"` + id + `","sessionConfig":{"command":["/bin/sh"]}}`))
+	m = c.until("error")
+	if msg, _ := m["message"].(string); !strings.Contains(msg, "fixed by the server") || m["id"] != float64(3) {
+		t.Errorf("updateSessionConfig: %v", m)
+	}
+	c.stdin(id, "draft-ok\n")
+	c.untilOutput(id, "draft-ok\r\ndraft-ok") // the session is cat all the same
+	// A number works as well, on a connection of its own.
+	d := dialRaw(t, hs)
+	d.sendRaw([]byte(`{"type":"hello","protocolVersion":1.0}`))
+	if m := d.next(); m["type"] != "welcome" {
+		t.Errorf("hello of version 1.0 (a number): %v", m)
 	}
 }

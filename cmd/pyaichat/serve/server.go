@@ -236,3 +236,14 @@ func (s *Server) Close() {
 		os.RemoveAll(s.opts.UploadRoot)
 	}
 }
+
+// sessionConfig describes every session this server starts.
+func (s *Server) sessionConfig() sessionConfig {
+	return sessionConfig{
+		Command:            s.opts.Command().Args,
+		ReplayBytes:        s.opts.ReplayBytes,
+		IdleTimeoutSeconds: s.opts.IdleTimeout.Seconds(),
+		UploadLimitBytes:   s.opts.UploadLimit,
+		MaxSessions:        s.opts.MaxSessions,
+	}
+}
