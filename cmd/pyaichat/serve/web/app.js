@@ -19,9 +19,13 @@
     history.replaceState(null, '', location.pathname);
   }
 
+  const FONT_MIN = 8, FONT_MAX = 40;
   let fontSize = Number(localStorage.getItem('pyaichat.fontSize')) || 14;
+  // A line height of 1 cuts the underscore off below the row at several
+  // sizes (10, 14, 19, 23 with DejaVu Sans Mono): "__init__" read as
+  // "  init  ". 1.15 leaves room for it at every size offered.
   const term = new Terminal({
-    fontSize, scrollback: 10000, allowProposedApi: true, cursorBlink: true,
+    fontSize, lineHeight: 1.15, scrollback: 10000, allowProposedApi: true, cursorBlink: true,
     fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
   });
   const fit = new FitAddon.FitAddon();
@@ -201,7 +205,7 @@
   window.addEventListener('resize', () => fit.fit());
 
   function setFont(size) {
-    fontSize = Math.max(8, Math.min(40, size));
+    fontSize = Math.max(FONT_MIN, Math.min(FONT_MAX, size));
     localStorage.setItem('pyaichat.fontSize', String(fontSize));
     term.options.fontSize = fontSize;
     $('fontsize').textContent = String(fontSize);
@@ -263,6 +267,15 @@
     const lines = [];
     for (let i = n ? Math.max(0, b.length - n) : 0; i < b.length; i++) lines.push(b.getLine(i).translateToString(true));
     return lines.join('\n');
+  };
+  // For tests: the font sizes offered, setting one, a cell's width, and
+  // a callback once what the page was given is drawn.
+  window.__fontSizes = { min: FONT_MIN, max: FONT_MAX };
+  window.__setFontSize = setFont;
+  window.__cellWidth = () => document.querySelector('.xterm-screen').getBoundingClientRect().width / term.cols;
+  window.__drawn = (done) => {
+    const check = () => (writing ? setTimeout(check, 10) : term.write('', done));
+    check();
   };
   window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN });
 
