@@ -2,11 +2,17 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/png"
+	"strings"
 	"testing"
+	"unicode"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
@@ -95,5 +101,155 @@ func TestServeUnderscoresShowAtEverySize(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("underscores do not show at font sizes %v", missing)
+	}
+}
+
+// grantClipboard lets the page at base read and write the clipboard, as
+// a user allows it, so that the test can see what a copy put there and
+// put there what a paste takes.
+func (p *page) grantClipboard(base string) {
+	p.t.Helper()
+	origin := strings.TrimSuffix(base, "/")
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		_, err := chromedp.CallBrowser(p.ctx, browser.SetPermission, browser.SetPermissionParams{
+			Permission: &browser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true},
+			Setting:    browser.PermissionSettingGranted, Origin: origin,
+		})
+		if err != nil {
+			p.t.Fatalf("granting %s: %v", name, err)
+		}
+	}
+	if _, err := chromedp.Call(p.ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		p.t.Fatalf("emulating focus: %v", err)
+	}
+}
+
+func (p *page) clipboard() string {
+	p.t.Helper()
+	return evalAwait[string](p, `navigator.clipboard.readText()`)
+}
+
+func (p *page) setClipboard(text string) {
+	p.t.Helper()
+	evalAwait[bool](p, fmt.Sprintf(`navigator.clipboard.writeText(%q).then(() => true)`, text))
+}
+
+// evalAwait evaluates js, a promise, and returns what it resolves to.
+func evalAwait[T any](p *page, js string) T {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// ctrlKey presses Ctrl (and Shift) with a letter, as a keyboard does.
+func (p *page) ctrlKey(letter rune, shift bool) {
+	p.t.Helper()
+	mods := int64(2) // Ctrl
+	key := string(letter)
+	if shift {
+		mods |= 8 // Shift
+		key = strings.ToUpper(key)
+	}
+	code := "Key" + strings.ToUpper(string(letter))
+	vk := int64(unicode.ToUpper(letter))
+	err := chromedp.Do(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeKeyDown, input.DispatchKeyEventTypeKeyUp} {
+			ev := input.DispatchKeyEventParams{Type: typ, Modifiers: mods, Key: key, Code: code, WindowsVirtualKeyCode: vk, NativeVirtualKeyCode: vk}
+			if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	if err != nil {
+		p.t.Fatalf("pressing Ctrl+%c: %v", letter, err)
+	}
+}
+
+// selectWord double-clicks the word at the start of the screen row that
+// reads text, which selects it.
+func (p *page) selectWord(text string) {
+	p.t.Helper()
+	at := eval[[]float64](p, fmt.Sprintf(`(() => {
+		const row = [...document.querySelectorAll('.xterm-rows > div')].find((r) => r.textContent.trimEnd() === %q);
+		if (!row) return [];
+		const r = row.getBoundingClientRect();
+		return [r.x + window.__cellWidth() * 1.5, r.y + r.height / 2];
+	})()`, text))
+	if len(at) == 0 {
+		p.t.Fatalf("no row reads %q:\n%s", text, p.screen())
+	}
+	err := chromedp.Do(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+			ev := input.DispatchMouseEventParams{Type: typ, X: at[0], Y: at[1], Button: input.MouseButtonLeft, ClickCount: 2}
+			if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	if err != nil {
+		p.t.Fatalf("double-clicking %q: %v", text, err)
+	}
+	if got := eval[string](p, `window.__selection()`); got != text {
+		p.t.Fatalf("double-clicking %q selected %q", text, got)
+	}
+}
+
+// The clipboard keys of VS Code's terminal: Ctrl+C copies a selection
+// (and sends no interrupt), and interrupts without one; Ctrl+Shift+C
+// copies; Ctrl+V and Ctrl+Shift+V paste, bracketed (a TAB in the paste
+// stays in the line, where a typed TAB switches to ai>); with "raw
+// Ctrl+V" set, Ctrl+V is quoted insert again.
+func TestServeClipboardKeys(t *testing.T) {
+	p, srv, _ := openPage(t)
+	p.grantClipboard(srv.UIBase)
+
+	p.run("print('copy' + 'me')")
+	p.selectWord("copyme")
+	p.ctrlKey('c', false)
+	if got := p.clipboard(); got != "copyme" {
+		t.Errorf("Ctrl+C with copyme selected: the clipboard holds %q", got)
+	}
+	p.run("'after' + 'copy'")
+	p.waitScreen(`(?m)^'aftercopy'$`)
+	if p.count(`KeyboardInterrupt`) != 0 {
+		t.Errorf("Ctrl+C with a selection interrupted:\n%s", p.screen())
+	}
+
+	p.run("print('shift' + 'copy')")
+	p.selectWord("shiftcopy")
+	p.ctrlKey('c', true)
+	if got := p.clipboard(); got != "shiftcopy" {
+		t.Errorf("Ctrl+Shift+C with shiftcopy selected: the clipboard holds %q", got)
+	}
+
+	p.keys("import time; time.sleep(60)\r")
+	p.waitScreen(`sleep\(60\)\s*$`)
+	p.ctrlKey('c', false)
+	p.waitScreen(`(?m)^KeyboardInterrupt$`)
+	p.waitScreen(`(?m)^py>\s*$`)
+
+	for _, shift := range []bool{false, true} {
+		p.setClipboard("'a\tb'")
+		p.ctrlKey('v', shift)
+		p.waitScreen(`(?m)^py> 'a\s+b'\s*$`)
+		p.run("")
+		p.waitScreen(`(?m)^'a\\tb'$`)
+		p.run("print('pasted' + 'ok')")
+		p.waitScreen(`(?m)^pastedok$`)
+	}
+
+	p.do("setting raw Ctrl+V", chromedp.Evaluate[chromedp.Void](`document.getElementById('rawctrlv').click()`))
+	p.setClipboard("not this")
+	p.keys("'x")
+	p.ctrlKey('v', false)
+	p.keys("\ty'\r")
+	p.waitScreen(`(?m)^'x\\ty'$`)
+	if p.count(`not this`) != 0 {
+		t.Errorf("raw Ctrl+V pasted:\n%s", p.screen())
 	}
 }

@@ -191,6 +191,40 @@
     term.focus();
   }
 
+  // Clipboard keys as VS Code's terminal has them: Ctrl+Shift+C copies
+  // and Ctrl+Shift+V pastes; Ctrl+C copies when text is selected and
+  // interrupts otherwise; Ctrl+V pastes, unless "raw Ctrl+V" is set (for
+  // quoted insert at the prompt). A paste goes through the browser's paste
+  // event, which xterm.js brackets when pyaichat asked for it.
+  let rawCtrlV = localStorage.getItem('pyaichat.rawCtrlV') === '1';
+  function copySelection() {
+    const text = term.getSelection();
+    if (text && navigator.clipboard) {
+      navigator.clipboard.writeText(text).catch((err) => setStatus('connected', 'copy failed: ' + err.message));
+    }
+    term.clearSelection();
+  }
+  function clipboardKey(ev) {
+    if (ev.type !== 'keydown' || !ev.ctrlKey || ev.altKey || ev.metaKey) return true;
+    const key = ev.key.toLowerCase();
+    if (key === 'c' && (ev.shiftKey || term.hasSelection())) {
+      ev.preventDefault();
+      copySelection();
+      return false;
+    }
+    if (key === 'v' && (ev.shiftKey || !rawCtrlV)) {
+      return false; // xterm.js leaves it; the browser pastes into its textarea
+    }
+    return true;
+  }
+  term.attachCustomKeyEventHandler(clipboardKey);
+  $('rawctrlv').checked = rawCtrlV;
+  $('rawctrlv').onchange = (ev) => {
+    rawCtrlV = ev.target.checked;
+    localStorage.setItem('pyaichat.rawCtrlV', rawCtrlV ? '1' : '0');
+    term.focus();
+  };
+
   term.onData((d) => {
     if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(enc.encode(d)) });
   });
@@ -277,6 +311,7 @@
     const check = () => (writing ? setTimeout(check, 10) : term.write('', done));
     check();
   };
+  window.__selection = () => term.getSelection();
   window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN });
 
   connect();
