@@ -11,8 +11,10 @@ import (
 	"unicode"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -252,4 +254,44 @@ func TestServeClipboardKeys(t *testing.T) {
 	if p.count(`not this`) != 0 {
 		t.Errorf("raw Ctrl+V pasted:\n%s", p.screen())
 	}
+}
+
+// The token leaves no trace the page can reach: opened as `--open` opens
+// it (through the private file), the page takes the token with the first
+// script it runs, before it loads anything else, and neither the address
+// bar nor the tab's back/forward list keeps it.
+func TestServeTokenLeavesTheURL(t *testing.T) {
+	exe, err := chromiumPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	url, opened, _, _ := startServeOpen(t, home)
+	token := url[strings.Index(url, "#token=")+len("#token="):]
+	p := &page{t: t, ctx: newBrowser(t, exe, home)}
+	p.do("opening the file --open made", chromedp.Navigate("file://"+opened))
+	p.waitScreen(`(?m)^py>\s*$`)
+	if got := eval[string](p, `location.href`); got != strings.TrimSuffix(url, "#token="+token) {
+		t.Errorf("the address bar shows %q", got)
+	}
+	if got := eval[string](p, `sessionStorage.getItem('pyaichat.token')`); got != token {
+		t.Errorf("sessionStorage holds %q, not the token", got)
+	}
+	first := eval[string](p, `(() => { const e = document.head.querySelector('script, link'); return e.src || e.href; })()`)
+	if !strings.HasSuffix(first, "/token.js") {
+		t.Errorf("the page's first script or stylesheet is %s, not token.js", first)
+	}
+	hist, err := chromedp.Call(p.ctx, cdppage.GetNavigationHistory, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (The entry's UserTypedURL, the URL as first asked for, is the
+	// browser's own record, which no page can change.)
+	for _, e := range hist.Entries {
+		if strings.Contains(e.URL, token) || strings.Contains(e.Title, token) {
+			t.Errorf("the back/forward list holds the token: %s %q", e.URL, e.Title)
+		}
+	}
+	p.run("print(6 * 7)")
+	p.waitScreen(`(?m)^42$`)
 }

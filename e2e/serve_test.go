@@ -270,20 +270,23 @@ func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
 	}
 }
 
-// --open hands the URL, token in its fragment, to the desktop's opener
-// (xdg-open, here a stand-in that records its argument).
-func TestServeOpensTheBrowser(t *testing.T) {
-	home := t.TempDir()
+// startServeOpen runs `pyaichat serve --open -- -q` with a stand-in for
+// xdg-open that records its argument and what it was given to read. It
+// returns the printed URL, the file the opener got, a copy of that file
+// as the opener read it, and the running serve.
+func startServeOpen(t *testing.T, home string) (url, opened, seen string, cmd *exec.Cmd) {
+	t.Helper()
 	bin := filepath.Join(home, "bin")
 	got := filepath.Join(home, "opened")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\nprintf '%s' \"$1\" > " + got + ".tmp && mv " + got + ".tmp " + got + "\n"
+	script := "#!/bin/sh\ncp -p \"$1\" " + got + ".page && stat -c %a \"$(dirname \"$1\")\" > " + got + ".dirmode && " +
+		"printf '%s' \"$*\" > " + got + ".tmp && mv " + got + ".tmp " + got + "\n"
 	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "serve", "--open")
+	cmd = exec.Command(binary, "serve", "--open", "--", "-q")
 	cmd.Env = append(testEnv(home, ""), "PATH="+bin+":/usr/bin:/bin")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -292,25 +295,52 @@ func TestServeOpensTheBrowser(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := strings.TrimSpace(strings.TrimPrefix(line, "pyaichat serve: open "))
-	deadline := time.Now().Add(10 * time.Second)
+	url = strings.TrimSpace(strings.TrimPrefix(line, "pyaichat serve: open "))
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, err := os.ReadFile(got)
 		if err == nil {
-			if string(b) != url || !strings.Contains(url, "/#token=") {
-				t.Errorf("xdg-open got %q; serve printed %q", b, url)
-			}
-			return
+			return url, string(b), got + ".page", cmd
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("xdg-open was not run within 10 s")
+			t.Fatalf("xdg-open was not run within 30 s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// --open hands the desktop's opener (here a stand-in) a private file that
+// sends the browser on to the URL: no command line holds the token. The
+// file is 0600 in a 0700 directory, and goes when serve stops.
+func TestServeOpensTheBrowser(t *testing.T) {
+	home := t.TempDir()
+	url, opened, seen, cmd := startServeOpen(t, home)
+	token := url[strings.Index(url, "#token=")+len("#token="):]
+	if strings.Contains(opened, token) || !strings.HasSuffix(opened, ".html") || !filepath.IsAbs(opened) {
+		t.Errorf("xdg-open got %q, want the path of an HTML file and no token", opened)
+	}
+	info, err := os.Stat(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := info.Mode().Perm(); mode != 0o600 {
+		t.Errorf("the file the opener got has mode %o, want 600", mode)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "opened.dirmode")); strings.TrimSpace(string(b)) != "700" {
+		t.Errorf("its directory has mode %q, want 700", b)
+	}
+	if page, _ := os.ReadFile(seen); !strings.Contains(string(page), `content="0;url=`+url+`"`) {
+		t.Errorf("the file does not send the browser to %s:\n%s", url, page)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Dir(opened)); !os.IsNotExist(err) {
+		t.Errorf("the file's directory outlived serve: %v", err)
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"time"
 )
@@ -53,8 +56,12 @@ func Run(ctx context.Context, l Launch, out io.Writer) error {
 		fmt.Fprintf(out, "pyaichat serve: open %s#token=%s\n", base, l.Token)
 	}
 	if l.Open {
-		if err := openBrowser(base + "#token=" + l.Token); err != nil {
+		dir, err := openBrowser(base + "#token=" + l.Token)
+		if err != nil {
 			fmt.Fprintf(srv.opts.Log, "serve: could not open a browser: %v\n", err)
+		}
+		if dir != "" {
+			defer os.RemoveAll(dir)
 		}
 	}
 	hs := srv.HTTPServer()
@@ -74,16 +81,41 @@ func Run(ctx context.Context, l Launch, out io.Writer) error {
 	return nil
 }
 
-// openBrowser hands url to the desktop's opener.
-func openBrowser(url string) error {
+// openBrowser has the desktop's opener show url through a private file
+// that sends the browser on to it, as Jupyter does: url carries the token,
+// and a command line is readable by every local user (ps, /proc). The
+// file is 0600 in a new 0700 directory, returned for removal when serve
+// stops (the browser may read it any time before).
+func openBrowser(url string) (dir string, err error) {
+	dir, err = os.MkdirTemp("", "pyaichat-serve-open-")
+	if err != nil {
+		return "", fmt.Errorf("making a directory for the page that opens serve: %w", err)
+	}
+	file := filepath.Join(dir, "open.html")
+	if err := os.WriteFile(file, redirectPage(url), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("writing the page that opens serve: %w", err)
+	}
 	name := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		name = "open"
 	}
-	cmd := exec.Command(name, url)
+	cmd := exec.Command(name, file)
 	if err := cmd.Start(); err != nil {
-		return err
+		return dir, err
 	}
 	go cmd.Wait()
-	return nil
+	return dir, nil
+}
+
+// redirectPage is an HTML page that goes on to url at once (with a link
+// for a browser that does not follow the refresh).
+func redirectPage(url string) []byte {
+	u := html.EscapeString(url)
+	return []byte(`<!doctype html>
+<html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer">
+<meta http-equiv="refresh" content="0;url=` + u + `">
+<title>pyaichat serve</title></head>
+<body><p>Opening <a href="` + u + `">pyaichat serve</a>.</p></body></html>
+`)
 }

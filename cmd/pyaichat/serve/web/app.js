@@ -10,14 +10,9 @@
   const store = window.sessionStorage;
   const $ = (id) => document.getElementById(id);
 
-  // The token: from the URL's fragment (never sent to a server), moved to
-  // sessionStorage and cleared from the address bar; or from an IDE host
+  // The token is in sessionStorage: token.js took it from the URL's
+  // fragment (never sent to a server), or an IDE host handed it over
   // through window.__setToken.
-  const m = /(?:^#|&)token=([0-9a-fA-F]+)/.exec(location.hash);
-  if (m) {
-    store.setItem('pyaichat.token', m[1]);
-    history.replaceState(null, '', location.pathname);
-  }
 
   const FONT_MIN = 8, FONT_MAX = 40;
   let fontSize = Number(localStorage.getItem('pyaichat.fontSize')) || 14;
