@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/chromedp/cdproto/browser"
@@ -17,6 +20,10 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
+
+// hangBound bounds a wait for the page or the server: it is no measure
+// of speed, only where a test stops waiting for what never comes.
+const hangBound = 30 * time.Second
 
 // openPage starts `pyaichat serve -- -q` and a browser on its page, and
 // waits for the first prompt.
@@ -291,6 +298,83 @@ func TestServeTokenLeavesTheURL(t *testing.T) {
 		if strings.Contains(e.URL, token) || strings.Contains(e.Title, token) {
 			t.Errorf("the back/forward list holds the token: %s %q", e.URL, e.Title)
 		}
+	}
+	p.run("print(6 * 7)")
+	p.waitScreen(`(?m)^42$`)
+}
+
+// stopServe ends the serve of pid and waits until its port is free.
+func stopServe(t *testing.T, pid, port int) {
+	t.Helper()
+	syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(hangBound)
+	for {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			ln.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("port %d still taken %v after SIGTERM to serve", port, hangBound)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitEval waits until js is true on the page (a failure shows the
+// screen and the status line).
+func (p *page) waitEval(what, js string) {
+	p.t.Helper()
+	deadline := time.Now().Add(hangBound)
+	for !eval[bool](p, js) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%s: not within %v; status %q, screen:\n%s", what, hangBound, eval[string](p, `window.__status()`), p.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// After serve restarts (a new token), the page says its token is refused
+// and how to get a new URL, keeps Restart disabled while it is not
+// connected, and takes the new URL pasted into the same tab without a
+// reload.
+func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
+	p, srv, home := openPage(t)
+	p.run("x = 1")
+	if eval[bool](p, `document.getElementById('restart').disabled`) {
+		t.Errorf("Restart is disabled while connected")
+	}
+	stopServe(t, srv.pid, srv.Port)
+	p.waitEval("the page notes the lost connection", `!window.__sessionState().connected`)
+	if !eval[bool](p, `document.getElementById('restart').disabled && document.getElementById('restart').title.includes('not connected')`) {
+		t.Errorf("Restart is not disabled with a reason while disconnected: %q", eval[string](p, `document.getElementById('restart').title`))
+	}
+	before := p.screen()
+
+	again := startServe(t, home, []string{"--addr", fmt.Sprintf("127.0.0.1:%d", srv.Port)}, "-q")
+	p.waitEval("the page says its token is refused", `window.__status() === 'token refused'`)
+	banner := eval[string](p, `document.getElementById('banner').hidden ? '' : document.getElementById('banner-text').textContent`)
+	if !strings.Contains(banner, "token was refused") || !strings.Contains(banner, "URL it printed") {
+		t.Errorf("the banner says %q, want that the token was refused and how to get a new URL", banner)
+	}
+	// Restart, clicked while disconnected, does nothing: the screen stays.
+	p.do("clicking Restart", chromedp.Evaluate[chromedp.Void](`document.getElementById('restart').click()`))
+	if got := p.screen(); got != before {
+		t.Errorf("Restart while disconnected changed the screen:\n%s", got)
+	}
+
+	p.do("marking the document", chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
+	p.do("pasting the new URL", chromedp.Navigate(again.UIBase+"#token="+again.Token))
+	p.waitEval("the page connects with the new token", `window.__sessionState().connected && window.__status() === 'connected'`)
+	if h := eval[string](p, `location.hash`); h != "" {
+		t.Errorf("the new token stayed in the address bar: %q", h)
+	}
+	if eval[bool](p, `document.getElementById('restart').disabled`) {
+		t.Errorf("Restart is still disabled once connected")
+	}
+	p.waitScreen(`(?m)^py>\s*$`)
+	if !eval[bool](p, `window.__sameDocument === true`) {
+		t.Errorf("the new URL reloaded the page")
 	}
 	p.run("print(6 * 7)")
 	p.waitScreen(`(?m)^42$`)

@@ -555,3 +555,40 @@ func TestFirstDraftClient(t *testing.T) {
 		t.Errorf("hello of version 1.0 (a number): %v", m)
 	}
 }
+
+// GET /sessions lists the sessions to a holder of the token, and refuses
+// anyone else: a page asks it to learn whether its token still holds.
+func TestSessionList(t *testing.T) {
+	_, hs := newTestServer(t, Options{}, "cat")
+	get := func(token string) (int, string) {
+		req, _ := http.NewRequest("GET", hs.URL+"/sessions", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get(""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", code)
+	}
+	if code, _ := get(strings.Repeat("0", len(testToken))); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d", code)
+	}
+	c := dial(t, hs)
+	id := c.open()
+	code, body := get(testToken)
+	var list struct {
+		Sessions []sessionInfo `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil || code != http.StatusOK {
+		t.Fatalf("GET /sessions: %d %q %v", code, body, err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].ID != id || list.Sessions[0].Attached != 1 || list.Sessions[0].Exited {
+		t.Errorf("GET /sessions: %+v, want session %s attached once", list.Sessions, id)
+	}
+}

@@ -5,11 +5,14 @@
 package serve
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -121,6 +124,7 @@ func New(opts Options) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /ws", s.serveWS)
 	s.mux.HandleFunc("POST /upload/{session}", s.serveUpload)
+	s.mux.HandleFunc("GET /sessions", s.serveSessions)
 	s.mux.Handle("GET /", pageHandler())
 	return s, nil
 }
@@ -246,4 +250,30 @@ func (s *Server) sessionConfig() sessionConfig {
 		UploadLimitBytes:   s.opts.UploadLimit,
 		MaxSessions:        s.opts.MaxSessions,
 	}
+}
+
+// sessionInfo is one session in GET /sessions.
+type sessionInfo struct {
+	ID       string `json:"id"`
+	Attached int    `json:"attached"` // connections showing it
+	Exited   bool   `json:"exited"`
+	Code     int    `json:"code,omitempty"` // its exit status, once exited
+}
+
+// serveSessions lists the sessions for a page holding the token; a page
+// also asks it to learn whether its token is still the server's, which a
+// refused WebSocket does not tell it (browsers hide the status).
+func (s *Server) serveSessions(w http.ResponseWriter, r *http.Request) {
+	if s.refuse(w, r, s.bearerToken) {
+		return
+	}
+	s.mu.Lock()
+	list := make([]sessionInfo, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		list = append(list, sess.info())
+	}
+	s.mu.Unlock()
+	slices.SortFunc(list, func(a, b sessionInfo) int { return strings.Compare(a.ID, b.ID) })
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"sessions": list})
 }

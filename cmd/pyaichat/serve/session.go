@@ -240,3 +240,10 @@ func randomHex(n int) (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+func (s *session) info() sessionInfo {
+	exited, code := s.exited()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sessionInfo{ID: s.id, Attached: s.attached, Exited: exited, Code: code}
+}

@@ -110,16 +110,71 @@
     }
     if (ws) { ws.onclose = null; ws.close(); }
     setStatus('connecting', 'connecting');
+    let opened = false;
     ws = new WebSocket('ws://' + location.host + '/ws', ['pyaichat.v1', 'auth.bearer.' + token]);
-    ws.onopen = () => send({ type: 'hello', protocolVersion: PROTOCOL });
+    ws.onopen = () => {
+      opened = true;
+      send({ type: 'hello', protocolVersion: PROTOCOL });
+    };
     ws.onmessage = (ev) => handle(JSON.parse(ev.data));
     ws.onclose = () => {
       ws = null;
-      setStatus('disconnected', 'disconnected; retrying in ' + (backoff / 1000).toFixed(1) + 's');
-      retry = setTimeout(connect, backoff);
-      backoff = Math.min(backoff * 2, 10000);
+      connected(false);
+      // A refused WebSocket does not say why (browsers hide the status):
+      // ask the server whether it still takes this token.
+      if (opened) retryLater(); else checkToken(token);
     };
   }
+
+  function retryLater() {
+    setStatus('disconnected', 'disconnected; reconnecting in ' + (backoff / 1000).toFixed(1) + ' s (Reconnect: now)');
+    retry = setTimeout(connect, backoff);
+    backoff = Math.min(backoff * 2, 10000);
+  }
+
+  async function checkToken(token) {
+    let refused = false;
+    try {
+      const r = await fetch('/sessions', { headers: { Authorization: 'Bearer ' + token } });
+      refused = r.status === 401;
+    } catch (err) {
+      // the server is not there: wait for it
+    }
+    if (!refused) {
+      retryLater();
+      return;
+    }
+    // Retrying with the same token cannot help: each start of serve
+    // makes a new one.
+    setStatus('disconnected', 'token refused');
+    showBanner('This page\'s token was refused: pyaichat serve has restarted (each start makes a new token) ' +
+      'or another server has this port. Open the URL it printed, pyaichat serve: open http://…/#token=…, ' +
+      'here or in a new tab.', false);
+  }
+
+  // connected enables what needs the server (Restart), or disables it
+  // and says why.
+  function connected(on) {
+    for (const b of [$('restart'), $('banner-restart')]) {
+      b.disabled = !on;
+      b.title = on ? 'end this pyaichat and start a new one' : 'not connected to pyaichat serve: Restart needs it';
+    }
+  }
+
+  function showBanner(text, withRestart) {
+    $('banner-text').textContent = text;
+    $('banner-restart').hidden = !withRestart;
+    $('banner').hidden = false;
+  }
+
+  // A new URL pasted into this tab changes only its fragment, which does
+  // not reload the page: token.js takes the token, and the page connects
+  // with it.
+  window.addEventListener('pyaichat-token', () => {
+    backoff = 500;
+    $('banner').hidden = true;
+    connect();
+  });
 
   function openSession() {
     seq = 0;
@@ -143,6 +198,7 @@
         if (msg.gap) note('\r\n\x1b[2m[earlier output was not kept]\x1b[0m\r\n');
         seq = msg.seq;
         setStatus('connected', 'connected');
+        connected(true);
         $('banner').hidden = true;
         send({ type: 'resize', sessionId, cols: term.cols, rows: term.rows });
         break;
@@ -158,8 +214,7 @@
         if (msg.sessionId !== sessionId) break;
         exited = true;
         setStatus('exited', 'exited');
-        $('banner-text').textContent = 'pyaichat exited with status ' + msg.code + '.';
-        $('banner').hidden = false;
+        showBanner('pyaichat exited with status ' + msg.code + '.', true);
         break;
       case 'error':
         // The session this page showed is gone (the server restarted, or
@@ -177,6 +232,7 @@
   }
 
   function restart() {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return; // disabled, and says why
     if (sessionId) send({ type: 'close', sessionId });
     sessionId = null;
     store.removeItem('pyaichat.session');
@@ -307,7 +363,9 @@
     check();
   };
   window.__selection = () => term.getSelection();
+  window.__status = () => $('status').textContent;
   window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN });
 
+  connected(false);
   connect();
 })();

@@ -4,9 +4,17 @@
 'use strict';
 
 (function () {
-  const m = /(?:^#|&)token=([0-9a-fA-F]+)/.exec(location.hash);
-  if (m) {
+  function take() {
+    const m = /(?:^#|&)token=([0-9a-fA-F]+)/.exec(location.hash);
+    if (!m) return false;
     sessionStorage.setItem('pyaichat.token', m[1]);
     history.replaceState(null, '', location.pathname);
+    return true;
   }
+  take();
+  // A new URL pasted into this tab (after serve restarted) changes only
+  // the fragment, which does not reload the page: the page is told.
+  window.addEventListener('hashchange', () => {
+    if (take()) window.dispatchEvent(new Event('pyaichat-token'));
+  });
 })();
