@@ -3,10 +3,12 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
 	"net"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -303,6 +305,9 @@ func TestServeTokenLeavesTheURL(t *testing.T) {
 	p.waitScreen(`(?m)^42$`)
 }
 
+// bannerJS reads the banner above the terminal (” when hidden).
+const bannerJS = `document.getElementById('banner').hidden ? '' : document.getElementById('banner-text').textContent`
+
 // stopServe ends the serve of pid and waits until its port is free.
 func stopServe(t *testing.T, pid, port int) {
 	t.Helper()
@@ -346,6 +351,9 @@ func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
 	}
 	stopServe(t, srv.pid, srv.Port)
 	p.waitEval("the page notes the lost connection", `!window.__sessionState().connected`)
+	if got := eval[string](p, bannerJS); !strings.Contains(got, "ended: pyaichat serve stopped") {
+		t.Errorf("when serve stopped the banner says %q, want why the session ended", got)
+	}
 	if !eval[bool](p, `document.getElementById('restart').disabled && document.getElementById('restart').title.includes('not connected')`) {
 		t.Errorf("Restart is not disabled with a reason while disconnected: %q", eval[string](p, `document.getElementById('restart').title`))
 	}
@@ -353,7 +361,7 @@ func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
 
 	again := startServe(t, home, []string{"--addr", fmt.Sprintf("127.0.0.1:%d", srv.Port)}, "-q")
 	p.waitEval("the page says its token is refused", `window.__status() === 'token refused'`)
-	banner := eval[string](p, `document.getElementById('banner').hidden ? '' : document.getElementById('banner-text').textContent`)
+	banner := eval[string](p, bannerJS)
 	if !strings.Contains(banner, "token was refused") || !strings.Contains(banner, "URL it printed") {
 		t.Errorf("the banner says %q, want that the token was refused and how to get a new URL", banner)
 	}
@@ -378,4 +386,49 @@ func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
 	}
 	p.run("print(6 * 7)")
 	p.waitScreen(`(?m)^42$`)
+}
+
+// sessionCount asks serve how many sessions it has (GET /sessions).
+func sessionCount(t *testing.T, srv serveConn) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.UIBase+"sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+srv.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct{ Sessions []any }
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		t.Fatalf("GET /sessions: %v", err)
+	}
+	return len(list.Sessions)
+}
+
+// A page that comes back to a session the idle timeout ended says so on
+// the new session's screen, rather than showing a blank one.
+func TestServeSaysWhyASessionEnded(t *testing.T) {
+	exe, err := chromiumPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	srv := startServe(t, home, []string{"--idle-timeout", "1s"}, "-q")
+	p := &page{t: t, ctx: newBrowser(t, exe, home)}
+	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
+	p.waitScreen(`(?m)^py>\s*$`)
+	p.run("x = 1")
+	p.do("leaving the page", chromedp.Navigate("about:blank"))
+	deadline := time.Now().Add(hangBound)
+	for sessionCount(t, srv) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session outlived its idle timeout of 1 s by %v", hangBound)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.do("coming back", chromedp.Navigate(srv.UIBase))
+	p.waitScreen(`(?s)it has ended \(no page showed it for 1s, the idle.*this is a new session\]`)
+	p.waitScreen(`(?m)^py>\s*$`)
+	p.run("print('x' in dir())")
+	p.waitScreen(`(?m)^False$`)
 }

@@ -143,7 +143,11 @@ func (c *client) handle(data []byte) {
 	default:
 		err = fmt.Errorf("unknown message type %q", m.Type)
 	}
-	if err != nil {
+	var gone errSessionGone
+	switch {
+	case errors.As(err, &gone):
+		c.send(errorMsg{Type: "error", Message: err.Error(), ID: m.ID, SessionID: m.SessionID, SessionGone: true})
+	case err != nil:
 		c.sendError(m.ID, m.SessionID, err.Error())
 	}
 }
@@ -247,7 +251,7 @@ func (c *client) onClose(m inbound) error {
 	if _, err := c.session(m); err != nil {
 		return err
 	}
-	return c.srv.end(m.SessionID)
+	return c.srv.end(m.SessionID, reasonClosed)
 }
 
 func (c *client) onInject(m inbound) error {
@@ -307,7 +311,9 @@ func (c *client) show(sess *session, from int64, opened openedMsg) {
 	c.pumps[sess.id] = p
 	c.mu.Unlock()
 	c.pumpWG.Add(1)
+	c.srv.pumps.Add(1)
 	go func() {
+		defer c.srv.pumps.Done()
 		defer c.pumpWG.Done()
 		defer close(p.done)
 		if c.send(opened) == nil {
@@ -352,7 +358,7 @@ func (c *client) pump(ctx context.Context, sess *session, cursor int64) {
 		}
 		if sp.ended {
 			_, code := sess.exited()
-			c.send(exitMsg{Type: "exit", SessionID: sess.id, Code: code})
+			c.send(exitMsg{Type: "exit", SessionID: sess.id, Code: code, Reason: sess.exitReason()})
 			return
 		}
 		select {

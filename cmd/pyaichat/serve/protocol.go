@@ -79,15 +79,21 @@ type stdoutMsg struct {
 	Gap        bool   `json:"gap,omitempty"`
 }
 
+// exitMsg says the session's child has gone; reason says why, when the
+// server ended it (Restart, the idle timeout, serve stopping).
 type exitMsg struct {
 	Type      string `json:"type"` // "exit"
 	SessionID string `json:"sessionId"`
 	Code      int    `json:"code"`
+	Reason    string `json:"reason,omitempty"`
 }
 
+// errorMsg answers a message that failed; sessionGone says its session
+// is not (or no longer) the server's, and message why.
 type errorMsg struct {
-	Type      string          `json:"type"` // "error"
-	Message   string          `json:"message"`
-	ID        json.RawMessage `json:"id,omitempty"`
-	SessionID string          `json:"sessionId,omitempty"`
+	Type        string          `json:"type"` // "error"
+	Message     string          `json:"message"`
+	ID          json.RawMessage `json:"id,omitempty"`
+	SessionID   string          `json:"sessionId,omitempty"`
+	SessionGone bool            `json:"sessionGone,omitempty"`
 }

@@ -592,3 +592,53 @@ func TestSessionList(t *testing.T) {
 		t.Errorf("GET /sessions: %+v, want session %s attached once", list.Sessions, id)
 	}
 }
+
+// A session the server ends says why: to the pages showing it (exit's
+// reason), and to a page that comes back to it later (an error with
+// sessionGone). An exited session no longer counts against the limit.
+func TestEndedSessionSaysWhy(t *testing.T) {
+	srv, hs := newTestServer(t, Options{IdleTimeout: 50 * time.Millisecond, MaxSessions: 2}, "cat")
+	a := dial(t, hs)
+	id := a.open()
+	b := dial(t, hs)
+	b.sendJSON(map[string]any{"type": "attach", "sessionId": id, "lastSeq": 0})
+	b.until("opened")
+	a.sendJSON(map[string]any{"type": "close", "sessionId": id})
+	if m := b.until("exit"); m["reason"] != reasonClosed {
+		t.Errorf("exit for the other page: %v, want the reason %q", m, reasonClosed)
+	}
+	b.sendJSON(map[string]any{"type": "attach", "sessionId": id, "lastSeq": 0})
+	if m := b.until("error"); m["sessionGone"] != true || !strings.Contains(m["message"].(string), reasonClosed) {
+		t.Errorf("attach to the closed session: %v", m)
+	}
+
+	idle := a.open()
+	sess, _ := srv.lookup(idle)
+	a.conn.Close(websocket.StatusNormalClosure, "")
+	<-sess.done
+	c := dial(t, hs)
+	c.sendJSON(map[string]any{"type": "attach", "sessionId": idle, "lastSeq": 0})
+	if m := c.until("error"); m["sessionGone"] != true || !strings.Contains(m["message"].(string), "idle timeout") {
+		t.Errorf("attach to the session ended when idle: %v", m)
+	}
+
+	// Two sessions whose child exited, still listed, leave room for two more.
+	for i := 0; i < 2; i++ {
+		done := c.open()
+		c.stdin(done, "\x04")
+		if m := c.until("exit"); m["reason"] != nil {
+			t.Errorf("a child that exited by itself: exit %v, want no reason", m)
+		}
+	}
+	c.open()
+	c.open()
+	c.sendJSON(map[string]any{"type": "openSession", "id": 9, "cols": 80, "rows": 24})
+	if m := c.until("error"); !strings.Contains(m["message"].(string), "too many sessions") || m["id"] != float64(9) {
+		t.Errorf("a third running session: %v", m)
+	}
+
+	srv.Close()
+	if m := c.until("exit"); m["reason"] != reasonStopped {
+		t.Errorf("exit when the server stops: %v", m)
+	}
+}

@@ -73,7 +73,29 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closed   bool
+	// ended remembers why recent sessions ended (the newest maxEnded), so
+	// that a page coming back to one learns why it is gone.
+	ended      map[string]string
+	endedOrder []string
+	// pumps counts the goroutines sending sessions' output to pages, so
+	// that Close lets them send the exit of each session it ends.
+	pumps sync.WaitGroup
 }
+
+// maxEnded bounds the ended sessions remembered.
+const maxEnded = 1024
+
+// Why a session was ended by the server rather than by its child.
+const (
+	reasonClosed  = "closed by a page (Restart)"
+	reasonStopped = "pyaichat serve stopped"
+)
+
+// errSessionGone is a session id the server does not have (any more):
+// the page then starts a new session and says why.
+type errSessionGone struct{ msg string }
+
+func (e errSessionGone) Error() string { return e.msg }
 
 // New checks the options and the embedded web UI and makes a Server.
 func New(opts Options) (*Server, error) {
@@ -113,7 +135,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	s := &Server{opts: opts, sessions: map[string]*session{}}
+	s := &Server{opts: opts, sessions: map[string]*session{}, ended: map[string]string{}}
 	if s.opts.UploadRoot == "" {
 		dir, err := os.MkdirTemp("", "pyaichat-serve-")
 		if err != nil {
@@ -146,7 +168,7 @@ func (s *Server) open(cols, rows uint16) (*session, error) {
 	if s.closed {
 		return nil, errors.New("the server is shutting down")
 	}
-	if len(s.sessions) >= s.opts.MaxSessions {
+	if s.liveLocked() >= s.opts.MaxSessions {
 		return nil, fmt.Errorf("too many sessions (%d); close one first", s.opts.MaxSessions)
 	}
 	sess, err := startSession(s.opts.Command(), cols, rows, s.opts.ReplayBytes, s.opts.UploadRoot)
@@ -163,27 +185,55 @@ func (s *Server) open(cols, rows uint16) (*session, error) {
 	return sess, nil
 }
 
+// liveLocked counts the sessions whose child runs (s.mu held): an exited
+// one waits for its page, or the idle timeout, to be removed.
+func (s *Server) liveLocked() int {
+	n := 0
+	for _, sess := range s.sessions {
+		if done, _ := sess.exited(); !done {
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Server) lookup(id string) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
-	if sess == nil {
-		return nil, fmt.Errorf("no session %q", id)
+	if sess != nil {
+		return sess, nil
 	}
-	return sess, nil
+	if why, ok := s.ended[id]; ok {
+		return nil, errSessionGone{fmt.Sprintf("no session %q: it has ended (%s)", id, why)}
+	}
+	return nil, errSessionGone{fmt.Sprintf("no session %q (not one of this server's)", id)}
 }
 
-// end removes a session and ends its child.
-func (s *Server) end(id string) error {
+// end removes a session and ends its child, for the reason given.
+func (s *Server) end(id, why string) error {
 	s.mu.Lock()
 	sess := s.sessions[id]
 	delete(s.sessions, id)
+	if sess != nil {
+		s.rememberLocked(id, sess.endedBecause(why))
+	}
 	s.mu.Unlock()
 	if sess == nil {
 		return fmt.Errorf("no session %q", id)
 	}
 	sess.terminate(killGrace)
 	return nil
+}
+
+// rememberLocked keeps why session id ended (s.mu held).
+func (s *Server) rememberLocked(id, why string) {
+	s.ended[id] = why
+	s.endedOrder = append(s.endedOrder, id)
+	if len(s.endedOrder) > maxEnded {
+		delete(s.ended, s.endedOrder[0])
+		s.endedOrder = s.endedOrder[1:]
+	}
 }
 
 // attach counts a client showing sess, which stops its idle clock.
@@ -211,7 +261,7 @@ func (s *Server) detach(sess *session) {
 		sess.mu.Unlock()
 		if idle {
 			fmt.Fprintf(s.opts.Log, "serve: session %s idle for %v, ending it\n", sess.id, s.opts.IdleTimeout)
-			s.end(sess.id)
+			s.end(sess.id, fmt.Sprintf("no page showed it for %v, the idle timeout", s.opts.IdleTimeout))
 		}
 	})
 }
@@ -228,6 +278,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	for _, sess := range all {
+		sess.endedBecause(reasonStopped)
 		sess.terminate(killGrace)
 	}
 	for _, sess := range all {
@@ -235,6 +286,12 @@ func (s *Server) Close() {
 		case <-sess.done:
 		case <-time.After(killGrace + time.Second):
 		}
+	}
+	pumped := make(chan struct{})
+	go func() { s.pumps.Wait(); close(pumped) }()
+	select { // a page that reads nothing does not hold serve up
+	case <-pumped:
+	case <-time.After(time.Second):
 	}
 	if s.ownsDir {
 		os.RemoveAll(s.opts.UploadRoot)

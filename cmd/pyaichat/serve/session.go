@@ -44,6 +44,9 @@ type session struct {
 	// refuses uploads from then on, so none outlives the session.
 	uploaded    int64
 	uploadsShut bool
+	// endReason says why the server ended the session, if it did (its
+	// exit message carries it); empty when the child exited by itself.
+	endReason string
 }
 
 var (
@@ -120,9 +123,6 @@ func (s *session) pump() {
 	<-reaped
 	s.mu.Lock()
 	s.exitCode = exitStatus(s.cmd.ProcessState)
-	if s.idle != nil {
-		s.idle.Stop()
-	}
 	s.uploadsShut = true
 	s.mu.Unlock()
 	s.ptmx.Close()
@@ -246,4 +246,31 @@ func (s *session) info() sessionInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return sessionInfo{ID: s.id, Attached: s.attached, Exited: exited, Code: code}
+}
+
+// endedBecause records why the server ends the session, unless its child
+// has exited already (that exit is what ended it), and returns the
+// reason to remember: why, or the child's exit status.
+func (s *session) endedBecause(why string) string {
+	if done, code := s.exited(); done {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.endReason != "" {
+			return s.endReason
+		}
+		return fmt.Sprintf("pyaichat exited with status %d", code)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.endReason == "" {
+		s.endReason = why
+	}
+	return s.endReason
+}
+
+// exitReason is why the server ended the session, if it did.
+func (s *session) exitReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endReason
 }

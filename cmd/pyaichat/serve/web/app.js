@@ -176,10 +176,12 @@
     connect();
   });
 
+  let pendingOpen = 0; // the id of the openSession not yet answered
   function openSession() {
     seq = 0;
     exited = false;
-    send({ type: 'openSession', id: nextId++, cols: term.cols, rows: term.rows });
+    pendingOpen = nextId++;
+    send({ type: 'openSession', id: pendingOpen, cols: term.cols, rows: term.rows });
   }
 
   function handle(msg) {
@@ -214,21 +216,34 @@
         if (msg.sessionId !== sessionId) break;
         exited = true;
         setStatus('exited', 'exited');
-        showBanner('pyaichat exited with status ' + msg.code + '.', true);
+        showBanner(msg.reason
+          ? 'This session has ended: ' + msg.reason + ' (pyaichat exited with status ' + msg.code + ').'
+          : 'pyaichat exited with status ' + msg.code + '.', true);
         break;
       case 'error':
-        // The session this page showed is gone (the server restarted, or
-        // ended it when idle): start a new one.
-        if (msg.sessionId && msg.sessionId === sessionId && /^no session/.test(msg.message)) {
-          sessionId = null;
-          store.removeItem('pyaichat.session');
-          clearScreen();
-          openSession();
-          break;
-        }
-        console.warn('pyaichat serve:', msg.message);
+        onError(msg);
         break;
     }
+  }
+
+  function onError(msg) {
+    if (msg.sessionGone && msg.sessionId && msg.sessionId === sessionId) {
+      // The session this page showed is gone (ended when idle, or by
+      // another page; or this is another server): say why, start anew.
+      sessionId = null;
+      store.removeItem('pyaichat.session');
+      clearScreen();
+      note('\x1b[2m[' + msg.message + '; this is a new session]\x1b[0m\r\n');
+      openSession();
+      return;
+    }
+    if (msg.id === pendingOpen && !sessionId) {
+      // No session could start (the server's limit, or it is stopping).
+      setStatus('disconnected', 'no session');
+      showBanner('pyaichat serve could not start a session: ' + msg.message + '.', true);
+      return;
+    }
+    console.warn('pyaichat serve:', msg.message);
   }
 
   function restart() {
