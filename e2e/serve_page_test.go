@@ -432,3 +432,36 @@ func TestServeSaysWhyASessionEnded(t *testing.T) {
 	p.run("print('x' in dir())")
 	p.waitScreen(`(?m)^False$`)
 }
+
+// The tab's title follows the mode (py>, ai>) and the session; when
+// pyaichat exits, the banner above the terminal leaves its last rows in
+// the window (the terminal is fitted again to the smaller area).
+func TestServeTitleAndExitBanner(t *testing.T) {
+	p, _, _ := openPage(t)
+	id := eval[string](p, `window.__sessionState().sessionId`)
+	p.waitEval("the title names py> and the session", fmt.Sprintf(`document.title === 'pyaichat py> · %s'`, id[:6]))
+	p.keys("\t")
+	p.waitScreen(`(?m)^ai>\s*$`)
+	p.waitEval("the title follows ai>", fmt.Sprintf(`document.title === 'pyaichat ai> · %s'`, id[:6]))
+	p.keys("\t")
+	p.waitScreen(`(?m)^py>\s*$`)
+	p.waitEval("the title follows py>", `document.title.startsWith('pyaichat py> ')`)
+
+	// The prompt on the bottom row, then the exit below it.
+	p.run(`print('\n' * 60)`)
+	p.keys("raise SystemExit(3)\r")
+	p.waitEval("the exit banner", `document.getElementById('banner').hidden === false`)
+	p.waitEval("the title says exited", `document.title.startsWith('pyaichat exited')`)
+	p.settled()
+	p.waitEval("the terminal refitted below the banner", `(() => {
+		const screen = document.querySelector('.xterm-screen').getBoundingClientRect();
+		return screen.bottom <= window.innerHeight + 0.5;
+	})()`)
+	bottom := eval[float64](p, `(() => {
+		const row = [...document.querySelectorAll('.xterm-rows > div')].findLast((r) => r.textContent.includes('SystemExit(3)'));
+		return row ? row.getBoundingClientRect().bottom - window.innerHeight : 1e9;
+	})()`)
+	if bottom > 0.5 {
+		t.Errorf("the row with the exit is %.0f px below the window", bottom)
+	}
+}

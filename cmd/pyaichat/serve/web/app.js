@@ -201,6 +201,7 @@
         seq = msg.seq;
         setStatus('connected', 'connected');
         connected(true);
+        updateTitle();
         $('banner').hidden = true;
         send({ type: 'resize', sessionId, cols: term.cols, rows: term.rows });
         break;
@@ -215,6 +216,7 @@
       case 'exit':
         if (msg.sessionId !== sessionId) break;
         exited = true;
+        updateTitle();
         setStatus('exited', 'exited');
         showBanner(msg.reason
           ? 'This session has ended: ' + msg.reason + ' (pyaichat exited with status ' + msg.code + ').'
@@ -291,6 +293,26 @@
     term.focus();
   };
 
+  // The tab's title follows the mode of the prompt on the cursor's line
+  // (py> or ai>) and the session, or a title the program set.
+  let programTitle = '';
+  let mode = '';
+  function updateTitle() {
+    const id = sessionId ? ' · ' + sessionId.slice(0, 6) : '';
+    const state = exited ? 'exited' : mode;
+    document.title = (programTitle || 'pyaichat') + (state ? ' ' + state : '') + id;
+  }
+  term.onTitleChange((t) => { programTitle = t; updateTitle(); });
+  term.onWriteParsed(() => {
+    const b = term.buffer.active;
+    const line = b.getLine(b.baseY + b.cursorY);
+    const m = line && /^(py|ai)> /.exec(line.translateToString(false, 0, 4));
+    if (m && m[1] + '>' !== mode) {
+      mode = m[1] + '>';
+      updateTitle();
+    }
+  });
+
   term.onData((d) => {
     if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(enc.encode(d)) });
   });
@@ -302,7 +324,10 @@
   term.onResize(({ cols, rows }) => {
     if (sessionId) send({ type: 'resize', sessionId, cols, rows });
   });
-  window.addEventListener('resize', () => fit.fit());
+  // The terminal fits its area whenever that changes: the window, and
+  // also the banner above it appearing (or the last rows would be pushed
+  // below the window) or going.
+  new ResizeObserver(() => fit.fit()).observe($('term'));
 
   function setFont(size) {
     fontSize = Math.max(FONT_MIN, Math.min(FONT_MAX, size));
