@@ -357,7 +357,7 @@ func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
 	if !eval[bool](p, `document.getElementById('restart').disabled && document.getElementById('restart').title.includes('not connected')`) {
 		t.Errorf("Restart is not disabled with a reason while disconnected: %q", eval[string](p, `document.getElementById('restart').title`))
 	}
-	before := p.screen()
+	session := eval[string](p, `window.__sessionState().sessionId`)
 
 	again := startServe(t, home, []string{"--addr", fmt.Sprintf("127.0.0.1:%d", srv.Port)}, "-q")
 	p.waitEval("the page says its token is refused", `window.__status() === 'token refused'`)
@@ -365,10 +365,14 @@ func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
 	if !strings.Contains(banner, "token was refused") || !strings.Contains(banner, "URL it printed") {
 		t.Errorf("the banner says %q, want that the token was refused and how to get a new URL", banner)
 	}
-	// Restart, clicked while disconnected, does nothing: the screen stays.
+	// Restart, clicked while disconnected, does nothing: the screen and
+	// the session stay.
 	p.do("clicking Restart", chromedp.Evaluate[chromedp.Void](`document.getElementById('restart').click()`))
-	if got := p.screen(); got != before {
-		t.Errorf("Restart while disconnected changed the screen:\n%s", got)
+	if got := p.screen(); !strings.Contains(got, "py> x = 1") {
+		t.Errorf("Restart while disconnected cleared the screen:\n%s", got)
+	}
+	if got := eval[string](p, `window.__sessionState().sessionId`); got != session {
+		t.Errorf("Restart while disconnected dropped session %s for %q", session, got)
 	}
 
 	p.do("marking the document", chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
@@ -463,5 +467,69 @@ func TestServeTitleAndExitBanner(t *testing.T) {
 	})()`)
 	if bottom > 0.5 {
 		t.Errorf("the row with the exit is %.0f px below the window", bottom)
+	}
+}
+
+// mouseAt moves the mouse to (x, y) and, with click, clicks there.
+func (p *page) mouseAt(x, y float64, click bool) {
+	p.t.Helper()
+	types := []input.DispatchMouseEventType{input.DispatchMouseEventTypeMouseMoved}
+	if click {
+		types = append(types, input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased)
+	}
+	err := chromedp.Do(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, typ := range types {
+			ev := input.DispatchMouseEventParams{Type: typ, X: x, Y: y}
+			if typ != input.DispatchMouseEventTypeMouseMoved {
+				ev.Button, ev.ClickCount = input.MouseButtonLeft, 1
+			}
+			if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	if err != nil {
+		p.t.Fatalf("the mouse at %.0f,%.0f: %v", x, y, err)
+	}
+}
+
+// A URL in the output is a link that a click opens; Ctrl+Shift+F
+// searches the scrollback and brings a match far up into view.
+func TestServeLinksAndSearch(t *testing.T) {
+	p, srv, _ := openPage(t)
+	link := srv.UIBase + "favicon.svg"
+	p.run(fmt.Sprintf("print('see ' + '%s' + ' here')", link))
+	at := eval[[]float64](p, fmt.Sprintf(`(() => {
+		const row = [...document.querySelectorAll('.xterm-rows > div')].find((r) => r.textContent.startsWith('see http'));
+		if (!row) return [];
+		const r = row.getBoundingClientRect();
+		return [r.x + window.__cellWidth() * 8.5, r.y + r.height / 2];
+	})()`))
+	if len(at) == 0 {
+		t.Fatalf("no row shows the link:\n%s", p.screen())
+	}
+	deadline := time.Now().Add(hangBound)
+	for eval[string](p, `window.__lastLink()`) != link {
+		if time.Now().After(deadline) {
+			t.Fatalf("clicking the link did not open %s (opened %q)", link, eval[string](p, `window.__lastLink()`))
+		}
+		p.mouseAt(at[0], at[1]-1, false) // hovering makes it a link
+		p.mouseAt(at[0], at[1], true)
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	p.run("print('needle-' + '7'); print('\\n'.join(f'line {i}' for i in range(300)))")
+	p.waitScreen(`(?m)^line 299$`)
+	bottom := eval[float64](p, `window.__viewportY()`)
+	p.ctrlKey('f', true)
+	p.waitEval("the search box opens, focused", `!document.getElementById('search').hidden && document.activeElement.id === 'search-text'`)
+	p.keys("needle-7\r")
+	p.waitEval("the match is selected", `window.__selection() === 'needle-7'`)
+	if y := eval[float64](p, `window.__viewportY()`); y >= bottom {
+		t.Errorf("the view stayed at row %v, the match is far above it", y)
+	}
+	if got := eval[string](p, `document.getElementById('search-count').textContent`); got != "1 of 1" {
+		t.Errorf("the search box counts %q, want 1 of 1", got)
 	}
 }
