@@ -17,7 +17,7 @@ import (
 var web embed.FS
 
 // vendorFiles are the fetched files the page loads.
-var vendorFiles = []string{"xterm.js", "xterm.css", "addon-fit.js", "addon-unicode11.js"}
+var vendorFiles = []string{"xterm.js", "xterm.css", "addon-fit.js", "addon-unicode11.js", "addon-web-links.js", "addon-search.js"}
 
 // checkAssets says clearly when the binary was built without the fetched
 // files, rather than serving a page that cannot start.

@@ -26,6 +26,15 @@
   const fit = new FitAddon.FitAddon();
   term.loadAddon(fit);
   term.loadAddon(new Unicode11Addon.Unicode11Addon());
+  // Links in the output open in a new tab, which gets neither this page
+  // (opener) nor its address (referrer).
+  let lastLink = '';
+  term.loadAddon(new WebLinksAddon.WebLinksAddon((ev, uri) => {
+    lastLink = uri;
+    window.open(uri, '_blank', 'noopener,noreferrer');
+  }));
+  const search = new SearchAddon.SearchAddon();
+  term.loadAddon(search);
   term.unicode.activeVersion = '11';
   term.open($('term'));
   fit.fit();
@@ -283,8 +292,50 @@
     if (key === 'v' && (ev.shiftKey || !rawCtrlV)) {
       return false; // xterm.js leaves it; the browser pastes into its textarea
     }
+    if (key === 'f' && ev.shiftKey) {
+      ev.preventDefault();
+      openSearch();
+      return false;
+    }
     return true;
   }
+
+  // Search in the scrollback (Ctrl+Shift+F): Enter finds the next match
+  // up the scrollback, Shift+Enter the one below, Esc closes.
+  const searchLook = {
+    decorations: {
+      matchBackground: '#5a4a00', matchOverviewRuler: '#d0b000',
+      activeMatchBackground: '#a07000', activeMatchColorOverviewRuler: '#ffcc00',
+    },
+  };
+  function openSearch() {
+    $('search').hidden = false;
+    const box = $('search-text');
+    const sel = term.getSelection();
+    if (sel && !sel.includes('\n')) box.value = sel;
+    box.focus();
+    box.select();
+  }
+  function closeSearch() {
+    search.clearDecorations();
+    $('search').hidden = true;
+    $('search-count').textContent = '';
+    term.focus();
+  }
+  search.onDidChangeResults(({ resultIndex, resultCount }) => {
+    $('search-count').textContent = resultCount ? (resultIndex + 1) + ' of ' + resultCount : 'no match';
+  });
+  $('search-text').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') {
+      ev.preventDefault();
+      closeSearch();
+    } else if (ev.key === 'Enter' && ev.target.value) {
+      ev.preventDefault();
+      // Searching up is what one does in a terminal's scrollback.
+      if (ev.shiftKey) search.findNext(ev.target.value, searchLook);
+      else search.findPrevious(ev.target.value, searchLook);
+    }
+  });
   term.attachCustomKeyEventHandler(clipboardKey);
   $('rawctrlv').checked = rawCtrlV;
   $('rawctrlv').onchange = (ev) => {
@@ -403,6 +454,8 @@
     check();
   };
   window.__selection = () => term.getSelection();
+  window.__lastLink = () => lastLink;
+  window.__viewportY = () => term.buffer.active.viewportY;
   window.__status = () => $('status').textContent;
   window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN });
 
