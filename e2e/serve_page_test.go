@@ -533,3 +533,50 @@ func TestServeLinksAndSearch(t *testing.T) {
 		t.Errorf("the search box counts %q, want 1 of 1", got)
 	}
 }
+
+// A session whose tab was closed keeps running, and a new tab offers it
+// (from GET /sessions) before starting another: attached, it shows its
+// screen and keeps its variables.
+func TestServeNewTabReattachesAClosedTabsSession(t *testing.T) {
+	p, srv, _ := openPage(t)
+	p.run("x = 5")
+	id := eval[string](p, `window.__sessionState().sessionId`)
+	p.do("closing the page", chromedp.Navigate("about:blank"))
+	deadline := time.Now().Add(hangBound)
+	for !strings.Contains(sessionsJSON(t, srv), `"attached":0`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session is still attached %v after its page went: %s", hangBound, sessionsJSON(t, srv))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tab, cancel := chromedp.NewContext(p.ctx)
+	defer cancel()
+	q := &page{t: t, ctx: tab}
+	q.do("opening the URL in a new tab", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
+	button := fmt.Sprintf(`[...document.querySelectorAll('#sessions button')].find((b) => b.textContent === 'attach %s')`, id[:6])
+	q.waitEval("the new tab offers the session", `!document.getElementById('sessions').hidden && !!`+button)
+	if n := eval[float64](q, `document.querySelectorAll('#sessions button').length`); n != 2 {
+		t.Errorf("the offer has %v buttons, want the session's and a new session's", n)
+	}
+	q.do("attaching", chromedp.Evaluate[chromedp.Void](button+`.click()`))
+	q.waitScreen(`(?m)^py> x = 5$`)
+	q.waitEval("attached", fmt.Sprintf(`window.__sessionState().sessionId === %q && window.__sessionState().connected`, id))
+	q.waitScreen(`(?m)^py>\s*$`)
+	q.run("print(x * 2)")
+	q.waitScreen(`(?m)^10$`)
+}
+
+// sessionsJSON is GET /sessions as serve answers it.
+func sessionsJSON(t *testing.T, srv serveConn) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.UIBase+"sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+srv.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	return b.String()
+}

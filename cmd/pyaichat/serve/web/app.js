@@ -200,7 +200,7 @@
         if (sessionId) {
           send({ type: 'attach', sessionId, lastSeq: seq });
         } else {
-          openSession();
+          offerDetached();
         }
         break;
       case 'opened':
@@ -235,6 +235,48 @@
         onError(msg);
         break;
     }
+  }
+
+  // A page with no session of its own (a new tab) is offered the
+  // sessions no page shows (their tab was closed) before a new one
+  // starts: pyaichat keeps them running, with their variables.
+  async function offerDetached() {
+    let detached = [];
+    try {
+      const r = await fetch('/sessions', { headers: { Authorization: 'Bearer ' + store.getItem('pyaichat.token') } });
+      if (r.ok) detached = (await r.json()).sessions.filter((x) => !x.exited && x.attached === 0);
+    } catch (err) {
+      // no list: start a new session as before
+    }
+    if (!detached.length) {
+      openSession();
+      return;
+    }
+    const offer = $('sessions');
+    offer.replaceChildren(document.createTextNode(
+      detached.length === 1 ? 'A session no page shows is running: ' : detached.length + ' sessions no page shows are running: '));
+    for (const x of detached) offer.append(offerButton('attach ' + x.id.slice(0, 6), () => attachTo(x.id)));
+    offer.append(offerButton('new session', openSession));
+    offer.hidden = false;
+    setStatus('connected', 'choose a session');
+  }
+  function offerButton(text, act) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = text;
+    b.onclick = () => {
+      $('sessions').hidden = true;
+      act();
+      term.focus();
+    };
+    return b;
+  }
+  function attachTo(id) {
+    sessionId = id;
+    seq = 0;
+    exited = false;
+    clearScreen();
+    send({ type: 'attach', sessionId: id, lastSeq: 0 });
   }
 
   function onError(msg) {
