@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -579,4 +580,41 @@ func sessionsJSON(t *testing.T, srv serveConn) string {
 	var b bytes.Buffer
 	b.ReadFrom(resp.Body)
 	return b.String()
+}
+
+// Two pages on one session of different sizes: the session takes the
+// size of the page last used, rather than the pages resizing it in turn.
+func TestServeLastUsedPageSetsTheSize(t *testing.T) {
+	p, srv, _ := openPage(t)
+	id := eval[string](p, `window.__sessionState().sessionId`)
+	tab, cancel := chromedp.NewContext(p.ctx)
+	defer cancel()
+	q := &page{t: t, ctx: tab}
+	q.do("a smaller window", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 520, Height: 300, DeviceScaleFactor: 1})
+		return err
+	}))
+	q.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
+	q.waitScreen(`(?m)^py>\s*$`)
+	// The same session as the first page, as after a reload of it.
+	q.do("showing the first page's session", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`sessionStorage.setItem('pyaichat.session', %q)`, id)), chromedp.Reload())
+	q.waitEval("the second page attaches", fmt.Sprintf(`window.__sessionState().sessionId === %q && window.__sessionState().connected`, id))
+	size := func(pg *page) (int, int) {
+		s := eval[map[string]any](pg, `window.__sessionState()`)
+		return int(s["cols"].(float64)), int(s["rows"].(float64))
+	}
+	aCols, aRows := size(p)
+	bCols, bRows := size(q)
+	if aCols == bCols {
+		t.Fatalf("both pages are %d columns wide; the test needs two sizes", aCols)
+	}
+	for i, pg := range []*page{p, q, p} {
+		cols, rows := size(pg)
+		pg.run(fmt.Sprintf("import os; print('size', %d, *os.get_terminal_size())", i))
+		pg.waitScreen(fmt.Sprintf(`(?m)^size %d \d+ \d+$`, i))
+		got := regexp.MustCompile(fmt.Sprintf(`(?m)^size %d (\d+) (\d+)$`, i)).FindStringSubmatch(pg.screen())
+		if got[1] != fmt.Sprint(cols) || got[2] != fmt.Sprint(rows) {
+			t.Errorf("typed on the page of %dx%d (step %d): the session is %sx%s (the pages are %dx%d and %dx%d)", cols, rows, i, got[1], got[2], aCols, aRows, bCols, bRows)
+		}
+	}
 }

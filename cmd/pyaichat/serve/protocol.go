@@ -79,6 +79,15 @@ type stdoutMsg struct {
 	Gap        bool   `json:"gap,omitempty"`
 }
 
+// resizedMsg tells each page showing a session its terminal's size, when
+// the page starts showing it and when a page changes it.
+type resizedMsg struct {
+	Type      string `json:"type"` // "resized"
+	SessionID string `json:"sessionId"`
+	Cols      int    `json:"cols"`
+	Rows      int    `json:"rows"`
+}
+
 // exitMsg says the session's child has gone; reason says why, when the
 // server ended it (Restart, the idle timeout, serve stopping).
 type exitMsg struct {

@@ -642,3 +642,23 @@ func TestEndedSessionSaysWhy(t *testing.T) {
 		t.Errorf("exit when the server stops: %v", m)
 	}
 }
+
+// Every page showing a session is told its size: when it starts showing
+// it, and when any page changes it.
+func TestResizedGoesToEveryPage(t *testing.T) {
+	_, hs := newTestServer(t, Options{}, "cat")
+	a := dial(t, hs)
+	id := a.open()
+	if m := a.until("resized"); m["cols"] != float64(80) || m["rows"] != float64(24) {
+		t.Errorf("the size the opening page is told: %v", m)
+	}
+	b := dial(t, hs)
+	b.sendJSON(map[string]any{"type": "attach", "sessionId": id, "lastSeq": 0})
+	if m := b.until("resized"); m["cols"] != float64(80) {
+		t.Errorf("the size an attaching page is told: %v", m)
+	}
+	b.sendJSON(map[string]any{"type": "resize", "sessionId": id, "cols": 100, "rows": 30})
+	if m := a.until("resized"); m["cols"] != float64(100) || m["rows"] != float64(30) || m["sessionId"] != id {
+		t.Errorf("the other page is told %v, want 100x30", m)
+	}
+}

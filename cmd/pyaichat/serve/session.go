@@ -47,6 +47,10 @@ type session struct {
 	// endReason says why the server ended the session, if it did (its
 	// exit message carries it); empty when the child exited by itself.
 	endReason string
+	// cols and rows are the terminal's size, which every page showing
+	// the session is told of (resized), so that only the page last used
+	// sets it.
+	cols, rows uint16
 }
 
 var (
@@ -74,6 +78,7 @@ func startSession(cmd *exec.Cmd, cols, rows uint16, replay int, uploadRoot strin
 		id: id, ptmx: ptmx, cmd: cmd, out: newOutput(replay),
 		uploadDir: filepath.Join(uploadRoot, id),
 		done:      make(chan struct{}),
+		cols:      cols, rows: rows,
 	}
 	go s.pump()
 	return s, nil
@@ -211,7 +216,21 @@ func (s *session) resize(cols, rows uint16) error {
 	if err != nil {
 		return err
 	}
-	return ioErr
+	if ioErr != nil {
+		return ioErr
+	}
+	s.mu.Lock()
+	s.cols, s.rows = cols, rows
+	s.mu.Unlock()
+	s.out.poke() // the pumps tell their pages
+	return nil
+}
+
+// size is the terminal's size.
+func (s *session) size() (cols, rows uint16) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cols, s.rows
 }
 
 // terminate ends the child as closing a terminal window does: SIGHUP to

@@ -212,7 +212,15 @@
         connected(true);
         updateTitle();
         $('banner').hidden = true;
-        send({ type: 'resize', sessionId, cols: term.cols, rows: term.rows });
+        sendSize(); // a page that opens or attaches a session is in use
+        break;
+      case 'resized':
+        // Another page set the session's size: this one no longer does
+        // until it is used again.
+        if (msg.sessionId === sessionId && !sizesSent.has(msg.cols + 'x' + msg.rows)) {
+          sizeOwner = false;
+          sizesSent.clear();
+        }
         break;
       case 'stdout':
         if (msg.sessionId !== sessionId) break;
@@ -406,7 +414,26 @@
     }
   });
 
+  // One size per session, the size of the page last used: a page sends
+  // its size when it opens or attaches the session, when it is used (a
+  // key, a click) after another page set a size, and when its own size
+  // changes while the size is its. Two pages on one session would
+  // otherwise resize it in turn.
+  let sizeOwner = false;
+  const sizesSent = new Set(); // this page's, since it last took the size
+  function sendSize() {
+    if (!sessionId || exited) return;
+    sizeOwner = true;
+    sizesSent.add(term.cols + 'x' + term.rows);
+    send({ type: 'resize', sessionId, cols: term.cols, rows: term.rows });
+  }
+  function claimSize() {
+    if (!sizeOwner) sendSize();
+  }
+  $('term').addEventListener('mousedown', claimSize);
+
   term.onData((d) => {
+    claimSize();
     if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(enc.encode(d)) });
   });
   term.onBinary((d) => {
@@ -414,8 +441,8 @@
     for (let i = 0; i < d.length; i++) b[i] = d.charCodeAt(i) & 255;
     if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(b) });
   });
-  term.onResize(({ cols, rows }) => {
-    if (sessionId) send({ type: 'resize', sessionId, cols, rows });
+  term.onResize(() => {
+    if (sizeOwner) sendSize();
   });
   // The terminal fits its area whenever that changes: the window, and
   // also the banner above it appearing (or the last rows would be pushed
@@ -499,7 +526,7 @@
   window.__lastLink = () => lastLink;
   window.__viewportY = () => term.buffer.active.viewportY;
   window.__status = () => $('status').textContent;
-  window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN });
+  window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN, cols: term.cols, rows: term.rows, sizeOwner });
 
   connected(false);
   connect();
