@@ -618,3 +618,54 @@ func TestServeLastUsedPageSetsTheSize(t *testing.T) {
 		}
 	}
 }
+
+// On a touch screen (a coarse pointer) the page shows a row of the keys
+// an on-screen keyboard lacks: Tab switches modes, the arrows recall a
+// line, Ctrl applies to the next key, ^C interrupts. Elsewhere it is
+// hidden.
+func TestServeKeyRowOnTouchScreens(t *testing.T) {
+	exe, err := chromiumPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	srv := startServe(t, home, nil, "-q")
+	p := &page{t: t, ctx: newBrowser(t, exe, home)}
+	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
+	p.waitScreen(`(?m)^py>\s*$`)
+	if !eval[bool](p, `document.getElementById('keys').hidden`) {
+		t.Errorf("the key row shows with a fine pointer")
+	}
+	p.do("a touch screen", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 5})
+		return err
+	}), chromedp.Reload())
+	p.waitScreen(`(?m)^py>\s*$`)
+	p.waitEval("the key row shows", `!document.getElementById('keys').hidden`)
+	press := func(key string) {
+		p.t.Helper()
+		p.do("pressing "+key, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector('#keys [data-key=%q]').click()`, key)))
+	}
+	press("tab")
+	p.waitScreen(`(?m)^ai>\s*$`)
+	press("tab")
+	p.waitScreen(`(?m)^py>\s*$`)
+	p.run("print('row' + 'keys')")
+	p.waitScreen(`(?m)^rowkeys$`)
+	press("up")
+	p.waitScreen(`(?m)^py> print\('row' \+ 'keys'\)\s*$`)
+	press("ctrl")
+	p.keys("u") // Ctrl-U: the line is killed
+	p.waitScreen(`(?m)^py>\s*\z`)
+	if eval[string](p, `document.querySelector('#keys [data-key=ctrl]').getAttribute('aria-pressed')`) != "false" {
+		t.Errorf("Ctrl stays pressed after the key it applied to")
+	}
+	p.keys("import time; time.sleep(60)\r")
+	p.waitScreen(`sleep\(60\)\s*$`)
+	press("ctrl-c")
+	p.waitScreen(`(?m)^KeyboardInterrupt$`)
+	p.waitScreen(`(?m)^py>\s*$`)
+	if eval[string](p, `document.activeElement.className`) != "xterm-helper-textarea" {
+		t.Errorf("the key row took the focus from the terminal: %q", eval[string](p, `document.activeElement.outerHTML.slice(0, 80)`))
+	}
+}

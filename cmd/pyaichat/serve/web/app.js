@@ -432,10 +432,53 @@
   }
   $('term').addEventListener('mousedown', claimSize);
 
-  term.onData((d) => {
+  function sendKeys(d) {
     claimSize();
     if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(enc.encode(d)) });
+  }
+  term.onData((d) => {
+    if (ctrlArmed && d.length === 1 && /[@-_a-z]/i.test(d)) {
+      d = String.fromCharCode(d.toUpperCase().charCodeAt(0) & 0x1f); // Ctrl from the key row
+      armCtrl(false);
+    }
+    sendKeys(d);
   });
+
+  // A row of the keys a touch screen's keyboard lacks (Esc, Tab, Ctrl,
+  // the arrows, ^C), shown where the pointer is coarse. Its buttons do
+  // not take the focus, so the on-screen keyboard stays up. Ctrl applies
+  // to the next key typed.
+  const rowKeys = {
+    esc: '\x1b', tab: '\t', 'ctrl-c': '\x03',
+    up: '\x1b[A', down: '\x1b[B', right: '\x1b[C', left: '\x1b[D',
+  };
+  let ctrlArmed = false;
+  function armCtrl(on) {
+    ctrlArmed = on;
+    document.querySelector('#keys [data-key=ctrl]').setAttribute('aria-pressed', String(on));
+  }
+  function arrowKey(seq) {
+    // Arrows as the terminal sends them in application cursor mode.
+    return term.modes.applicationCursorKeysMode ? seq.replace('\x1b[', '\x1bO') : seq;
+  }
+  for (const b of document.querySelectorAll('#keys button')) {
+    b.addEventListener('pointerdown', (ev) => ev.preventDefault());
+    b.addEventListener('mousedown', (ev) => ev.preventDefault());
+    b.addEventListener('click', () => {
+      const key = b.dataset.key;
+      if (key === 'ctrl') {
+        armCtrl(!ctrlArmed);
+      } else {
+        armCtrl(false);
+        sendKeys(['up', 'down', 'left', 'right'].includes(key) ? arrowKey(rowKeys[key]) : rowKeys[key]);
+      }
+      term.focus();
+    });
+  }
+  const coarse = window.matchMedia('(pointer: coarse)');
+  const showKeys = () => { $('keys').hidden = !coarse.matches; };
+  coarse.addEventListener('change', showKeys);
+  showKeys();
   term.onBinary((d) => {
     const b = new Uint8Array(d.length);
     for (let i = 0; i < d.length; i++) b[i] = d.charCodeAt(i) & 255;
