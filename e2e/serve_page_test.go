@@ -255,6 +255,22 @@ func TestServeClipboardKeys(t *testing.T) {
 		p.waitScreen(`(?m)^pastedok$`)
 	}
 
+	// Right-click: a copy with a selection, a paste without one.
+	p.run("print('right' + 'click')")
+	p.selectWord("rightclick")
+	at := eval[[]float64](p, `(() => { const r = document.querySelector('.xterm-screen').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height - 4]; })()`)
+	p.rightClick(at[0], at[1])
+	for deadline := time.Now().Add(hangBound); p.clipboard() != "rightclick"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a right-click with rightclick selected: the clipboard holds %q", p.clipboard())
+		}
+	}
+	p.setClipboard("'right' * 2")
+	p.rightClick(at[0], at[1])
+	p.waitScreen(`(?m)^py> 'right' \* 2\s*$`)
+	p.run("")
+	p.waitScreen(`(?m)^'rightright'$`)
+
 	p.do("setting raw Ctrl+V", chromedp.Evaluate[chromedp.Void](`document.getElementById('rawctrlv').click()`))
 	p.setClipboard("not this")
 	p.keys("'x")
@@ -468,6 +484,23 @@ func TestServeTitleAndExitBanner(t *testing.T) {
 	})()`)
 	if bottom > 0.5 {
 		t.Errorf("the row with the exit is %.0f px below the window", bottom)
+	}
+}
+
+// rightClick clicks the right mouse button at (x, y).
+func (p *page) rightClick(x, y float64) {
+	p.t.Helper()
+	err := chromedp.Do(p.ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, typ := range []input.DispatchMouseEventType{input.DispatchMouseEventTypeMousePressed, input.DispatchMouseEventTypeMouseReleased} {
+			ev := input.DispatchMouseEventParams{Type: typ, X: x, Y: y, Button: input.MouseButtonRight, ClickCount: 1}
+			if _, err := chromedp.Call(ctx, input.DispatchMouseEvent, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	if err != nil {
+		p.t.Fatalf("right-clicking at %.0f,%.0f: %v", x, y, err)
 	}
 }
 

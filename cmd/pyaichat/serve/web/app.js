@@ -387,6 +387,18 @@
     }
   });
   term.attachCustomKeyEventHandler(clipboardKey);
+  // Right-click copies the selection, or pastes when there is none (as
+  // VS Code's terminal on Windows and most terminals there do).
+  $('term').addEventListener('contextmenu', (ev) => {
+    ev.preventDefault();
+    if (term.hasSelection()) {
+      copySelection();
+    } else if (navigator.clipboard && navigator.clipboard.readText) {
+      navigator.clipboard.readText().then((text) => { if (text) term.paste(text); })
+        .catch((err) => setStatus('connected', 'paste failed: ' + err.message));
+    }
+    term.focus();
+  }, true);
   $('rawctrlv').checked = rawCtrlV;
   $('rawctrlv').onchange = (ev) => {
     rawCtrlV = ev.target.checked;
