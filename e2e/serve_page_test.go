@@ -9,7 +9,10 @@ import (
 	"image/png"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -282,26 +285,41 @@ func TestServeClipboardKeys(t *testing.T) {
 	}
 }
 
-// The token leaves no trace the page can reach: opened as `--open` opens
-// it (through the private file), the page takes the token with the first
-// script it runs, before it loads anything else, and neither the address
-// bar nor the tab's back/forward list keeps it.
-func TestServeTokenLeavesTheURL(t *testing.T) {
+// The token leaves no trace: opened as `--open` opens it (through the
+// private file, with a one-time code), the page takes the code out of the
+// URL with the first script it runs and exchanges it for the token; once
+// the browser has closed, no file of its profile (history, session
+// files, favicons, caches) holds the token but sessionStorage's own, and
+// the code the records hold is refused.
+func TestServeTokenLeavesNoTrace(t *testing.T) {
 	exe, err := chromiumPath()
 	if err != nil {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
 	url, opened, _, _ := startServeOpen(t, home)
-	token := url[strings.Index(url, "#token=")+len("#token="):]
-	p := &page{t: t, ctx: newBrowser(t, exe, home)}
+	code := url[strings.Index(url, "#code=")+len("#code="):]
+	port, _ := strconv.Atoi(regexp.MustCompile(`:(\d+)/`).FindStringSubmatch(url)[1])
+	profile := filepath.Join(home, "chromium-trace")
+	alloc, closeBrowser := chromedp.NewExecAllocator(context.Background(),
+		append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.WindowSize(760, 420), chromedp.UserDataDir(profile))...)
+	defer closeBrowser()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelTime()
+	p := &page{t: t, ctx: ctx}
 	p.do("opening the file --open made", chromedp.Navigate("file://"+opened))
 	p.waitScreen(`(?m)^py>\s*$`)
-	if got := eval[string](p, `location.href`); got != strings.TrimSuffix(url, "#token="+token) {
-		t.Errorf("the address bar shows %q", got)
+	base := strings.TrimSuffix(url, "#code="+code)
+	if got := eval[string](p, `location.href`); got != base {
+		t.Errorf("the address bar shows %q, want %q", got, base)
 	}
-	if got := eval[string](p, `sessionStorage.getItem('pyaichat.token')`); got != token {
-		t.Errorf("sessionStorage holds %q, not the token", got)
+	token := eval[string](p, `sessionStorage.getItem('pyaichat.token')`)
+	if !regexp.MustCompile(`^[0-9a-f]{48}$`).MatchString(token) {
+		t.Fatalf("sessionStorage holds %q, not a token", token)
 	}
 	first := eval[string](p, `(() => { const e = document.head.querySelector('script, link'); return e.src || e.href; })()`)
 	if !strings.HasSuffix(first, "/token.js") {
@@ -311,15 +329,65 @@ func TestServeTokenLeavesTheURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// (The entry's UserTypedURL, the URL as first asked for, is the
-	// browser's own record, which no page can change.)
 	for _, e := range hist.Entries {
-		if strings.Contains(e.URL, token) || strings.Contains(e.Title, token) {
-			t.Errorf("the back/forward list holds the token: %s %q", e.URL, e.Title)
+		if strings.Contains(e.URL, code) || strings.Contains(e.URL, token) {
+			t.Errorf("the back/forward list holds the code or the token: %s", e.URL)
 		}
 	}
 	p.run("print(6 * 7)")
 	p.waitScreen(`(?m)^42$`)
+	if status, _ := exchangeCode(t, port, code); status != 403 {
+		t.Errorf("the code in the browser's records, exchanged again: %d, want 403", status)
+	}
+
+	// The same link in a new tab (from the history, say) says it was used
+	// and where the next one is.
+	tab, cancelTab := chromedp.NewContext(ctx)
+	q := &page{t: t, ctx: tab}
+	q.do("opening the used link in a new tab", chromedp.Navigate(url))
+	q.waitEval("the new tab says the link was used", `window.__status() === 'link used'`)
+	if got := eval[string](q, bannerJS); !strings.Contains(got, "used already") || !strings.Contains(got, "newest URL") {
+		t.Errorf("the banner for a used link says %q", got)
+	}
+	cancelTab()
+
+	// The browser closes as a user closes it, writing out its records.
+	if err := chromedp.Cancel(ctx); err != nil {
+		t.Logf("closing the browser: %v", err)
+	}
+	closeBrowser()
+	var files, codeSeen int
+	filepath.Walk(profile, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info.IsDir() && info.Name() == "Session Storage" {
+			// The tab's sessionStorage, which holds the token for a reload
+			// and which Chromium saves with the profile for restoring the
+			// session (the user's own, never synced).
+			return filepath.SkipDir
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		files++
+		if bytes.Contains(b, []byte(token)) || bytes.Contains(b, utf16le(token)) {
+			t.Errorf("the browser's profile holds the token in %s", strings.TrimPrefix(path, profile))
+		}
+		if bytes.Contains(b, []byte(code)) {
+			codeSeen++
+		}
+		return nil
+	})
+	if files == 0 || codeSeen == 0 {
+		// The scan would pass vacuously if the profile were elsewhere or
+		// the browser had recorded nothing.
+		t.Errorf("scanned %d files of the profile, %d with the (used) code: want the browser's records", files, codeSeen)
+	}
 }
 
 // bannerJS reads the banner above the terminal (” when hidden).
@@ -701,4 +769,14 @@ func TestServeKeyRowOnTouchScreens(t *testing.T) {
 	if eval[string](p, `document.activeElement.className`) != "xterm-helper-textarea" {
 		t.Errorf("the key row took the focus from the terminal: %q", eval[string](p, `document.activeElement.outerHTML.slice(0, 80)`))
 	}
+}
+
+// utf16le is s as UTF-16LE, the way Chromium stores some strings
+// (sessionStorage and localStorage values among them).
+func utf16le(s string) []byte {
+	b := make([]byte, 0, 2*len(s))
+	for _, r := range s {
+		b = append(b, byte(r), byte(r>>8))
+	}
+	return b
 }

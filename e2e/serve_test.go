@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,8 +230,10 @@ func TestServeRefusesANonLoopbackAddr(t *testing.T) {
 	}
 }
 
-// Without --print-conn-json, serve prints the URL to open with the token
-// in its fragment, and the token appears nowhere else: not in its log of
+// Without --print-conn-json, serve prints the URL to open with a one-time
+// code in its fragment, which the page exchanges for the token (POST
+// /token); once used, the code is refused and serve prints the next URL.
+// The token appears nowhere: not in its output, not in its log of
 // sessions on stderr.
 func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
 	home := t.TempDir()
@@ -247,16 +250,32 @@ func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(out).ReadString('\n')
+	lines := bufio.NewReader(out)
+	line, err := lines.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`^pyaichat serve: open http://127\.0\.0\.1:(\d+)/#token=([0-9a-f]{48})\n$`).FindStringSubmatch(line)
+	m := regexp.MustCompile(`^pyaichat serve: open http://127\.0\.0\.1:(\d+)/#code=([0-9a-f]{32})\n$`).FindStringSubmatch(line)
 	if m == nil {
-		t.Fatalf("first line %q, want the URL with a 192-bit token in its fragment", line)
+		t.Fatalf("first line %q, want the URL with a 128-bit code in its fragment", line)
 	}
 	port, _ := strconv.Atoi(m[1])
-	c := dialServe(t, serveConn{Port: port, Token: m[2]})
+	status, token := exchangeCode(t, port, m[2])
+	if status != 200 || len(token) != 48 {
+		t.Fatalf("exchanging the code: %d %q", status, token)
+	}
+	if status, _ := exchangeCode(t, port, m[2]); status != 403 {
+		t.Errorf("the code exchanged again: %d, want 403", status)
+	}
+	line, err = lines.ReadString('\n')
+	next := regexp.MustCompile(`^pyaichat serve: that link has been used; for another tab open http://127\.0\.0\.1:\d+/#code=([0-9a-f]{32})\n$`).FindStringSubmatch(line)
+	if err != nil || next == nil || next[1] == m[2] {
+		t.Fatalf("after the code was used serve printed %q (%v), want the next URL", line, err)
+	}
+	if status, again := exchangeCode(t, port, next[1]); status != 200 || again != token {
+		t.Errorf("the next code: %d %q", status, again)
+	}
+	c := dialServe(t, serveConn{Port: port, Token: token})
 	c.open()
 	c.waitFor(0, "py> ")
 	c.keys("raise SystemExit(0)\r")
@@ -265,9 +284,23 @@ func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("serve after SIGTERM: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "started") || strings.Contains(stderr.String(), m[2]) {
+	if !strings.Contains(stderr.String(), "started") || strings.Contains(stderr.String(), token) {
 		t.Errorf("stderr %q: want the session's start, and never the token", stderr.String())
 	}
+}
+
+// exchangeCode posts a one-time code to serve on port, as its page does,
+// and returns the status and the token it got.
+func exchangeCode(t *testing.T, port int, code string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/token", port), "application/json", strings.NewReader(`{"code":"`+code+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct{ Token string }
+	json.NewDecoder(resp.Body).Decode(&got)
+	return resp.StatusCode, got.Token
 }
 
 // startServeOpen runs `pyaichat serve --open -- -q` with a stand-in for
@@ -315,14 +348,13 @@ func startServeOpen(t *testing.T, home string) (url, opened, seen string, cmd *e
 }
 
 // --open hands the desktop's opener (here a stand-in) a private file that
-// sends the browser on to the URL: no command line holds the token. The
+// sends the browser on to the URL: no command line holds its code. The
 // file is 0600 in a 0700 directory, and goes when serve stops.
 func TestServeOpensTheBrowser(t *testing.T) {
 	home := t.TempDir()
 	url, opened, seen, cmd := startServeOpen(t, home)
-	token := url[strings.Index(url, "#token=")+len("#token="):]
-	if strings.Contains(opened, token) || !strings.HasSuffix(opened, ".html") || !filepath.IsAbs(opened) {
-		t.Errorf("xdg-open got %q, want the path of an HTML file and no token", opened)
+	if strings.Contains(opened, "#") || !strings.HasSuffix(opened, ".html") || !filepath.IsAbs(opened) {
+		t.Errorf("xdg-open got %q, want the path of an HTML file and no secret", opened)
 	}
 	info, err := os.Stat(seen)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 )
 
@@ -38,6 +39,13 @@ func Run(ctx context.Context, l Launch, out io.Writer) error {
 		}
 		l.Token = t
 	}
+	var outMu sync.Mutex
+	var base string
+	l.NextCode = func(code string) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		fmt.Fprintf(out, "pyaichat serve: that link has been used; for another tab open %s\n", codeURL(base, code))
+	}
 	srv, err := New(l.Options)
 	if err != nil {
 		return err
@@ -48,15 +56,15 @@ func Run(ctx context.Context, l Launch, out io.Writer) error {
 		return fmt.Errorf("listening on %s: %w", l.Addr, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	base := fmt.Sprintf("http://%s/", ln.Addr())
+	base = fmt.Sprintf("http://%s/", ln.Addr())
 	if l.PrintConnJSON {
 		b, _ := json.Marshal(map[string]any{"port": port, "token": l.Token, "uiBase": base})
 		fmt.Fprintf(out, "%s\n", b)
 	} else {
-		fmt.Fprintf(out, "pyaichat serve: open %s#token=%s\n", base, l.Token)
+		fmt.Fprintf(out, "pyaichat serve: open %s\n", codeURL(base, srv.Code()))
 	}
 	if l.Open {
-		dir, err := openBrowser(base + "#token=" + l.Token)
+		dir, err := openBrowser(codeURL(base, srv.Code()))
 		if err != nil {
 			fmt.Fprintf(srv.opts.Log, "serve: could not open a browser: %v\n", err)
 		}

@@ -662,3 +662,47 @@ func TestResizedGoesToEveryPage(t *testing.T) {
 		t.Errorf("the other page is told %v, want 100x30", m)
 	}
 }
+
+// The URL to open carries a one-time code: POST /token exchanges it for
+// the token once, and the next code, handed to NextCode, works in turn.
+func TestOneTimeCode(t *testing.T) {
+	next := make(chan string, 2)
+	srv, hs := newTestServer(t, Options{NextCode: func(c string) { next <- c }}, "cat")
+	exchange := func(code, origin string) (int, string) {
+		req, _ := http.NewRequest("POST", hs.URL+"/token", strings.NewReader(`{"code":"`+code+`"}`))
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	first := srv.Code()
+	if len(first) != 32 {
+		t.Fatalf("code %q, want 128 bits in hex", first)
+	}
+	if code, _ := exchange(first, "https://evil.example"); code != http.StatusForbidden {
+		t.Errorf("an exchange from a foreign origin: %d", code)
+	}
+	if code, body := exchange(strings.Repeat("0", 32), ""); code != http.StatusForbidden || !strings.Contains(body, "newest URL") {
+		t.Errorf("a wrong code: %d %q", code, body)
+	}
+	code, body := exchange(first, hs.URL)
+	if code != http.StatusOK || !strings.Contains(body, `"token":"`+testToken+`"`) {
+		t.Fatalf("the code: %d %q", code, body)
+	}
+	if code, body := exchange(first, hs.URL); code != http.StatusForbidden || !strings.Contains(body, "used already") {
+		t.Errorf("the code again: %d %q", code, body)
+	}
+	second := <-next
+	if second == first || second != srv.Code() {
+		t.Errorf("the next code %q (the first %q, now %q)", second, first, srv.Code())
+	}
+	if code, _ := exchange(second, ""); code != http.StatusOK {
+		t.Errorf("the next code: %d", code)
+	}
+}

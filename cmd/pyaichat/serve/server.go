@@ -41,6 +41,9 @@ type Options struct {
 	KeepAliveTimeout time.Duration
 	MaxConnsPerAddr  int
 	Log              io.Writer // one line per session start and end (default: nowhere)
+	// NextCode, if set, is given the code that replaces one a page has
+	// just exchanged for the token (see Code), for a URL to print.
+	NextCode func(code string)
 }
 
 const (
@@ -73,6 +76,7 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closed   bool
+	code     string // the one-time code valid now (see login.go)
 	// ended remembers why recent sessions ended (the newest maxEnded), so
 	// that a page coming back to one learns why it is gone.
 	ended      map[string]string
@@ -135,7 +139,11 @@ func New(opts Options) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	s := &Server{opts: opts, sessions: map[string]*session{}, ended: map[string]string{}}
+	code, err := newCode()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, sessions: map[string]*session{}, ended: map[string]string{}, code: code}
 	if s.opts.UploadRoot == "" {
 		dir, err := os.MkdirTemp("", "pyaichat-serve-")
 		if err != nil {
@@ -147,6 +155,7 @@ func New(opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /ws", s.serveWS)
 	s.mux.HandleFunc("POST /upload/{session}", s.serveUpload)
 	s.mux.HandleFunc("GET /sessions", s.serveSessions)
+	s.mux.HandleFunc("POST /token", s.serveToken)
 	s.mux.Handle("GET /", pageHandler())
 	return s, nil
 }

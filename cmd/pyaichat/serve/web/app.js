@@ -11,8 +11,8 @@
   const $ = (id) => document.getElementById(id);
 
   // The token is in sessionStorage: token.js took it from the URL's
-  // fragment (never sent to a server), or an IDE host handed it over
-  // through window.__setToken.
+  // fragment (never sent to a server), exchanging a one-time code for it,
+  // or an IDE host handed it over through window.__setToken.
 
   const FONT_MIN = 8, FONT_MAX = 40;
   let fontSize = Number(localStorage.getItem('pyaichat.fontSize')) || 14;
@@ -114,7 +114,7 @@
     retry = null;
     const token = store.getItem('pyaichat.token');
     if (!token) {
-      setStatus('disconnected', 'no token: open the URL pyaichat serve printed');
+      noToken();
       return;
     }
     if (ws) { ws.onclose = null; ws.close(); }
@@ -133,6 +133,20 @@
       // ask the server whether it still takes this token.
       if (opened) retryLater(); else checkToken(token);
     };
+  }
+
+  // noToken says why the page has no token, and what to do.
+  function noToken() {
+    if (window.__tokenProblem === 'used') {
+      setStatus('disconnected', 'link used');
+      showBanner('This link was used already: each URL pyaichat serve prints opens one tab, and serve prints ' +
+        'a new one when one is used. Open the newest URL it printed.', false);
+    } else if (window.__tokenProblem === 'unreachable') {
+      setStatus('disconnected', 'server unreachable');
+      showBanner('pyaichat serve did not answer: is it still running? Start it again and open the URL it prints.', false);
+    } else {
+      setStatus('disconnected', 'no token: open the URL pyaichat serve printed');
+    }
   }
 
   function retryLater() {
@@ -157,7 +171,7 @@
     // makes a new one.
     setStatus('disconnected', 'token refused');
     showBanner('This page\'s token was refused: pyaichat serve has restarted (each start makes a new token) ' +
-      'or another server has this port. Open the URL it printed, pyaichat serve: open http://…/#token=…, ' +
+      'or another server has this port. Open the URL it printed, pyaichat serve: open http://…/#code=…, ' +
       'here or in a new tab.', false);
   }
 
@@ -180,6 +194,10 @@
   // not reload the page: token.js takes the token, and the page connects
   // with it.
   window.addEventListener('pyaichat-token', () => {
+    if (window.__tokenProblem) {
+      noToken();
+      return;
+    }
     backoff = 500;
     $('banner').hidden = true;
     connect();
@@ -584,5 +602,5 @@
   window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN, cols: term.cols, rows: term.rows, sizeOwner });
 
   connected(false);
-  connect();
+  window.__tokenReady.then(connect);
 })();
