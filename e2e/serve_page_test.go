@@ -602,12 +602,12 @@ func TestServeLinksAndSearch(t *testing.T) {
 	p, srv, _ := openPage(t)
 	link := srv.UIBase + "favicon.svg"
 	p.run(fmt.Sprintf("print('see ' + '%s' + ' here')", link))
-	at := eval[[]float64](p, fmt.Sprintf(`(() => {
+	at := eval[[]float64](p, `(() => {
 		const row = [...document.querySelectorAll('.xterm-rows > div')].find((r) => r.textContent.startsWith('see http'));
 		if (!row) return [];
 		const r = row.getBoundingClientRect();
 		return [r.x + window.__cellWidth() * 8.5, r.y + r.height / 2];
-	})()`))
+	})()`)
 	if len(at) == 0 {
 		t.Fatalf("no row shows the link:\n%s", p.screen())
 	}
