@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -779,4 +780,33 @@ func utf16le(s string) []byte {
 		b = append(b, byte(r), byte(r>>8))
 	}
 	return b
+}
+
+// An image a program writes with the iTerm2 inline image protocol is
+// drawn in the terminal, within the page's Content-Security-Policy.
+func TestServeShowsImages(t *testing.T) {
+	exe, err := chromiumPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	srv := startServe(t, home, nil, "-q")
+	p := &page{t: t, ctx: newBrowser(t, exe, home)}
+	watch := watchPage(t, p.ctx)
+	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
+	p.waitScreen(`(?m)^py>\s*$`)
+	img := image.NewRGBA(image.Rect(0, 0, 24, 24))
+	for i := range img.Pix {
+		img.Pix[i] = 0xff // white, opaque
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	data := base64.StdEncoding.EncodeToString(b.Bytes())
+	p.run(fmt.Sprintf(`import sys; sys.stdout.write('\x1b]1337;File=inline=1;size=%d:%s\x07\n'); sys.stdout.flush()`, b.Len(), data))
+	p.waitEval("the image is drawn", `window.__imageCells() > 0`)
+	for _, problem := range watch.problems() {
+		t.Errorf("on the page: %s", problem)
+	}
 }

@@ -17,7 +17,7 @@ import (
 var web embed.FS
 
 // vendorFiles are the fetched files the page loads.
-var vendorFiles = []string{"xterm.js", "xterm.css", "addon-fit.js", "addon-unicode11.js", "addon-web-links.js", "addon-search.js"}
+var vendorFiles = []string{"xterm.js", "xterm.css", "addon-fit.js", "addon-unicode11.js", "addon-web-links.js", "addon-search.js", "addon-image.js"}
 
 // checkAssets says clearly when the binary was built without the fetched
 // files, rather than serving a page that cannot start.
@@ -54,8 +54,11 @@ func pageHandler() http.Handler {
 
 // pagePolicy is the page's CSP. Styles may be inline because xterm.js's
 // DOM renderer writes <style> elements for its colours and cell sizes.
+// 'wasm-unsafe-eval' lets the image add-on compile the WebAssembly
+// decoders (base64, SIXEL) it carries in its own file; it allows no eval
+// of script text.
 func pagePolicy(host string) string {
-	return "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	return "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; " +
 		"img-src 'self' data:; font-src 'self'; connect-src 'self' ws://" + host + "; " +
 		"base-uri 'none'; form-action 'none'"
 }

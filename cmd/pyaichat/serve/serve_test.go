@@ -73,7 +73,7 @@ func TestPageHasItsPolicyAndAssets(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, hs := newTestServer(t, Options{}, "cat")
-	for _, path := range []string{"/", "/app.js", "/style.css", "/vendor/xterm.js", "/vendor/xterm.css", "/vendor/addon-fit.js", "/vendor/addon-unicode11.js", "/vendor/addon-web-links.js", "/vendor/addon-search.js", "/token.js"} {
+	for _, path := range []string{"/", "/app.js", "/style.css", "/vendor/xterm.js", "/vendor/xterm.css", "/vendor/addon-fit.js", "/vendor/addon-unicode11.js", "/vendor/addon-web-links.js", "/vendor/addon-search.js", "/vendor/addon-image.js", "/token.js"} {
 		resp, err := http.Get(hs.URL + path)
 		if err != nil {
 			t.Fatal(err)

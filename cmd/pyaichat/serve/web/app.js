@@ -35,6 +35,11 @@
   }));
   const search = new SearchAddon.SearchAddon();
   term.loadAddon(search);
+  // Images in the output: the iTerm2 inline image protocol (OSC 1337) and
+  // SIXEL, which programs (and rich output) write as a terminal's. Their
+  // pixels are held within 32 MB per page.
+  const images = new ImageAddon.ImageAddon({ storageLimit: 32 });
+  term.loadAddon(images);
   term.unicode.activeVersion = '11';
   term.open($('term'));
   fit.fit();
@@ -597,6 +602,12 @@
   };
   window.__selection = () => term.getSelection();
   window.__lastLink = () => lastLink;
+  window.__imageCells = () => {
+    let n = 0;
+    const b = term.buffer.active;
+    for (let y = 0; y < b.length; y++) for (let x = 0; x < term.cols; x++) if (images.getImageAtBufferCell(x, y)) n++;
+    return n;
+  };
   window.__viewportY = () => term.buffer.active.viewportY;
   window.__status = () => $('status').textContent;
   window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN, cols: term.cols, rows: term.rows, sizeOwner });
