@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -408,6 +409,44 @@ func TestServeFirstDraftClient(t *testing.T) {
 	}
 	if err != nil || !bytes.Contains(b, []byte("fixed by the server")) {
 		t.Errorf("updateSessionConfig answered %s %v", b, err)
+	}
+	c.keys("6 * 7\r")
+	c.waitFor(off, "42\r\n")
+}
+
+// A flood of connections that never send a request (the red team's
+// 19,990 used up serve's descriptors, and the page could not connect):
+// serve holds at most 64 of them per address, and the page's WebSocket
+// still gets in and runs Python.
+func TestServeBoundsSilentConnections(t *testing.T) {
+	srv := startServe(t, t.TempDir(), nil, "-q")
+	fds := func() int {
+		entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", srv.pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	before := fds()
+	const flood = 400
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < flood; i++ {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", srv.Port))
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	c := dialServe(t, srv) // behind the flood in the accept queue
+	c.open()
+	off := c.waitFor(0, "py> ")
+	if grown := fds() - before; grown > 64+8 {
+		t.Errorf("serve holds %d more descriptors after %d silent connections, want at most the cap of 64 and the session's", grown, flood)
 	}
 	c.keys("6 * 7\r")
 	c.waitFor(off, "42\r\n")
