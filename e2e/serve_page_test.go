@@ -145,6 +145,17 @@ func (p *page) clipboard() string {
 	return evalAwait[string](p, `navigator.clipboard.readText()`)
 }
 
+// waitClipboard waits for the clipboard to hold want (a copy writes it
+// asynchronously).
+func (p *page) waitClipboard(what, want string) {
+	p.t.Helper()
+	for deadline := time.Now().Add(hangBound); p.clipboard() != want; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%s: the clipboard holds %q, want %q", what, p.clipboard(), want)
+		}
+	}
+}
+
 func (p *page) setClipboard(text string) {
 	p.t.Helper()
 	evalAwait[bool](p, fmt.Sprintf(`navigator.clipboard.writeText(%q).then(() => true)`, text))
@@ -227,9 +238,7 @@ func TestServeClipboardKeys(t *testing.T) {
 	p.run("print('copy' + 'me')")
 	p.selectWord("copyme")
 	p.ctrlKey('c', false)
-	if got := p.clipboard(); got != "copyme" {
-		t.Errorf("Ctrl+C with copyme selected: the clipboard holds %q", got)
-	}
+	p.waitClipboard("Ctrl+C with copyme selected", "copyme")
 	p.run("'after' + 'copy'")
 	p.waitScreen(`(?m)^'aftercopy'$`)
 	if p.count(`KeyboardInterrupt`) != 0 {
@@ -239,9 +248,7 @@ func TestServeClipboardKeys(t *testing.T) {
 	p.run("print('shift' + 'copy')")
 	p.selectWord("shiftcopy")
 	p.ctrlKey('c', true)
-	if got := p.clipboard(); got != "shiftcopy" {
-		t.Errorf("Ctrl+Shift+C with shiftcopy selected: the clipboard holds %q", got)
-	}
+	p.waitClipboard("Ctrl+Shift+C with shiftcopy selected", "shiftcopy")
 
 	p.keys("import time; time.sleep(60)\r")
 	p.waitScreen(`sleep\(60\)\s*$`)
@@ -264,11 +271,7 @@ func TestServeClipboardKeys(t *testing.T) {
 	p.selectWord("rightclick")
 	at := eval[[]float64](p, `(() => { const r = document.querySelector('.xterm-screen').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height - 4]; })()`)
 	p.rightClick(at[0], at[1])
-	for deadline := time.Now().Add(hangBound); p.clipboard() != "rightclick"; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("a right-click with rightclick selected: the clipboard holds %q", p.clipboard())
-		}
-	}
+	p.waitClipboard("a right-click with rightclick selected", "rightclick")
 	p.setClipboard("'right' * 2")
 	p.rightClick(at[0], at[1])
 	p.waitScreen(`(?m)^py> 'right' \* 2\s*$`)
@@ -712,6 +715,8 @@ func TestServeLastUsedPageSetsTheSize(t *testing.T) {
 	}
 	for i, pg := range []*page{p, q, p} {
 		cols, rows := size(pg)
+		// The other page set the size last: this one has been told.
+		pg.waitEval("the page learns another set the size", `!window.__sessionState().sizeOwner`)
 		pg.run(fmt.Sprintf("import os; print('size', %d, *os.get_terminal_size())", i))
 		pg.waitScreen(fmt.Sprintf(`(?m)^size %d \d+ \d+$`, i))
 		got := regexp.MustCompile(fmt.Sprintf(`(?m)^size %d (\d+) (\d+)$`, i)).FindStringSubmatch(pg.screen())
