@@ -298,9 +298,9 @@ func (s *Server) Close() {
 	}
 	pumped := make(chan struct{})
 	go func() { s.pumps.Wait(); close(pumped) }()
-	select { // a page that reads nothing does not hold serve up
+	select { // a page that reads nothing holds serve up no longer
 	case <-pumped:
-	case <-time.After(time.Second):
+	case <-time.After(killGrace):
 	}
 	if s.ownsDir {
 		os.RemoveAll(s.opts.UploadRoot)
