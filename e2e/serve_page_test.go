@@ -747,9 +747,10 @@ func TestServeKeyRowOnTouchScreens(t *testing.T) {
 	}), chromedp.Reload())
 	p.waitScreen(`(?m)^py>\s*$`)
 	p.waitEval("the key row shows", `!document.getElementById('keys').hidden`)
-	press := func(key string) {
+	press := func(key string) { // a real click, which would move the focus
 		p.t.Helper()
-		p.do("pressing "+key, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector('#keys [data-key=%q]').click()`, key)))
+		at := eval[[]float64](p, fmt.Sprintf(`(() => { const r = document.querySelector('#keys [data-key=%q]').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`, key))
+		p.mouseAt(at[0], at[1], true)
 	}
 	press("tab")
 	p.waitScreen(`(?m)^ai>\s*$`)
