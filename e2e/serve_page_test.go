@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -394,6 +396,29 @@ func TestServeTokenLeavesNoTrace(t *testing.T) {
 	}
 }
 
+// startServePrinting runs `pyaichat serve --addr addr -- -q` as a user
+// does, and returns the URL it prints (with a one-time code).
+func startServePrinting(t *testing.T, home, addr string) string {
+	t.Helper()
+	cmd := exec.Command(binary, "serve", "--addr", addr, "--", "-q")
+	cmd.Env = testEnv(home, "")
+	cmd.Dir = home
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "pyaichat serve: open ")
+	if err != nil || !ok || !strings.Contains(url, "/#code=") {
+		t.Fatalf("serve printed %q (%v), want the URL to open", line, err)
+	}
+	return url
+}
+
 // bannerJS reads the banner above the terminal (” when hidden).
 const bannerJS = `document.getElementById('banner').hidden ? '' : document.getElementById('banner-text').textContent`
 
@@ -446,7 +471,7 @@ func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
 	}
 	session := eval[string](p, `window.__sessionState().sessionId`)
 
-	again := startServe(t, home, []string{"--addr", fmt.Sprintf("127.0.0.1:%d", srv.Port)}, "-q")
+	again := startServePrinting(t, home, fmt.Sprintf("127.0.0.1:%d", srv.Port))
 	p.waitEval("the page says its token is refused", `window.__status() === 'token refused'`)
 	banner := eval[string](p, bannerJS)
 	if !strings.Contains(banner, "token was refused") || !strings.Contains(banner, "URL it printed") {
@@ -463,7 +488,7 @@ func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
 	}
 
 	p.do("marking the document", chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
-	p.do("pasting the new URL", chromedp.Navigate(again.UIBase+"#token="+again.Token))
+	p.do("pasting the new URL", chromedp.Navigate(again))
 	p.waitEval("the page connects with the new token", `window.__sessionState().connected && window.__status() === 'connected'`)
 	if h := eval[string](p, `location.hash`); h != "" {
 		t.Errorf("the new token stayed in the address bar: %q", h)
