@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // web is the page: our index.html, app.js and style.css, and in vendor/
@@ -30,6 +31,12 @@ func checkAssets() error {
 	return nil
 }
 
+// pageWriteTimeout bounds the writing of one of the page's files: a
+// client that reads none of it (which needs no token) would otherwise
+// keep its connection busy, out of reach of the per-address cap's
+// eviction of idle ones, for good.
+const pageWriteTimeout = time.Minute
+
 // pageHandler serves the page's files with a Content-Security-Policy
 // that lets it load only its own files and talk only to its own server.
 func pageHandler() http.Handler {
@@ -43,6 +50,7 @@ func pageHandler() http.Handler {
 			http.NotFound(w, r) // no directory listings
 			return
 		}
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(pageWriteTimeout))
 		h := w.Header()
 		h.Set("Content-Security-Policy", pagePolicy(r.Host))
 		h.Set("Referrer-Policy", "no-referrer")

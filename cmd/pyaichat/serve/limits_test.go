@@ -210,3 +210,27 @@ func TestUploadToAnExitedSessionIsRefused(t *testing.T) {
 		t.Errorf("the upload root holds %d entries after the only session exited", len(entries))
 	}
 }
+
+// deadlineRecorder is a ResponseWriter that records the write deadline
+// a handler sets.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	deadline time.Time
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error { d.deadline = t; return nil }
+
+// The page's files are written within a deadline: a client that reads
+// nothing does not keep its connection busy for good.
+func TestPageFilesHaveAWriteDeadline(t *testing.T) {
+	rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	req := httptest.NewRequest("GET", "/vendor/xterm.js", nil)
+	before := time.Now()
+	pageHandler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /vendor/xterm.js: %d", rec.Code)
+	}
+	if rec.deadline.Before(before) || rec.deadline.After(before.Add(pageWriteTimeout+time.Minute)) {
+		t.Errorf("write deadline %v, want about %v from %v", rec.deadline, pageWriteTimeout, before)
+	}
+}
