@@ -234,3 +234,18 @@ func TestPageFilesHaveAWriteDeadline(t *testing.T) {
 		t.Errorf("write deadline %v, want about %v from %v", rec.deadline, pageWriteTimeout, before)
 	}
 }
+
+// A refused request whose body a client trickles does not keep its
+// connection: the server answers and closes it, reading none of the body.
+func TestRefusedRequestDoesNotWaitForItsBody(t *testing.T) {
+	_, hs := newTestServer(t, Options{}, "cat")
+	c := rawConn(t, hs)
+	fmt.Fprintf(c, "POST /upload/none HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\nX-File-Name: a\r\n\r\nab")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("an upload without the token: %v %v", resp, err)
+	}
+	if !closedByServer(c, hangBound) {
+		t.Errorf("the connection is still open after %v, waiting for the body", hangBound)
+	}
+}
