@@ -249,3 +249,14 @@ func TestRefusedRequestDoesNotWaitForItsBody(t *testing.T) {
 		t.Errorf("the connection is still open after %v, waiting for the body", hangBound)
 	}
 }
+
+// POST /token, which needs no token, takes its body within the handshake
+// timeout: one trickled does not keep the connection.
+func TestCodeExchangeBodyIsBounded(t *testing.T) {
+	_, hs := newTestServer(t, Options{HandshakeTimeout: 200 * time.Millisecond}, "cat")
+	c := rawConn(t, hs)
+	fmt.Fprintf(c, "POST /token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"co")
+	if !closedByServer(c, hangBound) {
+		t.Errorf("the connection is still open after %v, waiting for the body", hangBound)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 )
 
 // The URL serve prints carries a one-time code, not the token: a browser
@@ -46,6 +47,9 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	if s.refuse(w, r, func(*http.Request) bool { return true }) {
 		return
 	}
+	// The body, a few bytes, comes within the handshake timeout, as the
+	// headers did: anyone may send it, slowly too.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.HandshakeTimeout))
 	var req struct {
 		Code string `json:"code"`
 	}
