@@ -235,6 +235,7 @@
         connected(true);
         updateTitle();
         $('banner').hidden = true;
+        $('sessions').hidden = true; // an offer of sessions is answered
         sendSize(); // a page that opens or attaches a session is in use
         break;
       case 'resized':
