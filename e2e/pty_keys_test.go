@@ -253,6 +253,38 @@ func TestPTYUnboundMetaKeyInsertsNothing(t *testing.T) {
 	s.ExpectString("123\r\n")
 }
 
+// A paste that comes after a key waiting for the next one (C-v quoted
+// insert, C-x, C-]) is taken as a paste: the prefix is dropped, the text
+// goes into the line, and the keys after it are read as usual. Taken as
+// the prefix's key, the paste's marker was dropped while the key reader
+// held everything after it for that paste, and the REPL took no key again.
+func TestPTYPasteAfterPrefixKeyIsAPaste(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	for i, prefix := range []struct{ name, key string }{
+		{"C-v", "\x16"}, {"C-x", "\x18"}, {"C-]", "\x1d"},
+	} {
+		s.Send("x = ")
+		s.ExpectCursorLine("py> x =")
+		s.Send(prefix.key)
+		s.Paste("'pasted")
+		s.ExpectCursorLine("py> x = 'pasted")
+		// A key after the paste is typed as it is, not taken by the prefix.
+		s.Send(fmt.Sprintf("%d'\r", i))
+		s.ExpectString("py> ")
+		s.SendLine("print('value', repr(x))")
+		if got := s.ExpectRegexp(regexp.MustCompile(`value (.*)\r\n`))[1]; got != fmt.Sprintf("'pasted%d'", i) {
+			t.Errorf("%s then a paste of 'pasted then %d': x is %s, want 'pasted%d'", prefix.name, i, got, i)
+		}
+		s.ExpectString("py> ")
+	}
+	// A paste of several lines after C-v runs them, as any paste does.
+	s.Send("\x16")
+	s.Paste("a = 6\rb = a * 7\r")
+	s.ExpectString("py> ")
+	typeLine(t, s, "b", "42")
+}
+
 // The line editor's emacs keys do what GNU readline does with them in
 // python3 -i: word moves and kills by letters and digits, Ctrl-Left and
 // Ctrl-Right, the kill ring (joined kills, C-y, M-y), case changes,

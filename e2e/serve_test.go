@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -229,8 +231,10 @@ func TestServeRefusesANonLoopbackAddr(t *testing.T) {
 	}
 }
 
-// Without --print-conn-json, serve prints the URL to open with the token
-// in its fragment, and the token appears nowhere else: not in its log of
+// Without --print-conn-json, serve prints the URL to open with a one-time
+// code in its fragment, which the page exchanges for the token (POST
+// /token); once used, the code is refused and serve prints the next URL.
+// The token appears nowhere: not in its output, not in its log of
 // sessions on stderr.
 func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
 	home := t.TempDir()
@@ -247,16 +251,32 @@ func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(out).ReadString('\n')
+	lines := bufio.NewReader(out)
+	line, err := lines.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`^pyaichat serve: open http://127\.0\.0\.1:(\d+)/#token=([0-9a-f]{48})\n$`).FindStringSubmatch(line)
+	m := regexp.MustCompile(`^pyaichat serve: open http://127\.0\.0\.1:(\d+)/#code=([0-9a-f]{32})\n$`).FindStringSubmatch(line)
 	if m == nil {
-		t.Fatalf("first line %q, want the URL with a 192-bit token in its fragment", line)
+		t.Fatalf("first line %q, want the URL with a 128-bit code in its fragment", line)
 	}
 	port, _ := strconv.Atoi(m[1])
-	c := dialServe(t, serveConn{Port: port, Token: m[2]})
+	status, token := exchangeCode(t, port, m[2])
+	if status != 200 || len(token) != 48 {
+		t.Fatalf("exchanging the code: %d %q", status, token)
+	}
+	if status, _ := exchangeCode(t, port, m[2]); status != 403 {
+		t.Errorf("the code exchanged again: %d, want 403", status)
+	}
+	line, err = lines.ReadString('\n')
+	next := regexp.MustCompile(`^pyaichat serve: that link has been used; for another tab open http://127\.0\.0\.1:\d+/#code=([0-9a-f]{32})\n$`).FindStringSubmatch(line)
+	if err != nil || next == nil || next[1] == m[2] {
+		t.Fatalf("after the code was used serve printed %q (%v), want the next URL", line, err)
+	}
+	if status, again := exchangeCode(t, port, next[1]); status != 200 || again != token {
+		t.Errorf("the next code: %d %q", status, again)
+	}
+	c := dialServe(t, serveConn{Port: port, Token: token})
 	c.open()
 	c.waitFor(0, "py> ")
 	c.keys("raise SystemExit(0)\r")
@@ -265,25 +285,42 @@ func TestServePrintsTheURLAndKeepsTheTokenOutOfItsLog(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("serve after SIGTERM: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "started") || strings.Contains(stderr.String(), m[2]) {
+	if !strings.Contains(stderr.String(), "started") || strings.Contains(stderr.String(), token) {
 		t.Errorf("stderr %q: want the session's start, and never the token", stderr.String())
 	}
 }
 
-// --open hands the URL, token in its fragment, to the desktop's opener
-// (xdg-open, here a stand-in that records its argument).
-func TestServeOpensTheBrowser(t *testing.T) {
-	home := t.TempDir()
+// exchangeCode posts a one-time code to serve on port, as its page does,
+// and returns the status and the token it got.
+func exchangeCode(t *testing.T, port int, code string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/token", port), "application/json", strings.NewReader(`{"code":"`+code+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct{ Token string }
+	json.NewDecoder(resp.Body).Decode(&got)
+	return resp.StatusCode, got.Token
+}
+
+// startServeOpen runs `pyaichat serve --open -- -q` with a stand-in for
+// xdg-open that records its argument and what it was given to read. It
+// returns the printed URL, the file the opener got, a copy of that file
+// as the opener read it, and the running serve.
+func startServeOpen(t *testing.T, home string) (url, opened, seen string, cmd *exec.Cmd) {
+	t.Helper()
 	bin := filepath.Join(home, "bin")
 	got := filepath.Join(home, "opened")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\nprintf '%s' \"$1\" > " + got + ".tmp && mv " + got + ".tmp " + got + "\n"
+	script := "#!/bin/sh\ncp -p \"$1\" " + got + ".page && stat -c %a \"$(dirname \"$1\")\" > " + got + ".dirmode && " +
+		"printf '%s' \"$*\" > " + got + ".tmp && mv " + got + ".tmp " + got + "\n"
 	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "serve", "--open")
+	cmd = exec.Command(binary, "serve", "--open", "--", "-q")
 	cmd.Env = append(testEnv(home, ""), "PATH="+bin+":/usr/bin:/bin")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -292,24 +329,125 @@ func TestServeOpensTheBrowser(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := strings.TrimSpace(strings.TrimPrefix(line, "pyaichat serve: open "))
-	deadline := time.Now().Add(10 * time.Second)
+	url = strings.TrimSpace(strings.TrimPrefix(line, "pyaichat serve: open "))
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, err := os.ReadFile(got)
 		if err == nil {
-			if string(b) != url || !strings.Contains(url, "/#token=") {
-				t.Errorf("xdg-open got %q; serve printed %q", b, url)
-			}
-			return
+			return url, string(b), got + ".page", cmd
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("xdg-open was not run within 10 s")
+			t.Fatalf("xdg-open was not run within 30 s")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// --open hands the desktop's opener (here a stand-in) a private file that
+// sends the browser on to the URL: no command line holds its code. The
+// file is 0600 in a 0700 directory, and goes when serve stops.
+func TestServeOpensTheBrowser(t *testing.T) {
+	home := t.TempDir()
+	url, opened, seen, cmd := startServeOpen(t, home)
+	if strings.Contains(opened, "#") || !strings.HasSuffix(opened, ".html") || !filepath.IsAbs(opened) {
+		t.Errorf("xdg-open got %q, want the path of an HTML file and no secret", opened)
+	}
+	info, err := os.Stat(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := info.Mode().Perm(); mode != 0o600 {
+		t.Errorf("the file the opener got has mode %o, want 600", mode)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "opened.dirmode")); strings.TrimSpace(string(b)) != "700" {
+		t.Errorf("its directory has mode %q, want 700", b)
+	}
+	if page, _ := os.ReadFile(seen); !strings.Contains(string(page), `content="0;url=`+url+`"`) {
+		t.Errorf("the file does not send the browser to %s:\n%s", url, page)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Dir(opened)); !os.IsNotExist(err) {
+		t.Errorf("the file's directory outlived serve: %v", err)
+	}
+}
+
+// A client written to the protocol's first draft reaches pyaichat: the
+// token alone as subprotocol, protocolVersion "1.0", the session's
+// command read from welcome's sessionConfig, and updateSessionConfig
+// answered with an error that says the command is the server's.
+func TestServeFirstDraftClient(t *testing.T) {
+	srv := startServe(t, t.TempDir(), nil, "-q")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, fmt.Sprintf("ws://127.0.0.1:%d/ws", srv.Port), &websocket.DialOptions{
+		Subprotocols: []string{"auth.bearer." + srv.Token},
+	})
+	if err != nil {
+		t.Fatalf("dial with the token alone: %v", err)
+	}
+	defer conn.CloseNow()
+	c := &serveClient{tb: t, conn: conn, ctx: ctx}
+	c.send(map[string]any{"type": "hello", "protocolVersion": "1.0"})
+	welcome := c.until("welcome")
+	cfg, _ := welcome["sessionConfig"].(map[string]any)
+	command, _ := cfg["command"].([]any)
+	if len(command) != 2 || filepath.Base(fmt.Sprint(command[0])) != "pyaichat" || command[1] != "-q" {
+		t.Errorf("sessionConfig.command %v, want pyaichat -q", cfg["command"])
+	}
+	c.open()
+	off := c.waitFor(0, "py> ")
+	c.send(map[string]any{"type": "updateSessionConfig", "sessionId": c.id, "sessionConfig": map[string]any{"command": []string{"/bin/sh"}}})
+	_, b, err := conn.Read(ctx)
+	for err == nil && !bytes.Contains(b, []byte(`"type":"error"`)) {
+		_, b, err = conn.Read(ctx)
+	}
+	if err != nil || !bytes.Contains(b, []byte("fixed by the server")) {
+		t.Errorf("updateSessionConfig answered %s %v", b, err)
+	}
+	c.keys("6 * 7\r")
+	c.waitFor(off, "42\r\n")
+}
+
+// A flood of connections that never send a request (the red team's
+// 19,990 used up serve's descriptors, and the page could not connect):
+// serve holds at most 64 of them per address, and the page's WebSocket
+// still gets in and runs Python.
+func TestServeBoundsSilentConnections(t *testing.T) {
+	srv := startServe(t, t.TempDir(), nil, "-q")
+	fds := func() int {
+		entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", srv.pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	before := fds()
+	const flood = 400
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < flood; i++ {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", srv.Port))
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+	}
+	c := dialServe(t, srv) // behind the flood in the accept queue
+	c.open()
+	off := c.waitFor(0, "py> ")
+	if grown := fds() - before; grown > 64+8 {
+		t.Errorf("serve holds %d more descriptors after %d silent connections, want at most the cap of 64 and the session's", grown, flood)
+	}
+	c.keys("6 * 7\r")
+	c.waitFor(off, "42\r\n")
 }

@@ -11,5 +11,7 @@ npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2 || { echo "web
 mkdir -p web/vendor
 cp node_modules/@xterm/xterm/lib/xterm.js node_modules/@xterm/xterm/css/xterm.css \
   node_modules/@xterm/addon-fit/lib/addon-fit.js node_modules/@xterm/addon-unicode11/lib/addon-unicode11.js \
+  node_modules/@xterm/addon-web-links/lib/addon-web-links.js node_modules/@xterm/addon-search/lib/addon-search.js \
+  node_modules/@xterm/addon-image/lib/addon-image.js \
   web/vendor/
 touch web/vendor/.stamp

@@ -409,6 +409,12 @@ const ctrlBracket = 0x1d
 func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
 	prefix := e.prefix
 	e.prefix = prefixNone
+	if r == pasteRune {
+		// A paste is never the key a prefix (C-v, C-x, C-]) waits for:
+		// the pump holds the keys after a paste until the editor ends its
+		// line on the marker, so a marker taken here would stop all keys.
+		return nil, false
+	}
 	meta := r >= metaRune && r < metaRune+0x80
 	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
 		return nil, meta

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // web is the page: our index.html, app.js and style.css, and in vendor/
@@ -17,7 +18,7 @@ import (
 var web embed.FS
 
 // vendorFiles are the fetched files the page loads.
-var vendorFiles = []string{"xterm.js", "xterm.css", "addon-fit.js", "addon-unicode11.js"}
+var vendorFiles = []string{"xterm.js", "xterm.css", "addon-fit.js", "addon-unicode11.js", "addon-web-links.js", "addon-search.js", "addon-image.js"}
 
 // checkAssets says clearly when the binary was built without the fetched
 // files, rather than serving a page that cannot start.
@@ -29,6 +30,12 @@ func checkAssets() error {
 	}
 	return nil
 }
+
+// pageWriteTimeout bounds the writing of one of the page's files: a
+// client that reads none of it (which needs no token) would otherwise
+// keep its connection busy, out of reach of the per-address cap's
+// eviction of idle ones, for good.
+const pageWriteTimeout = time.Minute
 
 // pageHandler serves the page's files with a Content-Security-Policy
 // that lets it load only its own files and talk only to its own server.
@@ -43,6 +50,7 @@ func pageHandler() http.Handler {
 			http.NotFound(w, r) // no directory listings
 			return
 		}
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(pageWriteTimeout))
 		h := w.Header()
 		h.Set("Content-Security-Policy", pagePolicy(r.Host))
 		h.Set("Referrer-Policy", "no-referrer")
@@ -54,8 +62,11 @@ func pageHandler() http.Handler {
 
 // pagePolicy is the page's CSP. Styles may be inline because xterm.js's
 // DOM renderer writes <style> elements for its colours and cell sizes.
+// 'wasm-unsafe-eval' lets the image add-on compile the WebAssembly
+// decoders (base64, SIXEL) it carries in its own file; it allows no eval
+// of script text.
 func pagePolicy(host string) string {
-	return "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	return "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; " +
 		"img-src 'self' data:; font-src 'self'; connect-src 'self' ws://" + host + "; " +
 		"base-uri 'none'; form-action 'none'"
 }

@@ -33,8 +33,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The Origin was checked above, against loopback rather than the Host.
+	// A client that offers the token alone gets it back as the selected
+	// subprotocol (see Subprotocol); it is its own token, on its own
+	// connection.
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols:       []string{Subprotocol},
+		Subprotocols:       []string{Subprotocol, tokenPrefix + s.opts.Token},
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
@@ -135,21 +138,45 @@ func (c *client) handle(data []byte) {
 		err = c.onClose(m)
 	case "injectFiles":
 		err = c.onInject(m)
+	case "updateSessionConfig":
+		err = errFixedCommand
 	default:
 		err = fmt.Errorf("unknown message type %q", m.Type)
 	}
-	if err != nil {
+	var gone errSessionGone
+	switch {
+	case errors.As(err, &gone):
+		c.send(errorMsg{Type: "error", Message: err.Error(), ID: m.ID, SessionID: m.SessionID, SessionGone: true})
+	case err != nil:
 		c.sendError(m.ID, m.SessionID, err.Error())
 	}
 }
 
 func (c *client) onHello(m inbound) error {
-	if m.ProtocolVersion != ProtocolVersion {
-		return fmt.Errorf("protocol version %d is not spoken here (this server speaks %d)", m.ProtocolVersion, ProtocolVersion)
+	if len(m.ProtocolVersion) == 0 {
+		return fmt.Errorf("hello without protocolVersion (this server speaks %d)", ProtocolVersion)
+	}
+	if !spokenVersion(m.ProtocolVersion) {
+		return fmt.Errorf("protocol version %s is not spoken here (this server speaks %d, also written \"1.0\")", m.ProtocolVersion, ProtocolVersion)
 	}
 	c.hello = true
-	return c.send(welcomeMsg{Type: "welcome", ProtocolVersion: ProtocolVersion, Features: features})
+	return c.send(welcomeMsg{Type: "welcome", ProtocolVersion: ProtocolVersion, Features: features, SessionConfig: c.srv.sessionConfig()})
 }
+
+// spokenVersion accepts protocolVersion 1 as a number (1 or 1.0) or as
+// a string ("1", "1.0").
+func spokenVersion(raw json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s == "1" || s == "1.0"
+	}
+	var n float64
+	return json.Unmarshal(raw, &n) == nil && n == ProtocolVersion
+}
+
+// errFixedCommand answers updateSessionConfig: a client with the token
+// may type into a session, but never choose what a session runs.
+var errFixedCommand = errors.New("updateSessionConfig refused: session commands are fixed by the server (every session runs the command in welcome's sessionConfig)")
 
 // termSize checks a size from the client.
 func termSize(cols, rows int) (uint16, uint16, error) {
@@ -224,7 +251,7 @@ func (c *client) onClose(m inbound) error {
 	if _, err := c.session(m); err != nil {
 		return err
 	}
-	return c.srv.end(m.SessionID)
+	return c.srv.end(m.SessionID, reasonClosed)
 }
 
 func (c *client) onInject(m inbound) error {
@@ -284,7 +311,9 @@ func (c *client) show(sess *session, from int64, opened openedMsg) {
 	c.pumps[sess.id] = p
 	c.mu.Unlock()
 	c.pumpWG.Add(1)
+	c.srv.pumps.Add(1)
 	go func() {
+		defer c.srv.pumps.Done()
 		defer c.pumpWG.Done()
 		defer close(p.done)
 		if c.send(opened) == nil {
@@ -312,7 +341,14 @@ func (c *client) show(sess *session, from int64, opened openedMsg) {
 // than its bytes do. A key's echo after a pause is sent at once.
 func (c *client) pump(ctx context.Context, sess *session, cursor int64) {
 	var sent time.Time
+	var cols, rows uint16 // the size this page was last told
 	for ctx.Err() == nil {
+		if w, h := sess.size(); w != cols || h != rows {
+			if c.send(resizedMsg{Type: "resized", SessionID: sess.id, Cols: int(w), Rows: int(h)}) != nil {
+				return
+			}
+			cols, rows = w, h
+		}
 		sp := sess.out.since(cursor, outChunk)
 		if len(sp.data) > 0 || sp.gap {
 			if wait := outHold - time.Since(sent); wait > 0 && len(sp.data) < outChunk/2 && !sp.ended {
@@ -329,7 +365,7 @@ func (c *client) pump(ctx context.Context, sess *session, cursor int64) {
 		}
 		if sp.ended {
 			_, code := sess.exited()
-			c.send(exitMsg{Type: "exit", SessionID: sess.id, Code: code})
+			c.send(exitMsg{Type: "exit", SessionID: sess.id, Code: code, Reason: sess.exitReason()})
 			return
 		}
 		select {

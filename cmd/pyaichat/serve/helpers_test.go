@@ -33,7 +33,9 @@ func newTestServer(t testing.TB, opts Options, name string, args ...string) (*Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewUnstartedServer(nil)
+	hs.Config = srv.HTTPServer() // with its bounds on connections
+	hs.Start()
 	t.Cleanup(func() {
 		hs.Close()
 		srv.Close()

@@ -43,6 +43,14 @@ func (o *output) end() {
 	o.mu.Unlock()
 }
 
+// poke wakes the readers with no new bytes: something else about the
+// session changed.
+func (o *output) poke() {
+	o.mu.Lock()
+	o.wake()
+	o.mu.Unlock()
+}
+
 func (o *output) wake() {
 	close(o.notify)
 	o.notify = make(chan struct{})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // tokenPrefix marks the subprotocol that carries the token: browsers let
@@ -80,17 +81,31 @@ func (s *Server) tokenEqual(t string) bool {
 // when refused: any query string (the token must never be in a URL, where
 // logs and Referers keep it), a foreign Origin, a missing or wrong token.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, tokenOK func(*http.Request) bool) bool {
-	switch {
-	case r.URL.RawQuery != "":
-		http.Error(w, "serve: no query string here; the token goes in the Sec-WebSocket-Protocol header as auth.bearer.<token>", http.StatusBadRequest)
-	case !originAllowed(r.Header.Get("Origin")):
-		http.Error(w, "serve: Origin not allowed (only loopback pages and embedded webviews)", http.StatusForbidden)
-	case !tokenOK(r):
-		http.Error(w, "serve: missing or wrong token", http.StatusUnauthorized)
-	default:
+	status, msg := refusal(r, tokenOK)
+	if status == 0 {
 		return false
 	}
+	// The connection closes after the answer, reading no more: net/http
+	// would otherwise read up to 256 KiB of an unread body, which a
+	// client can trickle to keep the connection busy, beyond the reach of
+	// the cap's eviction of idle ones.
+	w.Header().Set("Connection", "close")
+	http.NewResponseController(w).SetReadDeadline(time.Now())
+	http.Error(w, msg, status)
 	return true
+}
+
+// refusal is the status and message refusing r, or 0.
+func refusal(r *http.Request, tokenOK func(*http.Request) bool) (int, string) {
+	switch {
+	case r.URL.RawQuery != "":
+		return http.StatusBadRequest, "serve: no query string here; the token goes in the Sec-WebSocket-Protocol header as auth.bearer.<token>"
+	case !originAllowed(r.Header.Get("Origin")):
+		return http.StatusForbidden, "serve: Origin not allowed (only loopback pages and embedded webviews)"
+	case !tokenOK(r):
+		return http.StatusUnauthorized, "serve: missing or wrong token"
+	}
+	return 0, ""
 }
 
 // bearerToken checks an upload's "Authorization: Bearer <token>".

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -72,7 +73,7 @@ func TestPageHasItsPolicyAndAssets(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, hs := newTestServer(t, Options{}, "cat")
-	for _, path := range []string{"/", "/app.js", "/style.css", "/vendor/xterm.js", "/vendor/xterm.css", "/vendor/addon-fit.js", "/vendor/addon-unicode11.js"} {
+	for _, path := range []string{"/", "/app.js", "/style.css", "/vendor/xterm.js", "/vendor/xterm.css", "/vendor/addon-fit.js", "/vendor/addon-unicode11.js", "/vendor/addon-web-links.js", "/vendor/addon-search.js", "/vendor/addon-image.js", "/token.js"} {
 		resp, err := http.Get(hs.URL + path)
 		if err != nil {
 			t.Fatal(err)
@@ -503,5 +504,205 @@ func TestFastOutputArrivesWholeAndInOrder(t *testing.T) {
 	}
 	if out := c.output(id); out != want.String() {
 		t.Errorf("output: %d bytes, want %d; it ends %q", len(out), want.Len(), out[max(0, len(out)-40):])
+	}
+}
+
+// A client written to the protocol's first draft: the token alone as the
+// subprotocol, protocolVersion as the string "1.0", sessionConfig read
+// from welcome, and updateSessionConfig, which the server refuses.
+func TestFirstDraftClient(t *testing.T) {
+	_, hs := newTestServer(t, Options{IdleTimeout: time.Minute, UploadLimit: 5000}, "cat")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	draftProtocol := tokenPrefix + testToken
+	conn, _, err := websocket.Dial(ctx, wsURL(hs), &websocket.DialOptions{Subprotocols: []string{draftProtocol}})
+	if err != nil {
+		t.Fatalf("dial with the token alone as subprotocol: %v", err)
+	}
+	defer conn.CloseNow()
+	if got := conn.Subprotocol(); got != draftProtocol {
+		t.Errorf("selected subprotocol %q, want the one offered", got)
+	}
+	c := &testClient{t: t, conn: conn, ctx: ctx, out: map[string]*strings.Builder{}, seq: map[string]int64{}}
+	for _, bad := range []string{`"2.0"`, `"1.0.0"`, `"one"`, `2`, `null`} {
+		c.sendRaw([]byte(`{"type":"hello","protocolVersion":` + bad + `}`))
+		if m := c.next(); m["type"] != "error" || !strings.Contains(m["message"].(string), "speaks 1") {
+			t.Errorf("hello of version %s: %v", bad, m)
+		}
+	}
+	c.sendRaw([]byte(`{"type":"hello","protocolVersion":"1.0"}`))
+	m := c.next()
+	if m["type"] != "welcome" {
+		t.Fatalf("hello of version \"1.0\": %v", m)
+	}
+	cfg, _ := m["sessionConfig"].(map[string]any)
+	if fmt.Sprint(cfg["command"]) != "[cat]" || cfg["idleTimeoutSeconds"] != float64(60) ||
+		cfg["uploadLimitBytes"] != float64(5000) || cfg["mutable"] != false {
+		t.Errorf("welcome's sessionConfig: %v", m["sessionConfig"])
+	}
+	id := c.open()
+	c.sendRaw([]byte(`{"type":"updateSessionConfig","id":3,"sessionId":"` + id + `","sessionConfig":{"command":["/bin/sh"]}}`))
+	m = c.until("error")
+	if msg, _ := m["message"].(string); !strings.Contains(msg, "fixed by the server") || m["id"] != float64(3) {
+		t.Errorf("updateSessionConfig: %v", m)
+	}
+	c.stdin(id, "draft-ok\n")
+	c.untilOutput(id, "draft-ok\r\ndraft-ok") // the session is cat all the same
+	// A number works as well, on a connection of its own.
+	d := dialRaw(t, hs)
+	d.sendRaw([]byte(`{"type":"hello","protocolVersion":1.0}`))
+	if m := d.next(); m["type"] != "welcome" {
+		t.Errorf("hello of version 1.0 (a number): %v", m)
+	}
+}
+
+// GET /sessions lists the sessions to a holder of the token, and refuses
+// anyone else: a page asks it to learn whether its token still holds.
+func TestSessionList(t *testing.T) {
+	_, hs := newTestServer(t, Options{}, "cat")
+	get := func(token string) (int, string) {
+		req, _ := http.NewRequest("GET", hs.URL+"/sessions", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get(""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", code)
+	}
+	if code, _ := get(strings.Repeat("0", len(testToken))); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d", code)
+	}
+	c := dial(t, hs)
+	id := c.open()
+	code, body := get(testToken)
+	var list struct {
+		Sessions []sessionInfo `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil || code != http.StatusOK {
+		t.Fatalf("GET /sessions: %d %q %v", code, body, err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].ID != id || list.Sessions[0].Attached != 1 || list.Sessions[0].Exited {
+		t.Errorf("GET /sessions: %+v, want session %s attached once", list.Sessions, id)
+	}
+}
+
+// A session the server ends says why: to the pages showing it (exit's
+// reason), and to a page that comes back to it later (an error with
+// sessionGone). An exited session no longer counts against the limit.
+func TestEndedSessionSaysWhy(t *testing.T) {
+	srv, hs := newTestServer(t, Options{IdleTimeout: 50 * time.Millisecond, MaxSessions: 2}, "cat")
+	a := dial(t, hs)
+	id := a.open()
+	b := dial(t, hs)
+	b.sendJSON(map[string]any{"type": "attach", "sessionId": id, "lastSeq": 0})
+	b.until("opened")
+	a.sendJSON(map[string]any{"type": "close", "sessionId": id})
+	if m := b.until("exit"); m["reason"] != reasonClosed {
+		t.Errorf("exit for the other page: %v, want the reason %q", m, reasonClosed)
+	}
+	b.sendJSON(map[string]any{"type": "attach", "sessionId": id, "lastSeq": 0})
+	if m := b.until("error"); m["sessionGone"] != true || !strings.Contains(m["message"].(string), reasonClosed) {
+		t.Errorf("attach to the closed session: %v", m)
+	}
+
+	idle := a.open()
+	sess, _ := srv.lookup(idle)
+	a.conn.Close(websocket.StatusNormalClosure, "")
+	<-sess.done
+	c := dial(t, hs)
+	c.sendJSON(map[string]any{"type": "attach", "sessionId": idle, "lastSeq": 0})
+	if m := c.until("error"); m["sessionGone"] != true || !strings.Contains(m["message"].(string), "idle timeout") {
+		t.Errorf("attach to the session ended when idle: %v", m)
+	}
+
+	// Two sessions whose child exited, still listed, leave room for two more.
+	for i := 0; i < 2; i++ {
+		done := c.open()
+		c.stdin(done, "\x04")
+		if m := c.until("exit"); m["reason"] != nil {
+			t.Errorf("a child that exited by itself: exit %v, want no reason", m)
+		}
+	}
+	c.open()
+	c.open()
+	c.sendJSON(map[string]any{"type": "openSession", "id": 9, "cols": 80, "rows": 24})
+	if m := c.until("error"); !strings.Contains(m["message"].(string), "too many sessions") || m["id"] != float64(9) {
+		t.Errorf("a third running session: %v", m)
+	}
+
+	srv.Close()
+	if m := c.until("exit"); m["reason"] != reasonStopped {
+		t.Errorf("exit when the server stops: %v", m)
+	}
+}
+
+// Every page showing a session is told its size: when it starts showing
+// it, and when any page changes it.
+func TestResizedGoesToEveryPage(t *testing.T) {
+	_, hs := newTestServer(t, Options{}, "cat")
+	a := dial(t, hs)
+	id := a.open()
+	if m := a.until("resized"); m["cols"] != float64(80) || m["rows"] != float64(24) {
+		t.Errorf("the size the opening page is told: %v", m)
+	}
+	b := dial(t, hs)
+	b.sendJSON(map[string]any{"type": "attach", "sessionId": id, "lastSeq": 0})
+	if m := b.until("resized"); m["cols"] != float64(80) {
+		t.Errorf("the size an attaching page is told: %v", m)
+	}
+	b.sendJSON(map[string]any{"type": "resize", "sessionId": id, "cols": 100, "rows": 30})
+	if m := a.until("resized"); m["cols"] != float64(100) || m["rows"] != float64(30) || m["sessionId"] != id {
+		t.Errorf("the other page is told %v, want 100x30", m)
+	}
+}
+
+// The URL to open carries a one-time code: POST /token exchanges it for
+// the token once, and the next code, handed to NextCode, works in turn.
+func TestOneTimeCode(t *testing.T) {
+	next := make(chan string, 2)
+	srv, hs := newTestServer(t, Options{NextCode: func(c string) { next <- c }}, "cat")
+	exchange := func(code, origin string) (int, string) {
+		req, _ := http.NewRequest("POST", hs.URL+"/token", strings.NewReader(`{"code":"`+code+`"}`))
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	first := srv.Code()
+	if len(first) != 32 {
+		t.Fatalf("code %q, want 128 bits in hex", first)
+	}
+	if code, _ := exchange(first, "https://evil.example"); code != http.StatusForbidden {
+		t.Errorf("an exchange from a foreign origin: %d", code)
+	}
+	if code, body := exchange(strings.Repeat("0", 32), ""); code != http.StatusForbidden || !strings.Contains(body, "newest URL") {
+		t.Errorf("a wrong code: %d %q", code, body)
+	}
+	code, body := exchange(first, hs.URL)
+	if code != http.StatusOK || !strings.Contains(body, `"token":"`+testToken+`"`) {
+		t.Fatalf("the code: %d %q", code, body)
+	}
+	if code, body := exchange(first, hs.URL); code != http.StatusForbidden || !strings.Contains(body, "used already") {
+		t.Errorf("the code again: %d %q", code, body)
+	}
+	second := <-next
+	if second == first || second != srv.Code() {
+		t.Errorf("the next code %q (the first %q, now %q)", second, first, srv.Code())
+	}
+	if code, _ := exchange(second, ""); code != http.StatusOK {
+		t.Errorf("the next code: %d", code)
 	}
 }

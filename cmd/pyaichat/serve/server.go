@@ -5,11 +5,14 @@
 package serve
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -29,7 +32,18 @@ type Options struct {
 	// word (a dropped network, a sleeping laptop) stops holding its
 	// sessions from the idle timeout (default 30 s).
 	PingInterval time.Duration
-	Log          io.Writer // one line per session start and end (default: nowhere)
+	// HandshakeTimeout bounds the wait for a request's headers, and
+	// KeepAliveTimeout how long a connection may wait for its next
+	// request; MaxConnsPerAddr is how many connections one address may
+	// hold besides its authenticated WebSockets (see HTTPServer).
+	// Defaults: 5 s, 30 s, 64.
+	HandshakeTimeout time.Duration
+	KeepAliveTimeout time.Duration
+	MaxConnsPerAddr  int
+	Log              io.Writer // one line per session start and end (default: nowhere)
+	// NextCode, if set, is given the code that replaces one a page has
+	// just exchanged for the token (see Code), for a URL to print.
+	NextCode func(code string)
 }
 
 const (
@@ -37,6 +51,9 @@ const (
 	defaultMaxMessage  = 1 << 20
 	defaultMaxSessions = 64
 	defaultUploadLimit = 100 << 20
+	defaultHandshake   = 5 * time.Second
+	defaultKeepAlive   = 30 * time.Second
+	defaultConnsPerIP  = 64
 	// hardReadLimit closes a connection whose message is larger still
 	// (the session is not touched; the page reconnects).
 	hardReadLimit = 64 << 20
@@ -59,7 +76,30 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closed   bool
+	code     string // the one-time code valid now (see login.go)
+	// ended remembers why recent sessions ended (the newest maxEnded), so
+	// that a page coming back to one learns why it is gone.
+	ended      map[string]string
+	endedOrder []string
+	// pumps counts the goroutines sending sessions' output to pages, so
+	// that Close lets them send the exit of each session it ends.
+	pumps sync.WaitGroup
 }
+
+// maxEnded bounds the ended sessions remembered.
+const maxEnded = 1024
+
+// Why a session was ended by the server rather than by its child.
+const (
+	reasonClosed  = "closed by a page (Restart)"
+	reasonStopped = "pyaichat serve stopped"
+)
+
+// errSessionGone is a session id the server does not have (any more):
+// the page then starts a new session and says why.
+type errSessionGone struct{ msg string }
+
+func (e errSessionGone) Error() string { return e.msg }
 
 // New checks the options and the embedded web UI and makes a Server.
 func New(opts Options) (*Server, error) {
@@ -87,10 +127,23 @@ func New(opts Options) (*Server, error) {
 	if opts.PingInterval <= 0 {
 		opts.PingInterval = 30 * time.Second
 	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = defaultHandshake
+	}
+	if opts.KeepAliveTimeout <= 0 {
+		opts.KeepAliveTimeout = defaultKeepAlive
+	}
+	if opts.MaxConnsPerAddr <= 0 {
+		opts.MaxConnsPerAddr = defaultConnsPerIP
+	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	s := &Server{opts: opts, sessions: map[string]*session{}}
+	code, err := newCode()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, sessions: map[string]*session{}, ended: map[string]string{}, code: code}
 	if s.opts.UploadRoot == "" {
 		dir, err := os.MkdirTemp("", "pyaichat-serve-")
 		if err != nil {
@@ -101,6 +154,8 @@ func New(opts Options) (*Server, error) {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /ws", s.serveWS)
 	s.mux.HandleFunc("POST /upload/{session}", s.serveUpload)
+	s.mux.HandleFunc("GET /sessions", s.serveSessions)
+	s.mux.HandleFunc("POST /token", s.serveToken)
 	s.mux.Handle("GET /", pageHandler())
 	return s, nil
 }
@@ -122,7 +177,7 @@ func (s *Server) open(cols, rows uint16) (*session, error) {
 	if s.closed {
 		return nil, errors.New("the server is shutting down")
 	}
-	if len(s.sessions) >= s.opts.MaxSessions {
+	if s.liveLocked() >= s.opts.MaxSessions {
 		return nil, fmt.Errorf("too many sessions (%d); close one first", s.opts.MaxSessions)
 	}
 	sess, err := startSession(s.opts.Command(), cols, rows, s.opts.ReplayBytes, s.opts.UploadRoot)
@@ -139,27 +194,55 @@ func (s *Server) open(cols, rows uint16) (*session, error) {
 	return sess, nil
 }
 
+// liveLocked counts the sessions whose child runs (s.mu held): an exited
+// one waits for its page, or the idle timeout, to be removed.
+func (s *Server) liveLocked() int {
+	n := 0
+	for _, sess := range s.sessions {
+		if done, _ := sess.exited(); !done {
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Server) lookup(id string) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
-	if sess == nil {
-		return nil, fmt.Errorf("no session %q", id)
+	if sess != nil {
+		return sess, nil
 	}
-	return sess, nil
+	if why, ok := s.ended[id]; ok {
+		return nil, errSessionGone{fmt.Sprintf("no session %q: it has ended (%s)", id, why)}
+	}
+	return nil, errSessionGone{fmt.Sprintf("no session %q (not one of this server's)", id)}
 }
 
-// end removes a session and ends its child.
-func (s *Server) end(id string) error {
+// end removes a session and ends its child, for the reason given.
+func (s *Server) end(id, why string) error {
 	s.mu.Lock()
 	sess := s.sessions[id]
 	delete(s.sessions, id)
+	if sess != nil {
+		s.rememberLocked(id, sess.endedBecause(why))
+	}
 	s.mu.Unlock()
 	if sess == nil {
 		return fmt.Errorf("no session %q", id)
 	}
 	sess.terminate(killGrace)
 	return nil
+}
+
+// rememberLocked keeps why session id ended (s.mu held).
+func (s *Server) rememberLocked(id, why string) {
+	s.ended[id] = why
+	s.endedOrder = append(s.endedOrder, id)
+	if len(s.endedOrder) > maxEnded {
+		delete(s.ended, s.endedOrder[0])
+		s.endedOrder = s.endedOrder[1:]
+	}
 }
 
 // attach counts a client showing sess, which stops its idle clock.
@@ -187,7 +270,7 @@ func (s *Server) detach(sess *session) {
 		sess.mu.Unlock()
 		if idle {
 			fmt.Fprintf(s.opts.Log, "serve: session %s idle for %v, ending it\n", sess.id, s.opts.IdleTimeout)
-			s.end(sess.id)
+			s.end(sess.id, fmt.Sprintf("no page showed it for %v, the idle timeout", s.opts.IdleTimeout))
 		}
 	})
 }
@@ -204,6 +287,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	for _, sess := range all {
+		sess.endedBecause(reasonStopped)
 		sess.terminate(killGrace)
 	}
 	for _, sess := range all {
@@ -212,7 +296,50 @@ func (s *Server) Close() {
 		case <-time.After(killGrace + time.Second):
 		}
 	}
+	pumped := make(chan struct{})
+	go func() { s.pumps.Wait(); close(pumped) }()
+	select { // a page that reads nothing holds serve up no longer
+	case <-pumped:
+	case <-time.After(killGrace):
+	}
 	if s.ownsDir {
 		os.RemoveAll(s.opts.UploadRoot)
 	}
+}
+
+// sessionConfig describes every session this server starts.
+func (s *Server) sessionConfig() sessionConfig {
+	return sessionConfig{
+		Command:            s.opts.Command().Args,
+		ReplayBytes:        s.opts.ReplayBytes,
+		IdleTimeoutSeconds: s.opts.IdleTimeout.Seconds(),
+		UploadLimitBytes:   s.opts.UploadLimit,
+		MaxSessions:        s.opts.MaxSessions,
+	}
+}
+
+// sessionInfo is one session in GET /sessions.
+type sessionInfo struct {
+	ID       string `json:"id"`
+	Attached int    `json:"attached"` // connections showing it
+	Exited   bool   `json:"exited"`
+	Code     int    `json:"code,omitempty"` // its exit status, once exited
+}
+
+// serveSessions lists the sessions for a page holding the token; a page
+// also asks it to learn whether its token is still the server's, which a
+// refused WebSocket does not tell it (browsers hide the status).
+func (s *Server) serveSessions(w http.ResponseWriter, r *http.Request) {
+	if s.refuse(w, r, s.bearerToken) {
+		return
+	}
+	s.mu.Lock()
+	list := make([]sessionInfo, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		list = append(list, sess.info())
+	}
+	s.mu.Unlock()
+	slices.SortFunc(list, func(a, b sessionInfo) int { return strings.Compare(a.ID, b.ID) })
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"sessions": list})
 }

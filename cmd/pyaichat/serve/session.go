@@ -39,6 +39,18 @@ type session struct {
 	attached  int
 	idle      *time.Timer
 	closeOnce sync.Once
+	// uploaded is the bytes of uploads stored or being stored, against
+	// the upload limit; uploadsShut, set as the child's end is handled,
+	// refuses uploads from then on, so none outlives the session.
+	uploaded    int64
+	uploadsShut bool
+	// endReason says why the server ended the session, if it did (its
+	// exit message carries it); empty when the child exited by itself.
+	endReason string
+	// cols and rows are the terminal's size, which every page showing
+	// the session is told of (resized), so that only the page last used
+	// sets it.
+	cols, rows uint16
 }
 
 var (
@@ -66,6 +78,7 @@ func startSession(cmd *exec.Cmd, cols, rows uint16, replay int, uploadRoot strin
 		id: id, ptmx: ptmx, cmd: cmd, out: newOutput(replay),
 		uploadDir: filepath.Join(uploadRoot, id),
 		done:      make(chan struct{}),
+		cols:      cols, rows: rows,
 	}
 	go s.pump()
 	return s, nil
@@ -115,9 +128,7 @@ func (s *session) pump() {
 	<-reaped
 	s.mu.Lock()
 	s.exitCode = exitStatus(s.cmd.ProcessState)
-	if s.idle != nil {
-		s.idle.Stop()
-	}
+	s.uploadsShut = true
 	s.mu.Unlock()
 	s.ptmx.Close()
 	os.RemoveAll(s.uploadDir)
@@ -205,7 +216,21 @@ func (s *session) resize(cols, rows uint16) error {
 	if err != nil {
 		return err
 	}
-	return ioErr
+	if ioErr != nil {
+		return ioErr
+	}
+	s.mu.Lock()
+	s.cols, s.rows = cols, rows
+	s.mu.Unlock()
+	s.out.poke() // the pumps tell their pages
+	return nil
+}
+
+// size is the terminal's size.
+func (s *session) size() (cols, rows uint16) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cols, s.rows
 }
 
 // terminate ends the child as closing a terminal window does: SIGHUP to
@@ -233,4 +258,38 @@ func randomHex(n int) (string, error) {
 		return "", fmt.Errorf("reading random bytes: %w", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+func (s *session) info() sessionInfo {
+	exited, code := s.exited()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sessionInfo{ID: s.id, Attached: s.attached, Exited: exited, Code: code}
+}
+
+// endedBecause records why the server ends the session, unless its child
+// has exited already (that exit is what ended it), and returns the
+// reason to remember: why, or the child's exit status.
+func (s *session) endedBecause(why string) string {
+	if done, code := s.exited(); done {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.endReason != "" {
+			return s.endReason
+		}
+		return fmt.Sprintf("pyaichat exited with status %d", code)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.endReason == "" {
+		s.endReason = why
+	}
+	return s.endReason
+}
+
+// exitReason is why the server ended the session, if it did.
+func (s *session) exitReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endReason
 }

@@ -32,10 +32,12 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	path, err := s.store(sess, name, r.Body)
-	var tooBig *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooBig):
+	case errors.Is(err, errUploadLimit):
 		http.Error(w, fmt.Sprintf("serve: the session's uploads would pass %d bytes", s.opts.UploadLimit), http.StatusRequestEntityTooLarge)
+		return
+	case errors.Is(err, errSessionEnded):
+		http.Error(w, "serve: "+err.Error(), http.StatusGone)
 		return
 	case err != nil:
 		http.Error(w, "serve: "+err.Error(), http.StatusInternalServerError)
@@ -59,26 +61,91 @@ func uploadName(escaped string) (string, error) {
 	return name, nil
 }
 
+// errSessionEnded refuses an upload to a session whose child has exited.
+var errSessionEnded = errors.New("the session has exited; its uploads are gone")
+
+// errUploadLimit refuses an upload that would take the session past its
+// upload limit.
+var errUploadLimit = errors.New("upload limit reached")
+
 // store writes body as name in sess's upload directory (name-1, name-2
-// and so on when taken), within what is left of the upload limit.
+// and so on when taken). The bytes count against the session's limit as
+// they are written, so uploads running at once share it.
 func (s *Server) store(sess *session, name string, body io.Reader) (string, error) {
-	if err := os.MkdirAll(sess.uploadDir, 0o700); err != nil {
-		return "", fmt.Errorf("making the upload directory: %w", err)
-	}
-	left := s.opts.UploadLimit - dirSize(sess.uploadDir)
-	f, path, err := createFree(sess.uploadDir, name)
+	f, path, err := sess.createUpload(name)
 	if err != nil {
 		return "", err
 	}
-	_, err = io.Copy(f, http.MaxBytesReader(nil, io.NopCloser(body), max(left, 0)))
+	w := &quotaWriter{sess: sess, f: f, limit: s.opts.UploadLimit}
+	_, err = io.Copy(w, body)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && sess.uploadsEnded() {
+		err = errSessionEnded // the directory went with the session
+	}
 	if err != nil {
 		os.Remove(path)
+		sess.releaseUpload(w.written)
 		return "", err
 	}
 	return path, nil
+}
+
+// createUpload makes a new file for an upload, unless the session has
+// ended: under the lock its end takes, so that no directory is made again
+// after the end has removed it.
+func (s *session) createUpload(name string) (*os.File, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.uploadsShut {
+		return nil, "", errSessionEnded
+	}
+	if err := os.MkdirAll(s.uploadDir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("making the upload directory: %w", err)
+	}
+	return createFree(s.uploadDir, name)
+}
+
+func (s *session) uploadsEnded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.uploadsShut
+}
+
+// reserveUpload counts n more bytes against limit, or reports false.
+func (s *session) reserveUpload(n, limit int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.uploaded+n > limit {
+		return false
+	}
+	s.uploaded += n
+	return true
+}
+
+func (s *session) releaseUpload(n int64) {
+	s.mu.Lock()
+	s.uploaded -= n
+	s.mu.Unlock()
+}
+
+// quotaWriter writes an upload's bytes while the session's limit has
+// room for them.
+type quotaWriter struct {
+	sess    *session
+	f       *os.File
+	limit   int64
+	written int64 // reserved and written
+}
+
+func (w *quotaWriter) Write(p []byte) (int, error) {
+	if !w.sess.reserveUpload(int64(len(p)), w.limit) {
+		return 0, errUploadLimit
+	}
+	n, err := w.f.Write(p)
+	w.written += int64(len(p))
+	return n, err
 }
 
 func createFree(dir, name string) (*os.File, string, error) {
@@ -99,15 +166,4 @@ func createFree(dir, name string) (*os.File, string, error) {
 		}
 	}
 	return nil, "", fmt.Errorf("storing the upload: too many files named %q", name)
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil {
-			n += info.Size()
-		}
-	}
-	return n
 }

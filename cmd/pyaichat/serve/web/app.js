@@ -10,23 +10,36 @@
   const store = window.sessionStorage;
   const $ = (id) => document.getElementById(id);
 
-  // The token: from the URL's fragment (never sent to a server), moved to
-  // sessionStorage and cleared from the address bar; or from an IDE host
-  // through window.__setToken.
-  const m = /(?:^#|&)token=([0-9a-fA-F]+)/.exec(location.hash);
-  if (m) {
-    store.setItem('pyaichat.token', m[1]);
-    history.replaceState(null, '', location.pathname);
-  }
+  // The token is in sessionStorage: token.js took it from the URL's
+  // fragment (never sent to a server), exchanging a one-time code for it,
+  // or an IDE host handed it over through window.__setToken.
 
+  const FONT_MIN = 8, FONT_MAX = 40;
   let fontSize = Number(localStorage.getItem('pyaichat.fontSize')) || 14;
+  // A line height of 1 cuts the underscore off below the row at several
+  // sizes (10, 14, 19, 23 with DejaVu Sans Mono): "__init__" read as
+  // "  init  ". 1.15 leaves room for it at every size offered.
   const term = new Terminal({
-    fontSize, scrollback: 10000, allowProposedApi: true, cursorBlink: true,
+    fontSize, lineHeight: 1.15, scrollback: 10000, allowProposedApi: true, cursorBlink: true,
     fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
   });
   const fit = new FitAddon.FitAddon();
   term.loadAddon(fit);
   term.loadAddon(new Unicode11Addon.Unicode11Addon());
+  // Links in the output open in a new tab, which gets neither this page
+  // (opener) nor its address (referrer).
+  let lastLink = '';
+  term.loadAddon(new WebLinksAddon.WebLinksAddon((ev, uri) => {
+    lastLink = uri;
+    window.open(uri, '_blank', 'noopener,noreferrer');
+  }));
+  const search = new SearchAddon.SearchAddon();
+  term.loadAddon(search);
+  // Images in the output: the iTerm2 inline image protocol (OSC 1337) and
+  // SIXEL, which programs (and rich output) write as a terminal's. Their
+  // pixels are held within 32 MB per page.
+  const images = new ImageAddon.ImageAddon({ storageLimit: 32 });
+  term.loadAddon(images);
   term.unicode.activeVersion = '11';
   term.open($('term'));
   fit.fit();
@@ -106,26 +119,101 @@
     retry = null;
     const token = store.getItem('pyaichat.token');
     if (!token) {
-      setStatus('disconnected', 'no token: open the URL pyaichat serve printed');
+      noToken();
       return;
     }
     if (ws) { ws.onclose = null; ws.close(); }
     setStatus('connecting', 'connecting');
+    let opened = false;
     ws = new WebSocket('ws://' + location.host + '/ws', ['pyaichat.v1', 'auth.bearer.' + token]);
-    ws.onopen = () => send({ type: 'hello', protocolVersion: PROTOCOL });
+    ws.onopen = () => {
+      opened = true;
+      send({ type: 'hello', protocolVersion: PROTOCOL });
+    };
     ws.onmessage = (ev) => handle(JSON.parse(ev.data));
     ws.onclose = () => {
       ws = null;
-      setStatus('disconnected', 'disconnected; retrying in ' + (backoff / 1000).toFixed(1) + 's');
-      retry = setTimeout(connect, backoff);
-      backoff = Math.min(backoff * 2, 10000);
+      connected(false);
+      // A refused WebSocket does not say why (browsers hide the status):
+      // ask the server whether it still takes this token.
+      if (opened) retryLater(); else checkToken(token);
     };
   }
 
+  // noToken says why the page has no token, and what to do.
+  function noToken() {
+    if (window.__tokenProblem === 'used') {
+      setStatus('disconnected', 'link used');
+      showBanner('This link was used already: each URL pyaichat serve prints opens one tab, and serve prints ' +
+        'a new one when one is used. Open the newest URL it printed.', false);
+    } else if (window.__tokenProblem === 'unreachable') {
+      setStatus('disconnected', 'server unreachable');
+      showBanner('pyaichat serve did not answer: is it still running? Start it again and open the URL it prints.', false);
+    } else {
+      setStatus('disconnected', 'no token: open the URL pyaichat serve printed');
+    }
+  }
+
+  function retryLater() {
+    setStatus('disconnected', 'disconnected; reconnecting in ' + (backoff / 1000).toFixed(1) + ' s (Reconnect: now)');
+    retry = setTimeout(connect, backoff);
+    backoff = Math.min(backoff * 2, 10000);
+  }
+
+  async function checkToken(token) {
+    let refused = false;
+    try {
+      const r = await fetch('/sessions', { headers: { Authorization: 'Bearer ' + token } });
+      refused = r.status === 401;
+    } catch (err) {
+      // the server is not there: wait for it
+    }
+    if (!refused) {
+      retryLater();
+      return;
+    }
+    // Retrying with the same token cannot help: each start of serve
+    // makes a new one.
+    setStatus('disconnected', 'token refused');
+    showBanner('This page\'s token was refused: pyaichat serve has restarted (each start makes a new token) ' +
+      'or another server has this port. Open the URL it printed, pyaichat serve: open http://…/#code=…, ' +
+      'here or in a new tab.', false);
+  }
+
+  // connected enables what needs the server (Restart), or disables it
+  // and says why.
+  function connected(on) {
+    for (const b of [$('restart'), $('banner-restart')]) {
+      b.disabled = !on;
+      b.title = on ? 'end this pyaichat and start a new one' : 'not connected to pyaichat serve: Restart needs it';
+    }
+  }
+
+  function showBanner(text, withRestart) {
+    $('banner-text').textContent = text;
+    $('banner-restart').hidden = !withRestart;
+    $('banner').hidden = false;
+  }
+
+  // A new URL pasted into this tab changes only its fragment, which does
+  // not reload the page: token.js takes the token, and the page connects
+  // with it.
+  window.addEventListener('pyaichat-token', () => {
+    if (window.__tokenProblem) {
+      noToken();
+      return;
+    }
+    backoff = 500;
+    $('banner').hidden = true;
+    connect();
+  });
+
+  let pendingOpen = 0; // the id of the openSession not yet answered
   function openSession() {
     seq = 0;
     exited = false;
-    send({ type: 'openSession', id: nextId++, cols: term.cols, rows: term.rows });
+    pendingOpen = nextId++;
+    send({ type: 'openSession', id: pendingOpen, cols: term.cols, rows: term.rows });
   }
 
   function handle(msg) {
@@ -135,7 +223,7 @@
         if (sessionId) {
           send({ type: 'attach', sessionId, lastSeq: seq });
         } else {
-          openSession();
+          offerDetached();
         }
         break;
       case 'opened':
@@ -144,8 +232,19 @@
         if (msg.gap) note('\r\n\x1b[2m[earlier output was not kept]\x1b[0m\r\n');
         seq = msg.seq;
         setStatus('connected', 'connected');
+        connected(true);
+        updateTitle();
         $('banner').hidden = true;
-        send({ type: 'resize', sessionId, cols: term.cols, rows: term.rows });
+        $('sessions').hidden = true; // an offer of sessions is answered
+        sendSize(); // a page that opens or attaches a session is in use
+        break;
+      case 'resized':
+        // Another page set the session's size: this one no longer does
+        // until it is used again.
+        if (msg.sessionId === sessionId && !sizesSent.has(msg.cols + 'x' + msg.rows)) {
+          sizeOwner = false;
+          sizesSent.clear();
+        }
         break;
       case 'stdout':
         if (msg.sessionId !== sessionId) break;
@@ -158,26 +257,82 @@
       case 'exit':
         if (msg.sessionId !== sessionId) break;
         exited = true;
+        updateTitle();
         setStatus('exited', 'exited');
-        $('banner-text').textContent = 'pyaichat exited with status ' + msg.code + '.';
-        $('banner').hidden = false;
+        showBanner(msg.reason
+          ? 'This session has ended: ' + msg.reason + ' (pyaichat exited with status ' + msg.code + ').'
+          : 'pyaichat exited with status ' + msg.code + '.', true);
         break;
       case 'error':
-        // The session this page showed is gone (the server restarted, or
-        // ended it when idle): start a new one.
-        if (msg.sessionId && msg.sessionId === sessionId && /^no session/.test(msg.message)) {
-          sessionId = null;
-          store.removeItem('pyaichat.session');
-          clearScreen();
-          openSession();
-          break;
-        }
-        console.warn('pyaichat serve:', msg.message);
+        onError(msg);
         break;
     }
   }
 
+  // A page with no session of its own (a new tab) is offered the
+  // sessions no page shows (their tab was closed) before a new one
+  // starts: pyaichat keeps them running, with their variables.
+  async function offerDetached() {
+    let detached = [];
+    try {
+      const r = await fetch('/sessions', { headers: { Authorization: 'Bearer ' + store.getItem('pyaichat.token') } });
+      if (r.ok) detached = (await r.json()).sessions.filter((x) => !x.exited && x.attached === 0);
+    } catch (err) {
+      // no list: start a new session as before
+    }
+    if (!detached.length) {
+      openSession();
+      return;
+    }
+    const offer = $('sessions');
+    offer.replaceChildren(document.createTextNode(
+      detached.length === 1 ? 'A session no page shows is running: ' : detached.length + ' sessions no page shows are running: '));
+    for (const x of detached) offer.append(offerButton('attach ' + x.id.slice(0, 6), () => attachTo(x.id)));
+    offer.append(offerButton('new session', openSession));
+    offer.hidden = false;
+    setStatus('connected', 'choose a session');
+  }
+  function offerButton(text, act) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = text;
+    b.onclick = () => {
+      $('sessions').hidden = true;
+      act();
+      term.focus();
+    };
+    return b;
+  }
+  function attachTo(id) {
+    sessionId = id;
+    seq = 0;
+    exited = false;
+    clearScreen();
+    send({ type: 'attach', sessionId: id, lastSeq: 0 });
+  }
+
+  function onError(msg) {
+    if (msg.sessionGone && msg.sessionId && msg.sessionId === sessionId) {
+      // The session this page showed is gone (ended when idle, or by
+      // another page; or this is another server): say why, start anew.
+      sessionId = null;
+      store.removeItem('pyaichat.session');
+      clearScreen();
+      note('\x1b[2m[' + msg.message + '; this is a new session]\x1b[0m\r\n');
+      openSession();
+      return;
+    }
+    if (msg.id === pendingOpen && !sessionId) {
+      // No session could start (the server's limit, or it is stopping).
+      setStatus('disconnected', 'no session');
+      showBanner('pyaichat serve could not start a session: ' + msg.message + '.', true);
+      return;
+    }
+    console.warn('pyaichat serve:', msg.message);
+  }
+
   function restart() {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return; // disabled, and says why
     if (sessionId) send({ type: 'close', sessionId });
     sessionId = null;
     store.removeItem('pyaichat.session');
@@ -187,21 +342,194 @@
     term.focus();
   }
 
-  term.onData((d) => {
-    if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(enc.encode(d)) });
+  // Clipboard keys as VS Code's terminal has them: Ctrl+Shift+C copies
+  // and Ctrl+Shift+V pastes; Ctrl+C copies when text is selected and
+  // interrupts otherwise; Ctrl+V pastes, unless "raw Ctrl+V" is set (for
+  // quoted insert at the prompt). A paste goes through the browser's paste
+  // event, which xterm.js brackets when pyaichat asked for it.
+  let rawCtrlV = localStorage.getItem('pyaichat.rawCtrlV') === '1';
+  function copySelection() {
+    const text = term.getSelection();
+    if (text && navigator.clipboard) {
+      navigator.clipboard.writeText(text).catch((err) => setStatus('connected', 'copy failed: ' + err.message));
+    }
+    term.clearSelection();
+  }
+  function clipboardKey(ev) {
+    if (ev.type !== 'keydown' || !ev.ctrlKey || ev.altKey || ev.metaKey) return true;
+    const key = ev.key.toLowerCase();
+    if (key === 'c' && (ev.shiftKey || term.hasSelection())) {
+      ev.preventDefault();
+      copySelection();
+      return false;
+    }
+    if (key === 'v' && (ev.shiftKey || !rawCtrlV)) {
+      return false; // xterm.js leaves it; the browser pastes into its textarea
+    }
+    if (key === 'f' && ev.shiftKey) {
+      ev.preventDefault();
+      openSearch();
+      return false;
+    }
+    return true;
+  }
+
+  // Search in the scrollback (Ctrl+Shift+F): Enter finds the next match
+  // up the scrollback, Shift+Enter the one below, Esc closes.
+  const searchLook = {
+    decorations: {
+      matchBackground: '#5a4a00', matchOverviewRuler: '#d0b000',
+      activeMatchBackground: '#a07000', activeMatchColorOverviewRuler: '#ffcc00',
+    },
+  };
+  function openSearch() {
+    $('search').hidden = false;
+    const box = $('search-text');
+    const sel = term.getSelection();
+    if (sel && !sel.includes('\n')) box.value = sel;
+    box.focus();
+    box.select();
+  }
+  function closeSearch() {
+    search.clearDecorations();
+    $('search').hidden = true;
+    $('search-count').textContent = '';
+    term.focus();
+  }
+  search.onDidChangeResults(({ resultIndex, resultCount }) => {
+    $('search-count').textContent = resultCount ? (resultIndex + 1) + ' of ' + resultCount : 'no match';
   });
+  $('search-text').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') {
+      ev.preventDefault();
+      closeSearch();
+    } else if (ev.key === 'Enter' && ev.target.value) {
+      ev.preventDefault();
+      // Searching up is what one does in a terminal's scrollback.
+      if (ev.shiftKey) search.findNext(ev.target.value, searchLook);
+      else search.findPrevious(ev.target.value, searchLook);
+    }
+  });
+  term.attachCustomKeyEventHandler(clipboardKey);
+  // Right-click copies the selection, or pastes when there is none (as
+  // VS Code's terminal on Windows and most terminals there do).
+  $('term').addEventListener('contextmenu', (ev) => {
+    ev.preventDefault();
+    if (term.hasSelection()) {
+      copySelection();
+    } else if (navigator.clipboard && navigator.clipboard.readText) {
+      navigator.clipboard.readText().then((text) => { if (text) term.paste(text); })
+        .catch((err) => setStatus('connected', 'paste failed: ' + err.message));
+    }
+    term.focus();
+  }, true);
+  $('rawctrlv').checked = rawCtrlV;
+  $('rawctrlv').onchange = (ev) => {
+    rawCtrlV = ev.target.checked;
+    localStorage.setItem('pyaichat.rawCtrlV', rawCtrlV ? '1' : '0');
+    term.focus();
+  };
+
+  // The tab's title follows the mode of the prompt on the cursor's line
+  // (py> or ai>) and the session, or a title the program set.
+  let programTitle = '';
+  let mode = '';
+  function updateTitle() {
+    const id = sessionId ? ' · ' + sessionId.slice(0, 6) : '';
+    const state = exited ? 'exited' : mode;
+    document.title = (programTitle || 'pyaichat') + (state ? ' ' + state : '') + id;
+  }
+  term.onTitleChange((t) => { programTitle = t; updateTitle(); });
+  term.onWriteParsed(() => {
+    const b = term.buffer.active;
+    const line = b.getLine(b.baseY + b.cursorY);
+    const m = line && /^(py|ai)> /.exec(line.translateToString(false, 0, 4));
+    if (m && m[1] + '>' !== mode) {
+      mode = m[1] + '>';
+      updateTitle();
+    }
+  });
+
+  // One size per session, the size of the page last used: a page sends
+  // its size when it opens or attaches the session, when it is used (a
+  // key, a click) after another page set a size, and when its own size
+  // changes while the size is its. Two pages on one session would
+  // otherwise resize it in turn.
+  let sizeOwner = false;
+  const sizesSent = new Set(); // this page's, since it last took the size
+  function sendSize() {
+    if (!sessionId || exited) return;
+    sizeOwner = true;
+    sizesSent.add(term.cols + 'x' + term.rows);
+    send({ type: 'resize', sessionId, cols: term.cols, rows: term.rows });
+  }
+  function claimSize() {
+    if (!sizeOwner) sendSize();
+  }
+  $('term').addEventListener('mousedown', claimSize);
+
+  function sendKeys(d) {
+    claimSize();
+    if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(enc.encode(d)) });
+  }
+  term.onData((d) => {
+    if (ctrlArmed && d.length === 1 && /[@-_a-z]/i.test(d)) {
+      d = String.fromCharCode(d.toUpperCase().charCodeAt(0) & 0x1f); // Ctrl from the key row
+      armCtrl(false);
+    }
+    sendKeys(d);
+  });
+
+  // A row of the keys a touch screen's keyboard lacks (Esc, Tab, Ctrl,
+  // the arrows, ^C), shown where the pointer is coarse. Its buttons do
+  // not take the focus, so the on-screen keyboard stays up. Ctrl applies
+  // to the next key typed.
+  const rowKeys = {
+    esc: '\x1b', tab: '\t', 'ctrl-c': '\x03',
+    up: '\x1b[A', down: '\x1b[B', right: '\x1b[C', left: '\x1b[D',
+  };
+  let ctrlArmed = false;
+  function armCtrl(on) {
+    ctrlArmed = on;
+    document.querySelector('#keys [data-key=ctrl]').setAttribute('aria-pressed', String(on));
+  }
+  function arrowKey(seq) {
+    // Arrows as the terminal sends them in application cursor mode.
+    return term.modes.applicationCursorKeysMode ? seq.replace('\x1b[', '\x1bO') : seq;
+  }
+  for (const b of document.querySelectorAll('#keys button')) {
+    b.addEventListener('pointerdown', (ev) => ev.preventDefault());
+    b.addEventListener('mousedown', (ev) => ev.preventDefault());
+    b.addEventListener('click', () => {
+      const key = b.dataset.key;
+      if (key === 'ctrl') {
+        armCtrl(!ctrlArmed);
+      } else {
+        armCtrl(false);
+        sendKeys(['up', 'down', 'left', 'right'].includes(key) ? arrowKey(rowKeys[key]) : rowKeys[key]);
+      }
+      term.focus();
+    });
+  }
+  const coarse = window.matchMedia('(pointer: coarse)');
+  const showKeys = () => { $('keys').hidden = !coarse.matches; };
+  coarse.addEventListener('change', showKeys);
+  showKeys();
   term.onBinary((d) => {
     const b = new Uint8Array(d.length);
     for (let i = 0; i < d.length; i++) b[i] = d.charCodeAt(i) & 255;
     if (sessionId && !exited) send({ type: 'stdin', sessionId, dataBase64: toBase64(b) });
   });
-  term.onResize(({ cols, rows }) => {
-    if (sessionId) send({ type: 'resize', sessionId, cols, rows });
+  term.onResize(() => {
+    if (sizeOwner) sendSize();
   });
-  window.addEventListener('resize', () => fit.fit());
+  // The terminal fits its area whenever that changes: the window, and
+  // also the banner above it appearing (or the last rows would be pushed
+  // below the window) or going.
+  new ResizeObserver(() => fit.fit()).observe($('term'));
 
   function setFont(size) {
-    fontSize = Math.max(8, Math.min(40, size));
+    fontSize = Math.max(FONT_MIN, Math.min(FONT_MAX, size));
     localStorage.setItem('pyaichat.fontSize', String(fontSize));
     term.options.fontSize = fontSize;
     $('fontsize').textContent = String(fontSize);
@@ -264,7 +592,27 @@
     for (let i = n ? Math.max(0, b.length - n) : 0; i < b.length; i++) lines.push(b.getLine(i).translateToString(true));
     return lines.join('\n');
   };
-  window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN });
+  // For tests: the font sizes offered, setting one, a cell's width, and
+  // a callback once what the page was given is drawn.
+  window.__fontSizes = { min: FONT_MIN, max: FONT_MAX };
+  window.__setFontSize = setFont;
+  window.__cellWidth = () => document.querySelector('.xterm-screen').getBoundingClientRect().width / term.cols;
+  window.__drawn = (done) => {
+    const check = () => (writing ? setTimeout(check, 10) : term.write('', done));
+    check();
+  };
+  window.__selection = () => term.getSelection();
+  window.__lastLink = () => lastLink;
+  window.__imageCells = () => {
+    let n = 0;
+    const b = term.buffer.active;
+    for (let y = 0; y < b.length; y++) for (let x = 0; x < term.cols; x++) if (images.getImageAtBufferCell(x, y)) n++;
+    return n;
+  };
+  window.__viewportY = () => term.buffer.active.viewportY;
+  window.__status = () => $('status').textContent;
+  window.__sessionState = () => ({ sessionId, seq, exited, connected: !!ws && ws.readyState === WebSocket.OPEN, cols: term.cols, rows: term.rows, sizeOwner });
 
-  connect();
+  connected(false);
+  window.__tokenReady.then(connect);
 })();
