@@ -55,6 +55,7 @@ pyaichat's own:
   pyaichat serve [--addr A] [--open] [-- ARGS...]
                                           the REPL in a browser tab (serve -h)
   pyaichat doctor                         check the set-up; what to fix first
+  pyaichat config path|show|edit          the config file; the settings in force
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, PYAICHAT_MODEL, VIRTUAL_ENV,
 NO_COLOR, FORCE_COLOR, PYTHON_COLORS, and python3's.

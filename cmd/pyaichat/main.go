@@ -60,6 +60,7 @@ var subcommands = map[string]func(stdio, []string) int{
 	"sessions":     runSessions,
 	"serve":        runServe,
 	"doctor":       runDoctor,
+	"config":       runConfig,
 }
 
 // run is pyaichat with its arguments; it returns the exit status.
