@@ -61,6 +61,7 @@ var subcommands = map[string]func(stdio, []string) int{
 	"serve":        runServe,
 	"doctor":       runDoctor,
 	"config":       runConfig,
+	"completion":   runCompletion,
 }
 
 // run is pyaichat with its arguments; it returns the exit status.
