@@ -101,3 +101,29 @@ bench-speed: pyflags assets
 # through the server beside a plain PTY, the server's memory per idle session.
 bench-serve: pyflags assets browser
 	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkServe' -benchtime 5x ./e2e
+
+# Installing and packaging (scripts/package.sh): the binary, the bash, zsh
+# and fish completions, the man page and the licences of what the binary
+# links in. make install PREFIX=DIR [DESTDIR=STAGING] (make uninstall
+# removes the same files); make deb writes pyaichat_VERSION_ARCH.deb and
+# make dist pyaichat-VERSION-linux-ARCH.tar.gz here; make check-deb
+# checks the .deb's metadata and contents.
+PREFIX ?= /usr/local
+DESTDIR ?=
+PACKAGE = $(CGOENV) $(WITHGO) scripts/package.sh
+
+.PHONY: install uninstall deb dist check-deb
+install: build
+	$(PACKAGE) install "$(DESTDIR)" "$(PREFIX)"
+
+uninstall:
+	scripts/package.sh uninstall "$(DESTDIR)" "$(PREFIX)"
+
+deb: build
+	$(PACKAGE) deb
+
+dist: build
+	$(PACKAGE) dist
+
+check-deb: deb
+	$(PACKAGE) check-deb "$$(ls -t pyaichat_*.deb | head -n1)"
