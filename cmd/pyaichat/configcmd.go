@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent"
-	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
 )
 
@@ -107,7 +106,7 @@ func shownSettings(cfg agent.Config, fromFile map[string]bool) []setting {
 	}
 	return []setting{
 		{"provider", provider, cfg.Origins.Provider},
-		{"base_url", strconv.Quote(llm.DisplayURL(cfg.BaseURL)), cfg.Origins.BaseURL},
+		{"base_url", strconv.Quote(agent.DisplayURL(cfg.BaseURL)), cfg.Origins.BaseURL},
 		{"model", strconv.Quote(cfg.Model), cfg.Origins.Model},
 		{"api_key", strconv.Quote(maskKey(cfg.APIKey)), cfg.Origins.APIKey},
 		{"share", strconv.Quote(cfg.Share), fileOr("share")},

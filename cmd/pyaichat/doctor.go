@@ -8,12 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/pyaichat/pyaichat/agent"
-	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
@@ -200,14 +198,14 @@ func settingFindings(cfg agent.Config) []finding {
 	key := finding{level: levelOK, topic: "key", text: "set (" + cfg.Origins.APIKey + ")"}
 	switch {
 	case cfg.APIKey == "" && !cfg.Configured():
-		key.level, key.text = levelFail, "none, and "+llm.DisplayURL(cfg.BaseURL)+" needs one"
+		key.level, key.text = levelFail, "none, and "+agent.DisplayURL(cfg.BaseURL)+" needs one"
 		key.fix = "configure a model: set OPENAI_API_KEY, or name a server with --provider or --base-url (or in " + configHint() + ")"
 	case cfg.APIKey == "":
 		key.level, key.text = levelInfo, "none (a server of your own needs none)"
 	}
 	return []finding{
 		{level: levelInfo, topic: "provider", text: provider},
-		{level: levelOK, topic: "base URL", text: llm.DisplayURL(cfg.BaseURL) + " (" + cfg.Origins.BaseURL + ")"},
+		{level: levelOK, topic: "base URL", text: agent.DisplayURL(cfg.BaseURL) + " (" + cfg.Origins.BaseURL + ")"},
 		{level: levelOK, topic: "model", text: cfg.Model + " (" + cfg.Origins.Model + ")"},
 		key,
 	}
@@ -227,10 +225,7 @@ func serverFindings(cfg agent.Config) []finding {
 	if !cfg.Configured() {
 		return nil
 	}
-	client := llm.New(llm.Options{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Limits: llm.Limits{
-		ConnectTimeout: 10 * time.Second, FirstByteTimeout: 30 * time.Second, MaxRetries: -1,
-	}})
-	ids, err := client.Models(context.Background())
+	ids, err := agent.ServerModels(context.Background(), cfg)
 	if err != nil {
 		return []finding{{level: levelFail, topic: "server", text: err.Error(), fix: serverFix(cfg, err)}}
 	}
@@ -252,9 +247,9 @@ func serverFix(cfg agent.Config, err error) string {
 	case strings.Contains(msg, " 401 ") || strings.Contains(msg, " 403 "):
 		return "the server refused the key (" + cfg.Origins.APIKey + "): check it"
 	case strings.Contains(msg, "nothing listening"), strings.Contains(msg, "cannot"), strings.Contains(msg, "could not connect"):
-		return "start the server at " + llm.DisplayURL(cfg.BaseURL) + ", or point --base-url or --provider at one that runs"
+		return "start the server at " + agent.DisplayURL(cfg.BaseURL) + ", or point --base-url or --provider at one that runs"
 	}
-	return "check the server at " + llm.DisplayURL(cfg.BaseURL) + ": " + msg
+	return "check the server at " + agent.DisplayURL(cfg.BaseURL) + ": " + msg
 }
 
 func contains(list []string, s string) bool {
