@@ -203,3 +203,31 @@ func TestDoctorTerminal(t *testing.T) {
 		t.Errorf("with NO_COLOR=1: screen:\n%s\noutput %q", s.Screen(), s.Output())
 	}
 }
+
+// A preset whose key variable is unset says which variable to set; a
+// virtualenv is checked against the embedded Python's version, a bad
+// --venv (which pyaichat refuses) failing and a bad $VIRTUAL_ENV (which it
+// starts without) a warning.
+func TestDoctorPresetKeyAndVenv(t *testing.T) {
+	t.Parallel()
+	srv := fakemodel.New(t)
+	srv.SetModels("m")
+	r := runDoctor(t, "", 0, []string{"GROQ_API_KEY="}, "--provider", "groq", "--base-url", srv.URL, "--model", "m")
+	r.expect(t, 1, map[string]string{
+		"provider": "groq (flag --provider)",
+		"key":      "FAIL  key       none, and provider groq reads it from $GROQ_API_KEY",
+	}, "first thing to fix: set GROQ_API_KEY to your groq key")
+
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"good/pyvenv.cfg": "home = /usr/bin\nversion = " + pythonVersion(t) + "\n",
+		"old/pyvenv.cfg":  "home = /usr/bin\nversion = 3.9.1\n",
+	})
+	cfg := "base_url = \"" + srv.URL + "\"\nmodel = \"m\"\n"
+	r = runDoctor(t, cfg, 0o600, nil, "--venv", filepath.Join(dir, "good"))
+	r.expect(t, 0, map[string]string{"venv": "ok    venv      " + filepath.Join(dir, "good") + " (Python "}, "all is well")
+	r = runDoctor(t, cfg, 0o600, []string{"VIRTUAL_ENV=" + filepath.Join(dir, "old")})
+	r.expect(t, 1, map[string]string{"venv": "warn  venv      virtualenv " + filepath.Join(dir, "old") + " is for Python 3.9.1"}, "or unset VIRTUAL_ENV")
+	r = runDoctor(t, cfg, 0o600, nil, "--venv", filepath.Join(dir, "none"))
+	r.expect(t, 1, map[string]string{"venv": "FAIL  venv"}, "or leave out --venv")
+}

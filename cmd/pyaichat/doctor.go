@@ -139,8 +139,14 @@ func venvFinding(flagVenv string) finding {
 		return finding{level: levelInfo, topic: "venv", text: "none (--venv DIR or $VIRTUAL_ENV picks one)"}
 	}
 	if _, err := pybridge.VenvExecutable(dir); err != nil {
-		return finding{level: levelFail, topic: "venv", text: err.Error(),
-			fix: fmt.Sprintf("make a venv with the embedded Python's interpreter (%s -m venv DIR) or unset %s", interpreterName(), from)}
+		// pyaichat refuses to start with a bad --venv, and starts
+		// without a bad $VIRTUAL_ENV.
+		lvl, drop := levelFail, "leave out --venv"
+		if from == "$VIRTUAL_ENV" {
+			lvl, drop = levelWarn, "unset VIRTUAL_ENV"
+		}
+		return finding{level: lvl, topic: "venv", text: err.Error(),
+			fix: fmt.Sprintf("make a venv with the embedded Python's interpreter (%s -m venv DIR), or %s", interpreterName(), drop)}
 	}
 	major, minor := pybridge.MajorMinor()
 	return finding{level: levelOK, topic: "venv", text: fmt.Sprintf("%s (Python %d.%d, from %s)", dir, major, minor, from)}
@@ -196,7 +202,10 @@ func settingFindings(cfg agent.Config) []finding {
 		provider = cfg.Provider + " (" + cfg.Origins.Provider + ")"
 	}
 	key := finding{level: levelOK, topic: "key", text: "set (" + cfg.Origins.APIKey + ")"}
-	switch {
+	switch keyVar := presetKeyVar(cfg.Provider); {
+	case cfg.APIKey == "" && keyVar != "":
+		key.level, key.text = levelFail, "none, and provider "+cfg.Provider+" reads it from $"+keyVar
+		key.fix = "set " + keyVar + " to your " + cfg.Provider + " key (or api_key in " + configHint() + ")"
 	case cfg.APIKey == "" && !cfg.Configured():
 		key.level, key.text = levelFail, "none, and "+agent.DisplayURL(cfg.BaseURL)+" needs one"
 		key.fix = "configure a model: set OPENAI_API_KEY, or name a server with --provider or --base-url (or in " + configHint() + ")"
@@ -209,6 +218,17 @@ func settingFindings(cfg agent.Config) []finding {
 		{level: levelOK, topic: "model", text: cfg.Model + " (" + cfg.Origins.Model + ")"},
 		key,
 	}
+}
+
+// presetKeyVar is the variable the named provider preset reads its key
+// from ("" for none, or for no preset).
+func presetKeyVar(name string) string {
+	for _, p := range agent.Providers() {
+		if p.Name == name {
+			return p.KeyVar
+		}
+	}
+	return ""
 }
 
 func configHint() string {
