@@ -302,7 +302,10 @@ func terminalFinding(out *os.File) finding {
 		}
 	}
 	if !isTerm {
-		f.text = "stdout is not a terminal; " + colours + " (" + colourReason() + ")"
+		f.text = "stdout is not a terminal; " + colours
+		if reason := colourReason(); reason != "by the terminal" {
+			f.text += " (" + reason + ")"
+		}
 		return f
 	}
 	t := os.Getenv("TERM")
