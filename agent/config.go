@@ -42,6 +42,13 @@ type Config struct {
 	// File is the config file LoadConfig read (or would have), where
 	// /model NAME --save writes; "" when there is none.
 	File string
+	// Origins says where the model, base URL, key and provider each came
+	// from, and FileHasKey whether the file holds a key (in force or
+	// not): pyaichat doctor and config show report them.
+	Origins    Origins
+	FileHasKey bool
+	// Provider is the preset in use ("" for none).
+	Provider string
 
 	// Share is what may leave the machine (see privacy.go): ShareRedacted
 	// (the default), ShareOff or ShareAsk.
@@ -174,6 +181,40 @@ type fileConfig struct {
 	LogOutput   bool  `toml:"log_output"`
 }
 
+// Origins are where LoadConfig found each setting, in words a user can act
+// on: "flag --model", "env OPENAI_API_KEY", "config file", "preset ollama",
+// "default" (or "none" for a key that is not set).
+type Origins struct {
+	Model, BaseURL, APIKey, Provider string
+}
+
+// pick is the first of a flag, an environment variable and the config
+// file's values that is set, and where it came from.
+func pick(flagName, flag, env string, file ...string) (string, string) {
+	if flag != "" {
+		return flag, "flag " + flagName
+	}
+	if v := strings.TrimSpace(os.Getenv(env)); v != "" {
+		return v, "env " + env
+	}
+	for _, f := range file {
+		if f != "" {
+			return f, "config file"
+		}
+	}
+	return "", "default"
+}
+
+// sourceWord is an origin as /model has always said it: flag, env, file
+// or default.
+func sourceWord(origin string) string {
+	word, _, _ := strings.Cut(origin, " ")
+	if word == "config" {
+		return "file"
+	}
+	return word
+}
+
 // LoadConfig resolves model, base URL and key from the config file at
 // path (none when path is ""): flag > environment
 // (PYAICHAT_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY) > config file > default.
@@ -199,29 +240,22 @@ func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, erro
 			}
 		}
 	}
-	pick := func(flag, env string, file ...string) (string, string) {
-		if flag != "" {
-			return flag, "flag"
-		}
-		if v := strings.TrimSpace(os.Getenv(env)); v != "" {
-			return v, "env"
-		}
-		for _, f := range file {
-			if f != "" {
-				return f, "file"
-			}
-		}
-		return "", "default"
-	}
 	var c Config
-	c.Model, c.Source = pick(flagModel, "PYAICHAT_MODEL", fc.Model, fc.EnvModel)
-	if name, _ := pick(flagProvider, "PYAICHAT_PROVIDER", fc.Provider); name != "" {
+	c.Model, c.Origins.Model = pick("--model", flagModel, "PYAICHAT_MODEL", fc.Model, fc.EnvModel)
+	c.Source = sourceWord(c.Origins.Model)
+	c.FileHasKey = fc.APIKey != "" || fc.EnvAPIKey != ""
+	if name, origin := pick("--provider", flagProvider, "PYAICHAT_PROVIDER", fc.Provider); name != "" {
+		c.Origins.Provider = origin
 		if err := c.usePreset(name, flagBaseURL, fc.APIKey); err != nil {
 			return Config{}, err
 		}
 	} else {
-		c.BaseURL, _ = pick(flagBaseURL, "OPENAI_BASE_URL", fc.BaseURL, fc.EnvBaseURL)
-		c.APIKey, _ = pick("", "OPENAI_API_KEY", fc.APIKey, fc.EnvAPIKey)
+		c.Origins.Provider = "none"
+		c.BaseURL, c.Origins.BaseURL = pick("--base-url", flagBaseURL, "OPENAI_BASE_URL", fc.BaseURL, fc.EnvBaseURL)
+		c.APIKey, c.Origins.APIKey = pick("", "", "OPENAI_API_KEY", fc.APIKey, fc.EnvAPIKey)
+	}
+	if c.APIKey == "" {
+		c.Origins.APIKey = "none"
 	}
 	c.Share, c.HideEnv, c.AllowEnv = fc.Share, fc.HideEnv, fc.AllowEnv
 	c.NoSuggest = fc.Suggest != nil && !*fc.Suggest
@@ -252,8 +286,10 @@ func (c *Config) usePreset(name, flagBaseURL, fileKey string) error {
 	if c.Model == "" {
 		c.Model = DefaultModel
 	}
-	c.BaseURL = flagBaseURL
+	c.Provider = p.Name
+	c.BaseURL, c.Origins.BaseURL = flagBaseURL, "flag --base-url"
 	if c.BaseURL == "" {
+		c.Origins.BaseURL = "preset " + p.Name
 		if c.BaseURL, err = p.baseURL(c.Model); err != nil {
 			return err
 		}
@@ -265,10 +301,7 @@ func (c *Config) usePreset(name, flagBaseURL, fileKey string) error {
 		c.KeyHint = fmt.Sprintf("the server's settings: the %s preset sends no key (--base-url with OPENAI_API_KEY sends one)", p.Name)
 	}
 	if p.KeyVar != "" {
-		c.APIKey = strings.TrimSpace(os.Getenv(p.KeyVar))
-		if c.APIKey == "" {
-			c.APIKey = fileKey
-		}
+		c.APIKey, c.Origins.APIKey = pick("", "", p.KeyVar, fileKey)
 	}
 	return nil
 }

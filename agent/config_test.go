@@ -149,3 +149,35 @@ func TestMalformedKeyRefusedAtStart(t *testing.T) {
 		t.Errorf("LoadConfig: %v", err)
 	}
 }
+
+// Each setting says where it came from, in words a user can act on.
+func TestConfigOrigins(t *testing.T) {
+	configEnv(t, "model = \"file-model\"\napi_key = \"sk-file-0123456789abcdef\"\n")
+	t.Setenv("PYAICHAT_PROVIDER", "")
+	t.Setenv("OPENAI_BASE_URL", "http://env:2/v1")
+	c, err := LoadConfig(xdgConfigFile(), "", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Origins{Model: "config file", BaseURL: "env OPENAI_BASE_URL", APIKey: "config file", Provider: "none"}
+	if c.Origins != want || !c.FileHasKey || c.Source != "file" {
+		t.Errorf("origins %+v (file has key %v, source %q), want %+v", c.Origins, c.FileHasKey, c.Source, want)
+	}
+	c, err = LoadConfig(xdgConfigFile(), "m", "", "ollama")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = Origins{Model: "flag --model", BaseURL: "preset ollama", APIKey: "none", Provider: "flag --provider"}
+	if c.Origins != want || c.Provider != "ollama" || c.APIKey != "" {
+		t.Errorf("with --provider ollama: origins %+v provider %q key set %v, want %+v", c.Origins, c.Provider, c.APIKey != "", want)
+	}
+	t.Setenv("GROQ_API_KEY", "gsk-env-0123456789abcdef")
+	c, err = LoadConfig(xdgConfigFile(), "", "http://mine:1/v1", "groq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = Origins{Model: "config file", BaseURL: "flag --base-url", APIKey: "env GROQ_API_KEY", Provider: "flag --provider"}
+	if c.Origins != want {
+		t.Errorf("with --provider groq --base-url: origins %+v, want %+v", c.Origins, want)
+	}
+}

@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 // modelsCommand is /models.
@@ -92,3 +95,18 @@ func saveModel(path, name string) error {
 	}
 	return os.WriteFile(path, []byte(next), 0o600)
 }
+
+// ServerModels asks cfg's server once, without retries, which models it
+// offers (GET /models, which costs no tokens): whether it answers, takes
+// the key, and lists the model is what pyaichat doctor checks. Its errors
+// never hold the key.
+func ServerModels(ctx context.Context, cfg Config) ([]string, error) {
+	client := llm.New(llm.Options{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, HTTPClient: cfg.HTTPClient, Limits: llm.Limits{
+		ConnectTimeout: 10 * time.Second, FirstByteTimeout: 30 * time.Second, MaxRetries: -1,
+	}})
+	return client.Models(ctx)
+}
+
+// DisplayURL is a base URL as it may be shown: no userinfo, no query (an
+// Azure ?api-key=...), control characters made visible.
+func DisplayURL(raw string) string { return llm.DisplayURL(raw) }

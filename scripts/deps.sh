@@ -6,7 +6,8 @@
 # capabilities' summaries are tested against them), nbformat (exported
 # notebooks are validated with it), node and npm (the build fetches the
 # xterm.js files `pyaichat serve` embeds with npm ci), the CA certificates
-# the Go module proxy needs, and a Go of 1.21 or newer. From 1.21 on, the
+# the Go module proxy needs, zsh and fish (the completion scripts are
+# tested in them), and a Go of 1.21 or newer. From 1.21 on, the
 # go command fetches the toolchain that go.mod names through the module
 # proxy (GOTOOLCHAIN=auto), so the distribution's own Go is enough:
 # Debian 12's golang-go is 1.19, so its bookworm-backports golang-1.2x-go
@@ -153,6 +154,8 @@ pkg-config --exists python3-embed 2>/dev/null || pkgs+=(python3-dev)
 /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null || pkgs+=(python3-numpy python3-pandas)
 /usr/bin/python3 -c 'import nbformat' 2>/dev/null || pkgs+=(python3-nbformat)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
+command -v zsh >/dev/null || pkgs+=(zsh)
+command -v fish >/dev/null || pkgs+=(fish)
 [ ${#pkgs[@]} -eq 0 ] || apt_install "${pkgs[@]}"
 
 if ! which_go >/dev/null; then

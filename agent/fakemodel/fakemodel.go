@@ -158,6 +158,7 @@ type Server struct {
 	mu      sync.Mutex
 	reqs    []Request
 	models  []string
+	failing *Reply // what GET /models answers instead of the list
 	anyPath bool
 }
 
@@ -225,6 +226,15 @@ func (s *Server) SetModels(ids ...string) {
 	s.mu.Unlock()
 }
 
+// FailModels makes GET /models answer with reply's Status and its OpenAI
+// error body (Error, ErrorType, ErrorCode), as a server that refuses the
+// key answers 401.
+func (s *Server) FailModels(reply Reply) {
+	s.mu.Lock()
+	s.failing = &reply
+	s.mu.Unlock()
+}
+
 // AllowAnyPath makes the server answer chat requests at any path that ends
 // in /chat/completions (Azure's deployments, a test's own base URL).
 func (s *Server) AllowAnyPath() {
@@ -248,9 +258,14 @@ func (s *Server) Requests() []Request {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	anyPath, models := s.anyPath, s.models
+	anyPath, models, failing := s.anyPath, s.models, s.failing
 	s.mu.Unlock()
 	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/models" && failing != nil:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(failing.Status)
+		io.WriteString(w, errorBody(*failing))
+		return
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		writeModels(w, models)
 		return

@@ -178,6 +178,10 @@ func TestPathsAndModels(t *testing.T) {
 	if err != nil || strings.Join(ids, ",") != "a,b" {
 		t.Errorf("models %v %v", ids, err)
 	}
+	s.FailModels(Reply{Status: 401, Error: "Incorrect API key provided"})
+	if ids, err := llm.New(llm.Options{BaseURL: s.URL}).Models(context.Background()); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("models with FailModels(401): %v %v, want an error naming 401", ids, err)
+	}
 	resp, err := http.Post(s.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)

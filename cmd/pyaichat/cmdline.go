@@ -54,6 +54,9 @@ pyaichat's own:
   pyaichat sessions export ID FILE        write it as FILE.ipynb, .py or .md
   pyaichat serve [--addr A] [--open] [-- ARGS...]
                                           the REPL in a browser tab (serve -h)
+  pyaichat doctor                         check the set-up; what to fix first
+  pyaichat config path|show|edit          the config file; the settings in force
+  pyaichat completion bash|zsh|fish       print a shell completion script
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL, PYAICHAT_MODEL, VIRTUAL_ENV,
 NO_COLOR, FORCE_COLOR, PYTHON_COLORS, and python3's.

@@ -52,16 +52,22 @@ type stdio struct {
 
 func (s stdio) warn(msg string) { fmt.Fprintf(s.err, "pyaichat: %s\n", msg) }
 
+// subcommands are the words that, first on the command line, name one of
+// pyaichat's own commands rather than a FILE to run (./doctor runs a file
+// of that name).
+var subcommands = map[string]func(stdio, []string) int{
+	"--capability": runCapability,
+	"sessions":     runSessions,
+	"serve":        runServe,
+	"doctor":       runDoctor,
+	"config":       runConfig,
+	"completion":   runCompletion,
+}
+
 // run is pyaichat with its arguments; it returns the exit status.
 func run(std stdio, args []string) int {
-	if len(args) > 0 && args[0] == "--capability" {
-		return runCapability(std, args[1:])
-	}
-	if len(args) > 0 && args[0] == "sessions" {
-		return runSessions(std, args[1:])
-	}
-	if len(args) > 0 && args[0] == "serve" {
-		return runServe(std, args[1:])
+	if len(args) > 0 && subcommands[args[0]] != nil {
+		return subcommands[args[0]](std, args[1:])
 	}
 	c, err := parseArgs(args)
 	var uerr usageError

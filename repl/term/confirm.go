@@ -49,18 +49,18 @@ func (t *Terminal) AskYesNo(ctx context.Context, out io.Writer, question string)
 // before is dropped: a key typed ahead is no answer to a question not yet
 // asked.
 func (t *Terminal) keyMode() (restore func(), err error) {
-	saved, err := unix.IoctlGetTermios(t.fd, unix.TCGETS)
+	saved, err := unix.IoctlGetTermios(t.fd, ioctlGetTermios)
 	if err != nil {
 		return nil, err
 	}
 	key := *saved
 	key.Lflag &^= unix.ICANON | unix.ECHO | unix.ECHONL
 	key.Cc[unix.VMIN], key.Cc[unix.VTIME] = 1, 0
-	// TCSETSF discards the pending input as it sets the mode.
-	if err := unix.IoctlSetTermios(t.fd, unix.TCSETSF, &key); err != nil {
+	// TCSETSF (TIOCSETAF on BSD) discards the pending input as it sets the mode.
+	if err := unix.IoctlSetTermios(t.fd, ioctlSetTermiosFlush, &key); err != nil {
 		return nil, err
 	}
-	return func() { unix.IoctlSetTermios(t.fd, unix.TCSETS, saved) }, nil
+	return func() { unix.IoctlSetTermios(t.fd, ioctlSetTermios, saved) }, nil
 }
 
 // readKey reads one key press, in keyMode, until ctx is cancelled. The

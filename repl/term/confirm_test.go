@@ -95,7 +95,7 @@ func wait(t *testing.T, got <-chan answer) answer {
 
 func termios(t *testing.T, f *os.File) unix.Termios {
 	t.Helper()
-	tio, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	tio, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestAskYesNoDropsTypeAhead(t *testing.T) {
 	master.Write([]byte("y\r"))
 	// The cooked terminal counts a whole line as input once it has it.
 	for {
-		n, err := unix.IoctlGetInt(int(slave.Fd()), unix.TIOCINQ)
+		n, err := unix.IoctlGetInt(int(slave.Fd()), ioctlInputQueued)
 		if err != nil {
 			t.Fatal(err)
 		}

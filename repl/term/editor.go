@@ -723,7 +723,7 @@ func (e *Editor) quit() {
 	// one sent to this thread is taken before tgkill returns, so the
 	// terminal is not made raw again by a process about to end.
 	unix.Kill(0, unix.SIGQUIT)
-	unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGQUIT)
+	signalThisThread(unix.SIGQUIT)
 	// Still here: SIGQUIT was ignored or handled.
 	io.WriteString(e.out, bracketedPasteOn)
 	e.raw.enter()

@@ -35,14 +35,6 @@ func rawIO(trap uintptr, fd int, b []byte) (int, error) {
 	return int(n), nil
 }
 
-// rawPoll reports whether the epoll instance ep has an event ready,
-// without waiting.
-func rawPoll(ep int) bool {
-	var ev [2]unix.EpollEvent
-	n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&ev[0])), uintptr(len(ev)), 0, 0, 0)
-	return errno == 0 && n > 0
-}
-
 // echoWriter writes key echoes to the terminal through a descriptor of its
 // own, opened again with O_NONBLOCK (its own open file, so the terminal
 // descriptor Python writes to stays blocking), with raw system calls. A

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -32,7 +31,7 @@ type Terminal struct {
 // Open takes the terminal whose input is in and whose output is out.
 func Open(in *os.File, out io.Writer) (*Terminal, error) {
 	fd := int(in.Fd())
-	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	saved, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil {
 		return nil, fmt.Errorf("reading the terminal's mode: %w", err)
 	}
@@ -48,7 +47,7 @@ func Open(in *os.File, out io.Writer) (*Terminal, error) {
 // or a Go panic while the line editor had it raw.
 func (t *Terminal) Restore() {
 	io.WriteString(t.out, bracketedPasteOff)
-	_ = unix.IoctlSetTermios(t.fd, unix.TCSETS, t.saved)
+	_ = unix.IoctlSetTermios(t.fd, ioctlSetTermios, t.saved)
 }
 
 // ReadLine reads one line in the terminal's cooked mode, where the kernel
@@ -146,27 +145,6 @@ func newTTYReader(f *os.File) (*ttyReader, error) {
 		return nil, fmt.Errorf("watching the terminal: %w", err)
 	}
 	return t, nil
-}
-
-func (t *ttyReader) init() error {
-	var err error
-	if t.wakeFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		return err
-	}
-	if t.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return err
-	}
-	for _, fd := range []int{t.fd, t.wakeFD} {
-		if err := unix.EpollCtl(t.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
-			return err
-		}
-	}
-	t.polled.Store(true)
-	if err := unix.SetNonblock(t.ep, true); err != nil {
-		return err
-	}
-	t.raw, err = os.NewFile(uintptr(t.ep), "terminal input").SyscallConn()
-	return err
 }
 
 func (t *ttyReader) close() {
@@ -316,23 +294,6 @@ func (t *ttyReader) waitPolled() error {
 	})
 }
 
-// poll puts the terminal in ep, or takes it out, for a wait in Go's poller
-// or through await.
-func (t *ttyReader) poll(on bool) error {
-	if t.polled.Load() == on {
-		return nil
-	}
-	op := unix.EPOLL_CTL_DEL
-	if on {
-		op = unix.EPOLL_CTL_ADD
-	}
-	if err := unix.EpollCtl(t.ep, op, t.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(t.fd)}); err != nil {
-		return fmt.Errorf("watching the terminal: %w", err)
-	}
-	t.polled.Store(on)
-	return nil
-}
-
 // waitForTerminal decides whether to read again after the terminal said
 // EIO or end of input at a prompt, where the line editor keeps it in raw
 // mode and no key makes a read return nothing. A child that took the
@@ -366,13 +327,7 @@ func reclaimForeground(fd int) bool {
 	if err != nil || fg == startGroup || fg == unix.Getpgrp() || unix.Kill(-fg, 0) != unix.ESRCH {
 		return false
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var set, old unix.Sigset_t
-	set.Val[0] = 1 << (uint(unix.SIGTTOU) - 1)
-	unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old)
-	err = unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp())
-	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	withSIGTTOUBlocked(func() { err = unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, unix.Getpgrp()) })
 	return err == nil
 }
 
@@ -380,7 +335,7 @@ func reclaimForeground(fd int) bool {
 var startGroup = unix.Getpgrp()
 
 func isTerminal(fd int) bool {
-	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	_, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	return err == nil
 }
 
@@ -401,7 +356,7 @@ func (m *rawMode) enter() error {
 	if m.saved != nil {
 		return nil
 	}
-	t, err := unix.IoctlGetTermios(m.fd, unix.TCGETS)
+	t, err := unix.IoctlGetTermios(m.fd, ioctlGetTermios)
 	if err != nil {
 		return err
 	}
@@ -414,7 +369,7 @@ func (m *rawMode) enter() error {
 	t.Cflag |= unix.CS8
 	t.Cc[unix.VMIN] = 1
 	t.Cc[unix.VTIME] = 0
-	if err := unix.IoctlSetTermios(m.fd, unix.TCSETS, t); err != nil {
+	if err := unix.IoctlSetTermios(m.fd, ioctlSetTermios, t); err != nil {
 		return err
 	}
 	m.saved = &saved
@@ -427,7 +382,7 @@ func (m *rawMode) exit() error {
 	if m.saved == nil {
 		return nil
 	}
-	err := unix.IoctlSetTermios(m.fd, unix.TCSETS, m.saved)
+	err := unix.IoctlSetTermios(m.fd, ioctlSetTermios, m.saved)
 	m.saved = nil
 	return err
 }
@@ -436,17 +391,17 @@ func (m *rawMode) exit() error {
 // meanwhile would be printed into fn's output (an answer streaming at ai>);
 // they still reach the next prompt. Ctrl-C still interrupts.
 func withoutEcho(fd int, fn func()) {
-	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	t, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil || t.Lflag&unix.ECHO == 0 {
 		fn()
 		return
 	}
 	quiet := *t
 	quiet.Lflag &^= unix.ECHO
-	if unix.IoctlSetTermios(fd, unix.TCSETS, &quiet) != nil {
+	if unix.IoctlSetTermios(fd, ioctlSetTermios, &quiet) != nil {
 		fn()
 		return
 	}
-	defer unix.IoctlSetTermios(fd, unix.TCSETS, t)
+	defer unix.IoctlSetTermios(fd, ioctlSetTermios, t)
 	fn()
 }
