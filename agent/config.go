@@ -86,7 +86,7 @@ type Config struct {
 	// Events, when set, is told of everything a question does as it
 	// happens (events.go), for the session log and --json; it is called
 	// on the question's goroutine and should return quickly.
-	Events func(Event)
+	Events func(event.Event)
 	// View makes the view of each question, which shows its events as
 	// they happen and draws around the question under ShareAsk
 	// (agent/view on a terminal or a pipe); nil shows nothing.

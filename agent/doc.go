@@ -25,8 +25,8 @@
 // log, -p's JSON) and to the question's View (Config.View: agent/view on
 // a terminal or a pipe), which also draws around the question under
 // share = "ask" and shows Ctrl-C; a slash command's output goes to a View
-// too, as Output events. The event types are agent/event's, named again
-// here (Event, EventText...).
+// too, as Output events. The event types are agent/event's (event.Event,
+// event.Text...).
 //
 // Bounds (bounds.go, the one place that decides whether a question goes
 // on): MaxSteps tool rounds, MaxCallsPerStep, QuestionTimeout wall clock,

@@ -8,36 +8,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent/event"
 )
 
-// The events of a question are agent/event's, named again here so that
-// whoever runs the loop reads them as the agent's.
-type (
-	// EventKind names what happened in a question.
-	EventKind = event.Kind
-	// Event is one thing that happened while a question was answered.
-	Event = event.Event
-	// View shows one question (agent/view on a terminal).
-	View = event.View
-)
-
-// The kinds of event, in the order they can happen (see agent/event).
-const (
-	EventQuestion   = event.Question
-	EventBusy       = event.Busy
-	EventThinking   = event.Thinking
-	EventText       = event.Text
-	EventToolCall   = event.ToolCall
-	EventToolResult = event.ToolResult
-	EventNotice     = event.Notice
-	EventAnswer     = event.Answer
-	EventUsage      = event.Usage
-	EventError      = event.Error
-	EventCancelled  = event.Cancelled
-	EventSummary    = event.Summary
-	EventOutput     = event.Output
-	EventListing    = event.Listing
-)
-
-// Error kinds of an EventError, by what the user can do about them.
+// Error kinds of an event.Error event, by what the user can do about them.
 const (
 	ErrorNotConfigured = "not_configured" // no key for OpenAI's API
 	ErrorBound         = "bound"          // a bound of the loop stopped it
@@ -45,7 +16,7 @@ const (
 )
 
 // emit hands ev to Config.Events, if set.
-func (s *Session) emit(ev Event) {
+func (s *Session) emit(ev event.Event) {
 	if s.cfg.Events != nil {
 		s.cfg.Events(ev)
 	}
@@ -69,9 +40,9 @@ func ErrorKindOf(err error) string {
 func (t *turn) ended(err error) {
 	s := t.s
 	if a := t.answered.String(); a != "" {
-		t.event(Event{Kind: EventAnswer, Text: a})
+		t.event(event.Event{Kind: event.Answer, Text: a})
 	}
-	ev := Event{Kind: EventUsage, Calls: len(t.calls)}
+	ev := event.Event{Kind: event.Usage, Calls: len(t.calls)}
 	if t.hasUse {
 		u := t.usage
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
@@ -82,11 +53,11 @@ func (t *turn) ended(err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, context.Canceled):
-		t.event(Event{Kind: EventCancelled, Text: "question cancelled"})
+		t.event(event.Event{Kind: event.Cancelled, Text: "question cancelled"})
 	default:
-		t.event(Event{Kind: EventError, Text: s.clean(err).Error(), ErrorKind: ErrorKindOf(err)})
+		t.event(event.Event{Kind: event.Error, Text: s.clean(err).Error(), ErrorKind: ErrorKindOf(err)})
 	}
-	t.event(Event{Kind: EventSummary, Summary: t.totals()})
+	t.event(event.Event{Kind: event.Summary, Summary: t.totals()})
 }
 
 // shown is answer text, made safe to show (the key filtered out across
@@ -96,12 +67,12 @@ func (t *turn) shown(text string) {
 		return
 	}
 	t.answered.WriteString(text)
-	t.event(Event{Kind: EventText, Text: text})
+	t.event(event.Event{Kind: event.Text, Text: text})
 }
 
 // event hands one of a question's events to Config.Events and to the
 // question's view.
-func (t *turn) event(ev Event) {
+func (t *turn) event(ev event.Event) {
 	t.s.emit(ev)
 	t.view.Event(ev)
 }
@@ -109,8 +80,8 @@ func (t *turn) event(ev Event) {
 // unconfigured emits a question that cannot be sent.
 func (s *Session) unconfigured(q string) {
 	q, _ = s.filter.Text(q)
-	s.emit(Event{Kind: EventQuestion, Model: s.cfg.Model, Text: s.keyless(q)})
-	s.emit(Event{Kind: EventError, Text: NotConfigured, ErrorKind: ErrorNotConfigured})
+	s.emit(event.Event{Kind: event.Question, Model: s.cfg.Model, Text: s.keyless(q)})
+	s.emit(event.Event{Kind: event.Error, Text: NotConfigured, ErrorKind: ErrorNotConfigured})
 }
 
 // keyless redacts the API key from text the model wrote (arguments).

@@ -5,16 +5,18 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/event"
 )
 
-type eventLog struct{ evs []Event }
+type eventLog struct{ evs []event.Event }
 
-func (l *eventLog) add(ev Event) { l.evs = append(l.evs, ev) }
+func (l *eventLog) add(ev event.Event) { l.evs = append(l.evs, ev) }
 
 // records are the events a record of the question keeps: all but those
 // that only serve to show it (the status line's, the summary).
-func (l *eventLog) records() []Event {
-	var r []Event
+func (l *eventLog) records() []event.Event {
+	var r []event.Event
 	for _, ev := range l.evs {
 		if !ev.Kind.Shown() {
 			r = append(r, ev)
@@ -24,7 +26,7 @@ func (l *eventLog) records() []Event {
 }
 
 // last is the last event kept for a record.
-func (l *eventLog) last() Event {
+func (l *eventLog) last() event.Event {
 	r := l.records()
 	return r[len(r)-1]
 }
@@ -32,7 +34,7 @@ func (l *eventLog) last() Event {
 func (l *eventLog) kinds() string {
 	var k []string
 	for _, ev := range l.records() {
-		if ev.Kind != EventText {
+		if ev.Kind != event.Text {
 			k = append(k, string(ev.Kind))
 		}
 	}
@@ -75,7 +77,7 @@ func TestEventsOfAQuestion(t *testing.T) {
 	}
 	var text strings.Builder
 	for _, e := range ev {
-		if e.Kind == EventText {
+		if e.Kind == event.Text {
 			text.WriteString(e.Text)
 		}
 	}
@@ -88,7 +90,7 @@ func TestEventsOfAQuestion(t *testing.T) {
 	}
 	// What shows the question has two more: what it waits for, and last
 	// the summary.
-	if all := log.evs; all[1].Kind != EventBusy || all[1].Tool != "" || all[len(all)-1].Kind != EventSummary {
+	if all := log.evs; all[1].Kind != event.Busy || all[1].Tool != "" || all[len(all)-1].Kind != event.Summary {
 		t.Errorf("events %+v: want busy second, summary last", all)
 	} else if sum := all[len(all)-1].Summary; len(sum.Calls) != 1 || sum.Calls[0] != "get_repr(k)" || sum.Usage == nil {
 		t.Errorf("summary %+v", sum)
@@ -108,7 +110,7 @@ func TestEventsOfFailures(t *testing.T) {
 	s := NewSession(cfg, nil, nil)
 	err := s.Ask(context.Background(), "q", newSyncBuffer())
 	last := log.last()
-	if err == nil || last.Kind != EventError || last.ErrorKind != ErrorFailed || last.Text != err.Error() {
+	if err == nil || last.Kind != event.Error || last.ErrorKind != ErrorFailed || last.Text != err.Error() {
 		t.Errorf("server failure: err %v, last event %+v", err, last)
 	}
 
@@ -122,7 +124,7 @@ func TestEventsOfFailures(t *testing.T) {
 	s = NewSession(cfg, &fakeTools{}, nil)
 	err = s.Ask(context.Background(), "q", newSyncBuffer())
 	last = log.last()
-	if !isBound(err) || last.Kind != EventError || last.ErrorKind != ErrorBound {
+	if !isBound(err) || last.Kind != event.Error || last.ErrorKind != ErrorBound {
 		t.Errorf("bound: err %v, last event %+v", err, last)
 	}
 
@@ -148,7 +150,7 @@ func TestEventsOfCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s.Ask(ctx, "q", newSyncBuffer())
-	if last := log.last(); last.Kind != EventCancelled {
+	if last := log.last(); last.Kind != event.Cancelled {
 		t.Errorf("events %+v, want cancelled last", log.evs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/redact"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
@@ -12,7 +13,7 @@ import (
 // to keep requests inside a budget, not match any tokenizer.
 func estimateTokens(n int) int { return (n + 3) / 4 }
 
-func messageTokens(m Message) int {
+func messageTokens(m llm.Message) int {
 	n := len(m.Content) + len(m.ToolCallID) + 8 // role and framing
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Arguments) + 16
@@ -24,7 +25,7 @@ func messageTokens(m Message) int {
 // rebuilt for every request so the model sees the session as it is now
 // rather than a copy per question in the history; it also returns what
 // redaction removed from the context.
-func (s *Session) systemMessage() (Message, redact.Report) {
+func (s *Session) systemMessage() (llm.Message, redact.Report) {
 	prompt := systemPrompt
 	if s.restored {
 		prompt += restoredNote
@@ -42,7 +43,7 @@ func (s *Session) systemMessage() (Message, redact.Report) {
 			prompt += "\n\nRecent py> activity (automatic, may be truncated):\n" + c
 		}
 	}
-	return Message{Role: "system", Content: prompt}, rep
+	return llm.Message{Role: "system", Content: prompt}, rep
 }
 
 // capContext keeps the most recent part of the session context (its end)
@@ -69,7 +70,7 @@ func capContext(c string, budget int) string {
 // replaced by a stub in this request only, so every tool-call id stays
 // answered. The report is what redaction removed from the system message's
 // automatic context.
-func (s *Session) requestMessages() ([]Message, redact.Report) {
+func (s *Session) requestMessages() ([]llm.Message, redact.Report) {
 	sys, rep := s.systemMessage()
 	budget := s.cfg.HistoryTokens - messageTokens(sys)
 	total := 0
@@ -92,7 +93,7 @@ func (s *Session) requestMessages() ([]Message, redact.Report) {
 		}
 		s.history = append(s.history[:0:0], s.history[next:]...)
 	}
-	msgs := make([]Message, 0, len(s.history)+1)
+	msgs := make([]llm.Message, 0, len(s.history)+1)
 	msgs = append(msgs, sys)
 	msgs = append(msgs, s.history...)
 	const stub = `{"error":{"type":"Dropped","message":"result dropped to fit the context budget; call again if needed"}}`
@@ -127,7 +128,7 @@ func withheldResult(share string) string {
 // other history, and the system prompt says they are an ended session's.
 // Every message passes the filter again, under the policy in force now;
 // under share = "off" and "ask" the tool results' values are not sent.
-func (s *Session) Resume(msgs []Message) {
+func (s *Session) Resume(msgs []llm.Message) {
 	s.history = s.history[:0:0]
 	for _, m := range msgs {
 		if m.Role == "tool" && (s.cfg.Share == ShareOff || s.cfg.Share == ShareAsk) {

@@ -6,18 +6,6 @@ import (
 	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
-// The conversation's types are the provider's (agent/llm), named here so
-// that the loop and whoever uses the agent (cmd/pyaichat's session log)
-// speak of agent.Message, never of a wire format.
-type (
-	// Message is one message of a conversation.
-	Message = llm.Message
-	// ToolCall is one complete tool call requested by the model.
-	ToolCall = llm.ToolCall
-	// Usage is the token usage a server reported.
-	Usage = llm.Usage
-)
-
 // model is the provider as the loop sees it: one streamed response per
 // request, the server's list of models, and where it is. *llm.Client is
 // the real one (through llmModel); loop tests may put a fake in
@@ -26,7 +14,7 @@ type model interface {
 	// Open sends the conversation and the tools and returns the response
 	// as it streams. notify is told of each retry wait. Errors are one
 	// line without the key.
-	Open(ctx context.Context, model string, msgs []Message, tools llm.Tools, notify func(string)) (response, error)
+	Open(ctx context.Context, model string, msgs []llm.Message, tools llm.Tools, notify func(string)) (response, error)
 	Models(ctx context.Context) ([]string, error)
 	// Where is the server as it may be shown (no key, no query).
 	Where() string
@@ -54,7 +42,7 @@ type response interface {
 // llmModel adapts *llm.Client, whose Open returns its concrete stream.
 type llmModel struct{ *llm.Client }
 
-func (m llmModel) Open(ctx context.Context, model string, msgs []Message, tools llm.Tools, notify func(string)) (response, error) {
+func (m llmModel) Open(ctx context.Context, model string, msgs []llm.Message, tools llm.Tools, notify func(string)) (response, error) {
 	s, err := m.Client.Open(ctx, model, msgs, tools, notify)
 	if err != nil {
 		return nil, err

@@ -16,12 +16,12 @@ import (
 // conversation it was given.
 type scriptedModel struct {
 	replies []llm.Completion
-	asked   [][]Message
+	asked   [][]llm.Message
 	ids     int
 }
 
-func (m *scriptedModel) Open(_ context.Context, _ string, msgs []Message, _ llm.Tools, _ func(string)) (response, error) {
-	m.asked = append(m.asked, append([]Message(nil), msgs...))
+func (m *scriptedModel) Open(_ context.Context, _ string, msgs []llm.Message, _ llm.Tools, _ func(string)) (response, error) {
+	m.asked = append(m.asked, append([]llm.Message(nil), msgs...))
 	c := m.replies[0]
 	m.replies = m.replies[1:]
 	return &scriptedResponse{c: c}, nil
@@ -61,7 +61,7 @@ func (r *scriptedResponse) Close() error            { return nil }
 func TestLoopOverAModelWithoutWire(t *testing.T) {
 	m := &scriptedModel{replies: []llm.Completion{
 		{Choices: []llm.Choice{{Content: `{"name": "get_type", "arguments": {"expr": "x"}}`, FinishReason: "stop"}}},
-		{Choices: []llm.Choice{{Content: "x is an int.", FinishReason: "stop"}}, Usage: &Usage{PromptTokens: 10, CompletionTokens: 4}},
+		{Choices: []llm.Choice{{Content: "x is an int.", FinishReason: "stop"}}, Usage: &llm.Usage{PromptTokens: 10, CompletionTokens: 4}},
 	}}
 	tools := &fakeTools{fn: func(context.Context, string, json.RawMessage) (string, bool) { return `{"type":"int"}`, false }}
 	s := NewSession(Config{APIKey: testKey, View: view.For(view.Options{})}, tools, nil)

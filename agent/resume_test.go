@@ -7,6 +7,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/event"
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 // A resumed conversation goes out as it was sent: the question, the
@@ -16,9 +19,9 @@ import (
 func TestResumeSendsToolCallsAsSent(t *testing.T) {
 	f := newFake(t, textReply("now 7."), textReply("cleared."))
 	s := NewSession(f.config(), &fakeTools{}, nil)
-	s.Resume([]Message{
+	s.Resume([]llm.Message{
 		{Role: "user", Content: "what is x?"},
-		{Role: "assistant", ToolCalls: []ToolCall{
+		{Role: "assistant", ToolCalls: []llm.ToolCall{
 			{ID: "call_a", Type: "function", Name: "get_repr", Arguments: `{"expr":"x"}`, Extra: json.RawMessage(`{"google":{"thought_signature":"c2ln"}}`)},
 			{ID: "call_b", Type: "function", Name: "get_type", Arguments: `{"expr":"x"}`},
 		}},
@@ -75,8 +78,8 @@ func TestToolCallEventsCarryTheirStep(t *testing.T) {
 		textReply("done."))
 	cfg := f.config()
 	var steps []string
-	cfg.Events = func(ev Event) {
-		if ev.Kind == EventToolCall {
+	cfg.Events = func(ev event.Event) {
+		if ev.Kind == event.ToolCall {
 			steps = append(steps, fmt.Sprintf("%s:%d", ev.ID, ev.Step))
 		}
 	}

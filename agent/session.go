@@ -36,7 +36,7 @@ type Session struct {
 	shownFn func() string
 	model   model
 
-	history []Message
+	history []llm.Message
 	// restored: the history began as an ended session's (Resume).
 	restored bool
 	list     []Tool
@@ -94,7 +94,7 @@ func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
 func (s *Session) Model() string { return s.cfg.Model }
 
 // History returns a copy of the conversation (for tests and transcripts).
-func (s *Session) History() []Message { return append([]Message(nil), s.history...) }
+func (s *Session) History() []llm.Message { return append([]llm.Message(nil), s.history...) }
 
 // Handle answers one line typed at ai>: a question or a slash command.
 // What it shows goes to out through a view (Config.View) as it arrives;
@@ -127,15 +127,15 @@ func (s *Session) shownCommand(ctx context.Context, line string, out io.Writer) 
 	v := s.cfg.View(ctx, out, out)
 	// What /cap and /code print is a value or code: a terminal shows it
 	// as it is; the other commands' prose is wrapped at words.
-	kind := EventOutput
+	kind := event.Output
 	if name, _, _ := strings.Cut(line, " "); name == "/cap" || name == "/code" {
-		kind = EventListing
+		kind = event.Listing
 	}
 	err := s.command(ctx, line, output{v, kind})
 	if ctx.Err() != nil {
-		v.Event(Event{Kind: EventCancelled, Text: "command cancelled"})
+		v.Event(event.Event{Kind: event.Cancelled, Text: "command cancelled"})
 	}
-	v.Event(Event{Kind: EventSummary})
+	v.Event(event.Event{Kind: event.Summary})
 	return err
 }
 
@@ -147,19 +147,19 @@ func (s *Session) say(ctx context.Context, out io.Writer, text string) error {
 		return err
 	}
 	v := s.cfg.View(ctx, out, out)
-	v.Event(Event{Kind: EventOutput, Text: text + "\n"})
-	v.Event(Event{Kind: EventSummary})
+	v.Event(event.Event{Kind: event.Output, Text: text + "\n"})
+	v.Event(event.Event{Kind: event.Summary})
 	return nil
 }
 
 // output turns what a command writes into Output (or Listing) events.
 type output struct {
-	v    View
+	v    event.View
 	kind event.Kind
 }
 
 func (o output) Write(p []byte) (int, error) {
-	o.v.Event(Event{Kind: o.kind, Text: string(p)})
+	o.v.Event(event.Event{Kind: o.kind, Text: string(p)})
 	return len(p), nil
 }
 
@@ -217,10 +217,10 @@ func (r *redacted) Unwrap() error { return r.err }
 // turn is the state of one question.
 type turn struct {
 	s      *Session
-	view   View
+	view   event.View
 	bounds *bounds
 	calls  []string // labels of the calls run, as the summary names them
-	usage  Usage
+	usage  llm.Usage
 	hasUse bool
 	// redacted counts what redaction removed from this question's text
 	// and tool results; context what it removed from the automatic
@@ -256,8 +256,8 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	// text piped to -p or pasted at ai> may hold a key.
 	q, rep := s.filter.Text(q)
 	t.redacted.Add(rep)
-	t.event(Event{Kind: EventQuestion, Model: s.cfg.Model, Text: s.keyless(q)})
-	s.history = append(s.history, Message{Role: "user", Content: q})
+	t.event(event.Event{Kind: event.Question, Model: s.cfg.Model, Text: s.keyless(q)})
+	s.history = append(s.history, llm.Message{Role: "user", Content: q})
 	err := t.run(qctx)
 	if qctx.Err() != nil && (err == nil || !isBound(err)) {
 		err = t.bounds.ended(qctx)
@@ -272,7 +272,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 
 // newView is the view of one question (Config.View; without one, the
 // question is shown nowhere).
-func (s *Session) newView(ctx context.Context, out, notices io.Writer) View {
+func (s *Session) newView(ctx context.Context, out, notices io.Writer) event.View {
 	if s.cfg.View == nil {
 		return noView{}
 	}
@@ -282,7 +282,7 @@ func (s *Session) newView(ctx context.Context, out, notices io.Writer) View {
 // noView shows nothing, and asks as Config.Confirm asks.
 type noView struct{}
 
-func (noView) Event(Event) {}
+func (noView) Event(event.Event) {}
 func (noView) Confirm(ctx context.Context, o Outgoing, ask event.Confirm) (bool, error) {
 	return ask(ctx, o)
 }
@@ -291,13 +291,13 @@ func (noView) CodeBlocks() []markdown.CodeBlock { return nil }
 // busy tells the view what the question waits for: the model (tool "")
 // or a tool.
 func (t *turn) busy(tool, label string) {
-	t.event(Event{Kind: EventBusy, Tool: tool, Text: redactKey(label, t.s.cfg.APIKey)})
+	t.event(event.Event{Kind: event.Busy, Tool: tool, Text: redactKey(label, t.s.cfg.APIKey)})
 }
 
 // notify shows one dim line. msg often quotes a server (a retry notice
 // carries its error message), so it is made one line like an error.
 func (t *turn) notify(msg string) {
-	t.event(Event{Kind: EventNotice, Text: redactKey(oneLine(msg, maxErrorLine), t.s.cfg.APIKey)})
+	t.event(event.Event{Kind: event.Notice, Text: redactKey(oneLine(msg, maxErrorLine), t.s.cfg.APIKey)})
 }
 
 // think emits a reasoning model's thinking as it streams, the key
@@ -306,7 +306,7 @@ func (t *turn) think(text string) { t.showThinking(t.thinkKey.push(text)) }
 
 func (t *turn) showThinking(text string) {
 	if text != "" {
-		t.event(Event{Kind: EventThinking, Text: text})
+		t.event(event.Event{Kind: event.Thinking, Text: text})
 	}
 }
 
@@ -318,16 +318,16 @@ func (t *turn) endThinking() { t.showThinking(t.thinkKey.flush()) }
 // them, also those not run (cancelled, or over the step's bound). step
 // counts the question's responses from 1: the calls of one response, one
 // assistant message, share it.
-func (t *turn) runCalls(ctx context.Context, step int, calls []ToolCall) {
+func (t *turn) runCalls(ctx context.Context, step int, calls []llm.ToolCall) {
 	s := t.s
 	for i, c := range calls {
-		t.event(Event{Kind: EventToolCall, ID: c.ID, Tool: s.keyless(c.Name), Args: s.keyless(strings.TrimSpace(c.Arguments)), Step: step, Extra: c.Extra})
+		t.event(event.Event{Kind: event.ToolCall, ID: c.ID, Tool: s.keyless(c.Name), Args: s.keyless(strings.TrimSpace(c.Arguments)), Step: step, Extra: c.Extra})
 		result, ok := t.bounds.call(ctx, i)
 		if ok {
 			result = t.runCall(ctx, c)
 		}
-		t.event(Event{Kind: EventToolResult, ID: c.ID, Tool: s.keyless(c.Name), Result: result, Size: len(result)})
-		s.history = append(s.history, Message{Role: "tool", ToolCallID: c.ID, Content: result})
+		t.event(event.Event{Kind: event.ToolResult, ID: c.ID, Tool: s.keyless(c.Name), Result: result, Size: len(result)})
+		s.history = append(s.history, llm.Message{Role: "tool", ToolCallID: c.ID, Content: result})
 	}
 }
 
@@ -399,7 +399,7 @@ func (t *turn) run(ctx context.Context) error {
 			content = ""
 			t.notify(fmt.Sprintf("(the model wrote its tool call as text; running %s)", calls[0].Name))
 		}
-		s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: s.filteredCalls(calls)})
+		s.history = append(s.history, llm.Message{Role: "assistant", Content: s.scrub(content), ToolCalls: s.filteredCalls(calls)})
 		t.runCalls(ctx, step+1, calls)
 	}
 }
@@ -481,11 +481,11 @@ func (t *turn) final(ch llm.Choice) error {
 	return nil
 }
 
-func (s *Session) addAssistant(content string, calls []ToolCall) {
+func (s *Session) addAssistant(content string, calls []llm.ToolCall) {
 	if content == "" && len(calls) == 0 {
 		return
 	}
-	s.history = append(s.history, Message{Role: "assistant", Content: s.scrub(content), ToolCalls: s.filteredCalls(calls)})
+	s.history = append(s.history, llm.Message{Role: "assistant", Content: s.scrub(content), ToolCalls: s.filteredCalls(calls)})
 }
 
 // scrub filters text a model or server sent before it is kept in the
@@ -498,11 +498,11 @@ func (s *Session) scrub(text string) string {
 
 // filteredCalls is calls as the history keeps them: their arguments pass
 // the filter, since later requests send them back.
-func (s *Session) filteredCalls(calls []ToolCall) []ToolCall {
+func (s *Session) filteredCalls(calls []llm.ToolCall) []llm.ToolCall {
 	if len(calls) == 0 {
 		return calls
 	}
-	out := make([]ToolCall, len(calls))
+	out := make([]llm.ToolCall, len(calls))
 	for i, c := range calls {
 		c.Arguments, _ = s.filter.Text(c.Arguments)
 		out[i] = c
@@ -526,10 +526,10 @@ func (s *Session) repair(start int, err error) {
 		for ; j < len(h) && h[j].Role == "tool"; j++ {
 			answered[h[j].ToolCallID] = true
 		}
-		var missing []Message
+		var missing []llm.Message
 		for _, c := range m.ToolCalls {
 			if !answered[c.ID] {
-				missing = append(missing, Message{Role: "tool", ToolCallID: c.ID, Content: spec.ErrorResult(spec.NotRun, "not run")})
+				missing = append(missing, llm.Message{Role: "tool", ToolCallID: c.ID, Content: spec.ErrorResult(spec.NotRun, "not run")})
 			}
 		}
 		if len(missing) > 0 {
@@ -543,13 +543,13 @@ func (s *Session) repair(start int, err error) {
 		if err = s.clean(err); err != nil {
 			reason = err.Error()
 		}
-		h = append(h, Message{Role: "assistant", Content: s.scrub("(no answer: " + reason + ")")})
+		h = append(h, llm.Message{Role: "assistant", Content: s.scrub("(no answer: " + reason + ")")})
 	}
 	s.history = h
 }
 
 // runCall checks and runs one tool call and returns the capped result.
-func (t *turn) runCall(ctx context.Context, c ToolCall) string {
+func (t *turn) runCall(ctx context.Context, c llm.ToolCall) string {
 	s := t.s
 	args := strings.TrimSpace(c.Arguments)
 	if args == "" {

@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 // textToolCalls recognises a tool call that a small local model printed as
@@ -14,7 +16,7 @@ import (
 // "parameters"). Only a whole answer that is such JSON naming known tools
 // counts; JSON inside prose is left alone. A call to an unknown tool is not
 // run: its name is returned, for the user to be told plainly.
-func (t *turn) textToolCalls(content string) (calls []ToolCall, unknown string) {
+func (t *turn) textToolCalls(content string) (calls []llm.ToolCall, unknown string) {
 	body := strings.TrimSpace(content)
 	if b, ok := strings.CutPrefix(body, "```"); ok {
 		if nl := strings.IndexByte(b, '\n'); nl >= 0 && strings.HasSuffix(b, "```") {
@@ -70,7 +72,7 @@ func (t *turn) textToolCalls(content string) (calls []ToolCall, unknown string) 
 		if a == "" || a == "null" {
 			a = "{}"
 		}
-		calls = append(calls, ToolCall{ID: t.s.model.NewCallID(), Type: "function", Name: name, Arguments: a})
+		calls = append(calls, llm.ToolCall{ID: t.s.model.NewCallID(), Type: "function", Name: name, Arguments: a})
 	}
 	return calls, ""
 }

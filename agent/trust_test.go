@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 // Secrets of several kinds, built here so that no literal looks live.
@@ -61,8 +63,8 @@ func TestQuestionIsFiltered(t *testing.T) {
 				cfg := f.config()
 				cfg.Share = share
 				var logged []string
-				cfg.Events = func(ev Event) {
-					if ev.Kind == EventQuestion {
+				cfg.Events = func(ev event.Event) {
+					if ev.Kind == event.Question {
 						logged = append(logged, ev.Text)
 					}
 				}
@@ -88,10 +90,10 @@ func TestQuestionIsFiltered(t *testing.T) {
 
 // resumedConversation is an earlier session's conversation whose tool
 // result, question and answer hold secrets.
-func resumedConversation() []Message {
-	return []Message{
+func resumedConversation() []llm.Message {
+	return []llm.Message{
 		{Role: "user", Content: "what is " + testKey + "?"},
-		{Role: "assistant", ToolCalls: []ToolCall{{ID: "call_a", Type: "function", Name: "get_repr", Arguments: `{"expr":"'` + testKey + `'"}`}}},
+		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "call_a", Type: "function", Name: "get_repr", Arguments: `{"expr":"'` + testKey + `'"}`}}},
 		{Role: "tool", ToolCallID: "call_a", Content: `{"repr":"'rows: 41 and 12345'","aws_secret_access_key":"` + trustAWSSecret + `"}`},
 		{Role: "assistant", Content: "It is Authorization: " + trustBearer},
 	}

@@ -32,17 +32,6 @@ import (
 	"github.com/pyaichat/pyaichat/python"
 )
 
-// The errors a capability reports, named in spec's vocabulary: Python
-// exception names (NameError) and these.
-const (
-	TypeInvalidArguments = spec.InvalidArguments
-	TypeRefused          = spec.Refused
-	TypeTimeout          = spec.Timeout
-	TypeCanceled         = spec.Canceled
-	TypeCrashed          = spec.Crashed
-	TypeInternal         = spec.Internal
-)
-
 // MaxExprBytes bounds an expression: no question about a session needs more,
 // and a model that sends megabytes is malfunctioning.
 const MaxExprBytes = 16 << 10
@@ -143,7 +132,7 @@ type envelope struct {
 // makes a helper call instead.
 func (r *Registry) inSession(ctx context.Context, name string, body []byte) (string, *Error) {
 	if err := r.load(); err != nil {
-		return "", &Error{Type: TypeInternal, Message: err.Error()}
+		return "", &Error{Type: spec.Internal, Message: err.Error()}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.Deadline)
 	defer cancel()
@@ -170,9 +159,9 @@ func (r *Registry) inSession(ctx context.Context, name string, body []byte) (str
 // contextError is the capability error for a call's context ending.
 func contextError(err error) *Error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Type: TypeTimeout, Message: err.Error()}
+		return &Error{Type: spec.Timeout, Message: err.Error()}
 	}
-	return &Error{Type: TypeCanceled, Message: err.Error()}
+	return &Error{Type: spec.Canceled, Message: err.Error()}
 }
 
 // Call runs the named capability with args (a JSON object; empty or null
@@ -192,7 +181,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 	req.Limit, req.MaxItems, req.MaxBytes = r.opts.ReprLimit, r.opts.MaxItems, r.opts.MaxResultBytes
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, &Error{Type: TypeInternal, Message: err.Error()}
+		return nil, &Error{Type: spec.Internal, Message: err.Error()}
 	}
 
 	// First in the session, where only code that runs no user code answers;
@@ -222,7 +211,7 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 			return nil, cerr
 		}
 		if env.Isolate {
-			return nil, &Error{Type: TypeInternal, Message: name + ": the isolated helper asked for isolation"}
+			return nil, &Error{Type: spec.Internal, Message: name + ": the isolated helper asked for isolation"}
 		}
 	}
 	// The helper bounds what it returns; but user code runs in the copy
@@ -232,11 +221,11 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 		return nil, &Error{Type: clip(env.Error.Type, maxErrorType), Message: clip(env.Error.Message, maxErrorMessage)}
 	}
 	if len(env.OK) > r.opts.MaxResultBytes {
-		return nil, &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: the result is %d bytes, over the %d-byte bound", name, len(env.OK), r.opts.MaxResultBytes)}
+		return nil, &Error{Type: spec.Internal, Message: fmt.Sprintf("%s: the result is %d bytes, over the %d-byte bound", name, len(env.OK), r.opts.MaxResultBytes)}
 	}
 	res, err := shape(env.OK, r.opts.ReprLimit+64, r.opts.MaxItems)
 	if err != nil {
-		return nil, &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: malformed result: %v", name, err)}
+		return nil, &Error{Type: spec.Internal, Message: fmt.Sprintf("%s: malformed result: %v", name, err)}
 	}
 	return res, nil
 }
@@ -253,7 +242,7 @@ func (r *Registry) isolatedRequest(req request, names []string) ([]byte, *Error)
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, &Error{Type: TypeInternal, Message: err.Error()}
+		return nil, &Error{Type: spec.Internal, Message: err.Error()}
 	}
 	return body, nil
 }
@@ -326,7 +315,7 @@ func (r *Registry) load() error {
 }
 
 func invalid(format string, a ...any) *Error {
-	return &Error{Type: TypeInvalidArguments, Message: fmt.Sprintf(format, a...)}
+	return &Error{Type: spec.InvalidArguments, Message: fmt.Sprintf(format, a...)}
 }
 
 // parseArgs checks a call before any Python runs: its arguments decoded
@@ -417,10 +406,10 @@ var paramNamesOf sync.Map // reflect.Type to []string
 func decode(name, out string) (envelope, *Error) {
 	var env envelope
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
-		return env, &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: unreadable helper result: %v", name, err)}
+		return env, &Error{Type: spec.Internal, Message: fmt.Sprintf("%s: unreadable helper result: %v", name, err)}
 	}
 	if env.OK == nil && env.Error == nil && !env.Isolate {
-		return env, &Error{Type: TypeInternal, Message: name + ": empty helper result"}
+		return env, &Error{Type: spec.Internal, Message: name + ": empty helper result"}
 	}
 	return env, nil
 }
@@ -430,5 +419,5 @@ func fromBridge(name string, err error) *Error {
 	if errors.As(err, &pe) {
 		return &Error{Type: pe.Type, Message: pe.Message}
 	}
-	return &Error{Type: TypeInternal, Message: fmt.Sprintf("%s: %v", name, err)}
+	return &Error{Type: spec.Internal, Message: fmt.Sprintf("%s: %v", name, err)}
 }

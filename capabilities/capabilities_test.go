@@ -317,7 +317,7 @@ func TestCallText(t *testing.T) {
 		t.Error(cerr)
 	}
 	for _, c := range [][2]string{{"get_repr", ""}, {"list_globals", "x"}, {"nope", ""}} {
-		if _, cerr := reg.CallText(context.Background(), c[0], c[1]); cerr == nil || cerr.Type != TypeInvalidArguments {
+		if _, cerr := reg.CallText(context.Background(), c[0], c[1]); cerr == nil || cerr.Type != spec.InvalidArguments {
 			t.Errorf("%v: %v", c, cerr)
 		}
 	}

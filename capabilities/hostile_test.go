@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 	"github.com/pyaichat/pyaichat/pybridge"
 )
 
@@ -69,7 +70,7 @@ et_long = type("L" * 10**7, (Exception,), {"__module__": "m" * 10**7})
 		"et_raise(Crashed())":                      "__main__.Crashed",
 		"et_raise(et_fake_builtin('x'))":           "builtins.ValueError",
 		"1/0":                                      "ZeroDivisionError",
-		"open('/etc/passwd')":                      TypeRefused,
+		"open('/etc/passwd')":                      spec.Refused,
 	} {
 		mustErr(t, "eval_expr", expr, want)
 	}
@@ -374,7 +375,7 @@ func TestTamperedCopyResultIsBounded(t *testing.T) {
 		return "setattr(sys.modules['_pyaichat'].helper('_pyaichat_caps'), '_finish', " +
 			"lambda res, a: '{\"ok\": \"' + 'x' * " + n + " + '\"}')"
 	}
-	cerr := mustErr(t, "eval_expr", tamper("(100 << 10)"), TypeInternal)
+	cerr := mustErr(t, "eval_expr", tamper("(100 << 10)"), spec.Internal)
 	contains(t, cerr.Message, "over the 65536-byte bound")
 	cerr = mustErr(t, "eval_expr", tamper("(65 << 20)"), pybridge.ErrTypeIsolation)
 	contains(t, cerr.Message, "over 64 MiB")
@@ -474,7 +475,7 @@ func TestForgedResultIsShaped(t *testing.T) {
 		t.Errorf("a forged list of %d entries passed", got)
 	}
 	for _, payload := range []string{`b'{"ok": [1, 2]}'`, `b'{"ok": {"a": 1} } {"b": 2}'`, `b'{"ok": "text"}'`} {
-		cerr := mustErr(t, "eval_expr", forge(payload), TypeInternal)
+		cerr := mustErr(t, "eval_expr", forge(payload), spec.Internal)
 		contains(t, cerr.Message, "result")
 	}
 }

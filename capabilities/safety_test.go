@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 func TestSessionUnchanged(t *testing.T) {
@@ -120,7 +122,7 @@ nd_w = NdWriter()
 		"nd_w",
 	}
 	for _, expr := range refused {
-		mustErr(t, "eval_expr", expr, TypeRefused)
+		mustErr(t, "eval_expr", expr, spec.Refused)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -162,7 +164,7 @@ np_s = NpSpawner()
 		"os.execv('/usr/bin/touch', ['touch', np_marker])",
 		"np_s",
 	} {
-		mustErr(t, "eval_expr", expr, TypeRefused)
+		mustErr(t, "eval_expr", expr, spec.Refused)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("a capability spawned a process")
@@ -208,7 +210,7 @@ nn_c = NnCaller()
 		"socket.getaddrinfo('localhost', 80)",
 		"nn_c",
 	} {
-		mustErr(t, "eval_expr", expr, TypeRefused)
+		mustErr(t, "eval_expr", expr, spec.Refused)
 	}
 	// Connections are accepted in the order they were made: if a
 	// capability had connected, its connection would come before this one.
@@ -311,7 +313,7 @@ nt_p = NtPrinter()
 			_, _ = call(t, "eval_expr", exprArgs(expr))
 		}
 		// A terminal opened by name is refused.
-		mustErr(t, "eval_expr", "open('/dev/tty', 'w')", TypeRefused)
+		mustErr(t, "eval_expr", "open('/dev/tty', 'w')", spec.Refused)
 	})
 	if strings.Contains(out, "LEAK") {
 		t.Errorf("output reached the terminal: %q", out)
@@ -357,7 +359,7 @@ si_r = SiReader()
 			results[expr] = str(t, m, "repr")
 		}
 	}
-	mustErr(t, "eval_expr", "input()", TypeRefused)
+	mustErr(t, "eval_expr", "input()", spec.Refused)
 	unix.Dup2(saved, 0)
 	unix.Close(saved)
 
@@ -397,7 +399,7 @@ dl_spin = DlSpin()
 		{"get_type", "[x for x in iter(int, 1)]"},
 	} {
 		_, cerr := short.Call(context.Background(), c[0], json.RawMessage(exprArgs(c[1])))
-		if cerr == nil || cerr.Type != TypeTimeout {
+		if cerr == nil || cerr.Type != spec.Timeout {
 			t.Errorf("%s(%q): want Timeout, got %v", c[0], c[1], cerr)
 		}
 	}
@@ -411,12 +413,12 @@ dl_spin = DlSpin()
 func TestContextCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, cerr := reg.Call(ctx, "eval_expr", json.RawMessage(exprArgs("1"))); cerr == nil || cerr.Type != TypeCanceled {
+	if _, cerr := reg.Call(ctx, "eval_expr", json.RawMessage(exprArgs("1"))); cerr == nil || cerr.Type != spec.Canceled {
 		t.Errorf("canceled context: %v", cerr)
 	}
 	ctx, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel2()
-	if _, cerr := reg.Call(ctx, "eval_expr", json.RawMessage(exprArgs("any(iter(int, 1))"))); cerr == nil || cerr.Type != TypeTimeout {
+	if _, cerr := reg.Call(ctx, "eval_expr", json.RawMessage(exprArgs("any(iter(int, 1))"))); cerr == nil || cerr.Type != spec.Timeout {
 		t.Errorf("context deadline: %v", cerr)
 	}
 }
@@ -459,8 +461,8 @@ sys.setrecursionlimit(10**6)
 	}
 	mustErr(t, "get_repr", "pv_exit", "SystemExit")
 	mustErr(t, "get_repr", "pv_int", "KeyboardInterrupt")
-	mustErr(t, "get_repr", "pv_hard", TypeCrashed)
-	mustErr(t, "get_repr", "pv_segv", TypeCrashed)
+	mustErr(t, "get_repr", "pv_hard", spec.Crashed)
+	mustErr(t, "get_repr", "pv_segv", spec.Crashed)
 	mustErr(t, "eval_expr", "bytearray(2**40)", "MemoryError")
 
 	// A 10^8-element list is answered in the session, without a copy.
@@ -506,7 +508,7 @@ func TestMalformedCallsRunNoPython(t *testing.T) {
 	}
 	for _, c := range cases {
 		res, cerr := r.Call(context.Background(), c.name, json.RawMessage(c.args))
-		if cerr == nil || cerr.Type != TypeInvalidArguments {
+		if cerr == nil || cerr.Type != spec.InvalidArguments {
 			t.Errorf("%s %.60s: want InvalidArguments, got %s %v", c.name, c.args, res, cerr)
 		}
 	}
@@ -635,7 +637,7 @@ func TestGILHeldByThreadTimesOut(t *testing.T) {
 		if cerr == nil {
 			break
 		}
-		if cerr.Type != TypeTimeout || attempt == 100 {
+		if cerr.Type != spec.Timeout || attempt == 100 {
 			t.Fatalf("before the thread (attempt %d): %v", attempt, cerr)
 		}
 	}
@@ -667,7 +669,7 @@ func TestGILHeldByThreadTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, cerr := short.Call(context.Background(), "get_type", json.RawMessage(exprArgs("1")))
-	if cerr == nil || cerr.Type != TypeTimeout {
+	if cerr == nil || cerr.Type != spec.Timeout {
 		t.Errorf("call while a thread holds the GIL: %v, want a Timeout", cerr)
 	}
 	setup(t, "gh_thread.join()") // the next tests want the GIL back
@@ -678,7 +680,7 @@ func TestGILHeldByThreadTimesOut(t *testing.T) {
 func refusedInCopy(t *testing.T, expr string) {
 	t.Helper()
 	res, cerr := call(t, "eval_expr", exprArgs(expr))
-	if cerr == nil || cerr.Type != TypeRefused || !strings.Contains(cerr.Message, "ctypes") {
+	if cerr == nil || cerr.Type != spec.Refused || !strings.Contains(cerr.Message, "ctypes") {
 		t.Errorf("%s in the copy: got %v %v, want Refused", expr, res, cerr)
 	}
 }

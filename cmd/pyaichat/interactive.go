@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
@@ -132,7 +133,7 @@ func restoreTerm(tm *term.Terminal) {
 // question's events go to three consumers: its view, which draws it on
 // std.out (agent/view, in colour if color), and events (nil: nobody), the
 // session log's and -p's JSON.
-func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(agent.Event)) *agent.Session {
+func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Session {
 	look := lookOf(std.out, color)
 	// The view draws Ctrl-C's line, as repl.Assistant asks: the ^C where
 	// the REPL's terminal does not echo it, and at ai> the line that says

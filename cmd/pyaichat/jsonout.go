@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/event"
 )
 
 // What -p --json and --json-stream print. --json prints one result
@@ -70,7 +70,7 @@ func jsonReportFor(c cmdline, model, question string, out io.Writer) *jsonResult
 }
 
 // events is agent.Config.Events for the report (nil: no report).
-func (r *jsonResult) events() func(agent.Event) {
+func (r *jsonResult) events() func(event.Event) {
 	if r == nil {
 		return nil
 	}
@@ -79,7 +79,7 @@ func (r *jsonResult) events() func(agent.Event) {
 
 // event is agent.Config.Events: the report keeps what records the
 // question, not what only shows it (the status line's, the summary).
-func (r *jsonResult) event(ev agent.Event) {
+func (r *jsonResult) event(ev event.Event) {
 	if ev.Kind.Shown() {
 		return
 	}
@@ -89,20 +89,20 @@ func (r *jsonResult) event(ev agent.Event) {
 		r.line(streamEvent(ev))
 	}
 	switch ev.Kind {
-	case agent.EventQuestion:
+	case event.Question:
 		r.Model = ev.Model
-	case agent.EventText:
+	case event.Text:
 		r.text.WriteString(ev.Text)
-	case agent.EventAnswer:
+	case event.Answer:
 		r.Answer, r.answered = ev.Text, true
-	case agent.EventToolCall:
+	case event.ToolCall:
 		r.calls[ev.ID] = len(r.ToolCalls)
 		r.ToolCalls = append(r.ToolCalls, jsonCall{ID: ev.ID, Name: ev.Tool, Arguments: ev.Args})
-	case agent.EventToolResult:
+	case event.ToolResult:
 		if i, ok := r.calls[ev.ID]; ok {
 			r.ToolCalls[i].Result, r.ToolCalls[i].ResultBytes = ev.Result, ev.Size
 		}
-	case agent.EventUsage:
+	case event.Usage:
 		if u := ev.Usage; u != nil {
 			r.Usage = &jsonUsage{u.PromptTokens, u.CompletionTokens, u.TotalTokens}
 		}
@@ -140,7 +140,7 @@ func (r *jsonResult) line(v any) {
 }
 
 // streamEvent is one line of --json-stream.
-func streamEvent(ev agent.Event) map[string]any {
+func streamEvent(ev event.Event) map[string]any {
 	m := map[string]any{"event": string(ev.Kind)}
 	set := func(k, v string) {
 		if v != "" {
@@ -154,9 +154,9 @@ func streamEvent(ev agent.Event) map[string]any {
 	set("arguments", ev.Args)
 	set("kind", ev.ErrorKind)
 	switch ev.Kind {
-	case agent.EventToolResult:
+	case event.ToolResult:
 		m["result"], m["result_bytes"] = ev.Result, ev.Size
-	case agent.EventUsage:
+	case event.Usage:
 		m["calls"] = ev.Calls
 		if u := ev.Usage; u != nil {
 			m["usage"] = jsonUsage{u.PromptTokens, u.CompletionTokens, u.TotalTokens}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
 	"github.com/pyaichat/pyaichat/pybridge"
@@ -93,21 +94,21 @@ func resume(id string, r resumeFrom) {
 // message with those calls and a tool message with each result (the same
 // ids), then the answer. The text a response said before its calls is in
 // the answer, which the log keeps whole.
-func conversationMessages(conv []sessions.Exchange) []agent.Message {
-	var msgs []agent.Message
+func conversationMessages(conv []sessions.Exchange) []llm.Message {
+	var msgs []llm.Message
 	for _, e := range conv {
-		msgs = append(msgs, agent.Message{Role: "user", Content: e.Question})
+		msgs = append(msgs, llm.Message{Role: "user", Content: e.Question})
 		for _, step := range e.Steps {
-			calls := make([]agent.ToolCall, len(step.Calls))
+			calls := make([]llm.ToolCall, len(step.Calls))
 			for i, c := range step.Calls {
-				calls[i] = agent.ToolCall{ID: c.ID, Type: "function", Name: c.Tool, Arguments: c.Args, Extra: c.Extra}
+				calls[i] = llm.ToolCall{ID: c.ID, Type: "function", Name: c.Tool, Arguments: c.Args, Extra: c.Extra}
 			}
-			msgs = append(msgs, agent.Message{Role: "assistant", ToolCalls: calls})
+			msgs = append(msgs, llm.Message{Role: "assistant", ToolCalls: calls})
 			for _, c := range step.Calls {
-				msgs = append(msgs, agent.Message{Role: "tool", ToolCallID: c.ID, Content: c.Result})
+				msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.ID, Content: c.Result})
 			}
 		}
-		msgs = append(msgs, agent.Message{Role: "assistant", Content: e.Answer})
+		msgs = append(msgs, llm.Message{Role: "assistant", Content: e.Answer})
 	}
 	return msgs
 }

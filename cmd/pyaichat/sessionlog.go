@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/redact"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
 	"github.com/pyaichat/pyaichat/pybridge"
@@ -78,26 +79,26 @@ func pyRecord(src string, o repl.Outcome) sessions.Record {
 // eventRecord is an agent event as the log keeps it; the pieces of text
 // and thinking are not kept (the whole answer is), nor what only shows
 // the question (the status line's, the summary: its usage is kept).
-func eventRecord(ev agent.Event) (sessions.Record, bool) {
+func eventRecord(ev event.Event) (sessions.Record, bool) {
 	r := sessions.Record{Ev: string(ev.Kind), Text: ev.Text}
 	if ev.Kind.Shown() {
 		return r, false
 	}
 	switch ev.Kind {
-	case agent.EventText, agent.EventThinking:
+	case event.Text, event.Thinking:
 		return r, false
-	case agent.EventQuestion:
+	case event.Question:
 		r.Model = ev.Model
-	case agent.EventToolCall:
+	case event.ToolCall:
 		r.CallID, r.Tool, r.Args, r.Step, r.Extra = ev.ID, ev.Tool, ev.Args, ev.Step, ev.Extra
-	case agent.EventToolResult:
+	case event.ToolResult:
 		r.CallID, r.Tool, r.Result, r.Size = ev.ID, ev.Tool, ev.Result, ev.Size
-	case agent.EventUsage:
+	case event.Usage:
 		r.Calls = ev.Calls
 		if ev.Usage != nil {
 			r.In, r.Out = ev.Usage.PromptTokens, ev.Usage.CompletionTokens
 		}
-	case agent.EventError:
+	case event.Error:
 		r.Kind = ev.ErrorKind
 	}
 	return r, true
@@ -164,16 +165,16 @@ func (o *outputCapture) log(w *sessions.Writer, r sessions.Record) {
 }
 
 // logEvents is Config.Events for the log (nil: no log).
-func logEvents(w *sessions.Writer) func(agent.Event) {
+func logEvents(w *sessions.Writer) func(event.Event) {
 	if w == nil {
 		return nil
 	}
 	var streamed answerParts
-	return func(ev agent.Event) {
+	return func(ev event.Event) {
 		switch ev.Kind {
-		case agent.EventText:
+		case event.Text:
 			streamed.add(w, ev.Text)
-		case agent.EventAnswer:
+		case event.Answer:
 			streamed.reset()
 		}
 		if r, ok := eventRecord(ev); ok {
@@ -201,14 +202,14 @@ func (a *answerParts) add(w *sessions.Writer, text string) {
 func (a *answerParts) reset() { a.held.Reset() }
 
 // bothEvents tells a and b of each event; either may be nil.
-func bothEvents(a, b func(agent.Event)) func(agent.Event) {
+func bothEvents(a, b func(event.Event)) func(event.Event) {
 	switch {
 	case a == nil:
 		return b
 	case b == nil:
 		return a
 	}
-	return func(ev agent.Event) { a(ev); b(ev) }
+	return func(ev event.Event) { a(ev); b(ev) }
 }
 
 const sessionsUsage = `usage: pyaichat sessions                  list recent sessions
