@@ -199,20 +199,8 @@ func (s *Session) clean(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := oneLine(redactKey(err.Error(), s.cfg.APIKey), maxErrorLine)
-	if msg == err.Error() {
-		return err
-	}
-	return &redacted{err, msg}
+	return llm.Reworded(err, oneLine(redactKey(err.Error(), s.cfg.APIKey), maxErrorLine))
 }
-
-type redacted struct {
-	err error
-	msg string
-}
-
-func (r *redacted) Error() string { return r.msg }
-func (r *redacted) Unwrap() error { return r.err }
 
 // turn is the state of one question.
 type turn struct {

@@ -66,20 +66,24 @@ func RedactKey(s, key string) string { return redact.ReplaceToken(s, key, "[key]
 // clean redacts the key from a line that may quote a server.
 func (c *Client) clean(msg string) string { return RedactKey(msg, c.cfg.APIKey) }
 
-// cleanErr is err with the key redacted from its message; errors.As still
-// finds what it wraps (an *APIError).
-func (c *Client) cleanErr(err error) error {
-	msg := c.clean(err.Error())
+// cleanErr is err with the key redacted from its message.
+func (c *Client) cleanErr(err error) error { return Reworded(err, c.clean(err.Error())) }
+
+// Reworded is err with msg as its message, or err itself when msg is its
+// message already; errors.Is and errors.As still find what err wraps (an
+// *APIError). It is how an error loses the key, or becomes one line,
+// without losing what it is.
+func Reworded(err error, msg string) error {
 	if msg == err.Error() {
 		return err
 	}
-	return &keyless{err, msg}
+	return &reworded{err, msg}
 }
 
-type keyless struct {
+type reworded struct {
 	err error
 	msg string
 }
 
-func (k *keyless) Error() string { return k.msg }
-func (k *keyless) Unwrap() error { return k.err }
+func (r *reworded) Error() string { return r.msg }
+func (r *reworded) Unwrap() error { return r.err }
