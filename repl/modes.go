@@ -1,6 +1,10 @@
 package repl
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/pyaichat/pyaichat/repl/term"
+)
 
 // Mode is what a line at the prompt is for.
 type Mode int
@@ -74,7 +78,7 @@ func (s *modeState) setLead(lead string) {
 
 func promptFor(m Mode, cont bool) string {
 	if cont {
-		return "... "
+		return term.ContinuationPrompt
 	}
 	if m == ModeAI {
 		return "ai> "

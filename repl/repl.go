@@ -436,7 +436,7 @@ func (r *Session) echoPaste(mode Mode, cont bool, ev term.Event) {
 		if i == 0 {
 			b.WriteString(promptFor(mode, cont))
 		} else {
-			b.WriteString("... ")
+			b.WriteString(term.ContinuationPrompt)
 		}
 		b.WriteString(l)
 		b.WriteString("\n")

@@ -662,7 +662,7 @@ func rows(text string, width int) int {
 		if r == '\n' {
 			// The next row starts with the continuation prompt.
 			at = cell{at.row + 1, 0}
-			for _, c := range defaultContinuation {
+			for _, c := range ContinuationPrompt {
 				at = at.put(c, width)
 			}
 			continue

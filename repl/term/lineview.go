@@ -99,12 +99,12 @@ type lineView struct {
 }
 
 func newLineView(out io.Writer, width func() int) *lineView {
-	return &lineView{out: out, width: width, cont: []rune(defaultContinuation)}
+	return &lineView{out: out, width: width, cont: []rune(ContinuationPrompt)}
 }
 
-// defaultContinuation starts each row of a line after a line feed, as
-// python3 shows the rows of a block.
-const defaultContinuation = "... "
+// ContinuationPrompt starts each row of a block after the first, as
+// python3's sys.ps2 does; the REPL shows it for an unfinished statement.
+const ContinuationPrompt = "... "
 
 // current is the line and cursor readline last drew.
 func (v *lineView) current() ([]rune, int) {
