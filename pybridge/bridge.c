@@ -693,16 +693,56 @@ static void end_forked_child(int exiting, int status) {
     _exit(status);
 }
 
+/* The exception a signal handler raised while no user code ran (at the
+ * prompt, or as a statement ended), kept for the REPL to show as python3's
+ * prompt shows it (pyb_show_signal_error); the first one wins, as python3's
+ * prompt stops at it. A byte on signal_error_fd tells Go of it. */
+static PyObject *signal_error;
+static int signal_error_fd = -1;
+
+void pyb_signal_errors_notify(int fd) { signal_error_fd = fd; }
+
+/* Moves the pending exception into signal_error (GIL held). */
+static void keep_signal_error(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
+    if (signal_error == NULL && value != NULL) {
+        signal_error = value;
+        value = NULL;
+        if (signal_error_fd >= 0) {
+            char c = 0;
+            ssize_t n = write(signal_error_fd, &c, 1);
+            (void)n;
+        }
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+/* Runs the handlers of the signals that arrived, keeping what they raise
+ * for the REPL; a KeyboardInterrupt is a Ctrl-C that came once the code
+ * had finished, stale, and dropped rather than let surface in the next
+ * statement (GIL held). */
+static void run_late_handlers(void) {
+    if (PyErr_CheckSignals() == 0) return;
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+        PyErr_Clear();
+    else
+        keep_signal_error();
+}
+
 /* After user code: a forked child ends (see end_forked_child; exiting and
  * status say whether the code raised SystemExit, and its status); Go gets
- * SIGINT and SIGWINCH back; and a SIGINT that arrived once the code had
- * finished is stale, so it is dropped rather than let surface in the next
- * statement. */
+ * SIGINT and SIGWINCH back; and the handlers of signals that arrived as
+ * the code ended run (run_late_handlers). */
 static void settle_after_user_code(int exiting, int status) {
     end_forked_child(exiting, status);
     adopt_gnu_readline();
     pyb_signals_user_end();
-    if (PyErr_CheckSignals() < 0) PyErr_Clear();
+    run_late_handlers();
 }
 
 /* Set while user code may run (pyb_busy). */
@@ -861,6 +901,36 @@ done:
     if (ran) {
         settle_after_user_code(out->exit, out->status);
         set_busy(0);
+    }
+    main_tstate = PyEval_SaveThread();
+    return rc;
+}
+
+void pyb_idle_signals(void) {
+    PyEval_RestoreThread(main_tstate);
+    set_busy(1);
+    pyb_signals_user_begin();
+    if (PyErr_CheckSignals() < 0) keep_signal_error();
+    settle_after_user_code(0, 0);
+    set_busy(0);
+    main_tstate = PyEval_SaveThread();
+}
+
+int pyb_show_signal_error(pyb_outcome *out, pyb_error *err) {
+    memset(out, 0, sizeof *out);
+    PyEval_RestoreThread(main_tstate);
+    int rc = 0;
+    PyObject *exc = signal_error;
+    signal_error = NULL;
+    if (exc != NULL) {
+        rc = -1;
+        PyObject *mod = pyb_helper("_pyaichat_repl");
+        PyObject *res = mod != NULL ? PyObject_CallMethod(mod, "show_signal_error", "O", exc) : NULL;
+        if (res != NULL && read_step(res, out) >= 0) rc = 0;
+        if (rc != 0) fetch_error(err);
+        Py_XDECREF(res);
+        Py_XDECREF(mod);
+        Py_DECREF(exc);
     }
     main_tstate = PyEval_SaveThread();
     return rc;

@@ -99,6 +99,20 @@ int pyb_repl_step(const char *func, const char *arg, size_t arg_len, pyb_outcome
 
 void pyb_outcome_free(pyb_outcome *out);
 
+/* While no user code runs, on the interpreter's thread: runs the Python
+ * handlers of the signals that arrived (the wait for input or jobs was
+ * interrupted), as python3's prompt does when its read is. What a handler
+ * raises is kept for pyb_show_signal_error, and a byte goes to the
+ * descriptor given to pyb_signal_errors_notify. */
+void pyb_idle_signals(void);
+void pyb_signal_errors_notify(int fd);
+
+/* Shows the exception kept by pyb_idle_signals (or by a handler that ran
+ * as user code ended) as python3's prompt shows it, with *out as for a
+ * step (exit and status for SystemExit); nothing when none is kept.
+ * Returns 0, or -1 with *err set. */
+int pyb_show_signal_error(pyb_outcome *out, pyb_error *err);
+
 /* Whether user code may be running now (a REPL step's code, or a
  * PYB_CALL_USER call); from any thread. */
 int pyb_busy(void);

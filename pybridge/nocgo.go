@@ -46,6 +46,8 @@ func (*Interp) AwaitInput([]int, *ReadAhead) (bool, error) { return false, nil }
 func (*Interp) Stuck(time.Duration) bool                   { return false }
 func (*Interp) Interrupt()                                 {}
 func (*Interp) Interrupts() <-chan struct{}                { return nil }
+func (*Interp) SignalErrors() <-chan struct{}              { return nil }
+func (*Interp) ShowSignalError() (Outcome, error)          { return Outcome{}, errNoCgo }
 func (*Interp) Close(time.Duration) bool                   { return true }
 func (*Interp) CaptureOutput(int) error                    { return errNoCgo }
 func (*Interp) StopCapture()                               {}

@@ -54,7 +54,8 @@ type Interp struct {
 	want  atomic.Bool
 	stats isolationCounters
 
-	interrupts chan struct{} // see Interrupts
+	interrupts   chan struct{} // see Interrupts
+	signalErrors chan struct{} // see SignalErrors
 }
 
 var started atomic.Bool
@@ -82,8 +83,11 @@ func Start(cfg Config) (*Interp, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Interp{jobs: jobs, code: codeCache{dir: cfg.CacheDir}, interrupts: make(chan struct{}, 1)}
+	in := &Interp{jobs: jobs, code: codeCache{dir: cfg.CacheDir}, interrupts: make(chan struct{}, 1), signalErrors: make(chan struct{}, 1)}
 	if err := in.watchInterrupts(); err != nil {
+		return nil, err
+	}
+	if err := in.watchSignalErrors(); err != nil {
 		return nil, err
 	}
 	ready := make(chan error, 1)
@@ -151,6 +155,34 @@ func (in *Interp) watchInterrupts() error {
 	return nil
 }
 
+// SignalErrors has a value when a Python signal handler that ran while no
+// user code did (at the prompt) raised: ShowSignalError shows it as
+// python3's prompt would.
+func (in *Interp) SignalErrors() <-chan struct{} { return in.signalErrors }
+
+// watchSignalErrors passes on what bridge.c says of a handler's exception.
+func (in *Interp) watchSignalErrors() error {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return fmt.Errorf("pybridge: signal error pipe: %w", err)
+	}
+	C.pyb_signal_errors_notify(C.int(p[1]))
+	r := os.NewFile(uintptr(p[0]), "signal errors")
+	go func() {
+		buf := make([]byte, 16)
+		for {
+			if _, err := r.Read(buf); err != nil {
+				return
+			}
+			select {
+			case in.signalErrors <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return nil
+}
+
 func (in *Interp) serve(cfg Config, ready chan<- error) {
 	// Never unlocked: this thread is Python's main thread for good.
 	runtime.LockOSThread()
@@ -176,6 +208,11 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 		return
 	}
 	in.tid = int(C.pyb_signals_python_tid())
+	in.jobs.signalled = func() {
+		if !in.dead {
+			C.pyb_idle_signals()
+		}
+	}
 	ready <- nil
 	in.code.save(replModule, python.REPL, &fresh)
 

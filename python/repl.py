@@ -914,6 +914,19 @@ def after_run(_=None):
     return (STEP_DONE, 0, "", stdout_tail())
 
 
+def _show(exc, tb):
+    """Show exc with traceback tb as python3's prompt does, setting sys.last_*."""
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+    with _shown_as_error():
+        try:
+            sys.excepthook(type(exc), exc, tb)
+        except BaseException as hook_err:
+            sys.stderr.write("Error in sys.excepthook:\n")
+            sys.__excepthook__(type(hook_err), hook_err, hook_err.__traceback__)
+            sys.stderr.write("\nOriginal exception was:\n")
+            sys.__excepthook__(type(exc), exc, tb)
+
+
 def show_exception(exc):
     """Called from C with the exception that stopped the queued code: the
     exit status for SystemExit, else show it as python3 -i does; the step
@@ -924,18 +937,24 @@ def show_exception(exc):
         tb = exc.__traceback__
         if tb is not None and tb.tb_frame.f_code.co_filename == "<pyaichat>":
             tb = exc.__traceback__ = tb.tb_next
-        sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
-        with _shown_as_error():
-            try:
-                sys.excepthook(type(exc), exc, tb)
-            except BaseException as hook_err:
-                sys.stderr.write("Error in sys.excepthook:\n")
-                sys.__excepthook__(type(hook_err), hook_err, hook_err.__traceback__)
-                sys.stderr.write("\nOriginal exception was:\n")
-                sys.__excepthook__(type(exc), exc, tb)
+        _show(exc, tb)
         _recent.record(_pending_source)
         _setup_done()
         _flush()
+        return (STEP_DONE, 0, _type_name(type(exc)).removeprefix("__main__."), stdout_tail())
+    finally:
+        _flush()
+
+
+def show_signal_error(exc):
+    """Called from C with what a signal handler raised while no user code
+    ran: as python3's prompt, whose read the signal interrupted, exits for
+    SystemExit, or shows it and sets sys.last_*; the step tuple."""
+    try:
+        if isinstance(exc, SystemExit):
+            return (STEP_EXIT, _exit_status(exc), "", "")
+        tb = exc.__traceback__
+        _show(exc, tb)
         return (STEP_DONE, 0, _type_name(type(exc)).removeprefix("__main__."), stdout_tail())
     finally:
         _flush()

@@ -43,6 +43,12 @@ type Interpreter interface {
 	Stuck(grace time.Duration) bool
 	// Interrupts has a value for each Ctrl-C that reached running code.
 	Interrupts() <-chan struct{}
+	// SignalErrors has a value when a signal handler that ran while no
+	// code did (at the prompt) raised; ShowSignalError then shows it as
+	// python3's prompt does, and its Outcome says whether to exit
+	// (SystemExit).
+	SignalErrors() <-chan struct{}
+	ShowSignalError() (Outcome, error)
 }
 
 // Outcome is what running py> input led to.
@@ -147,11 +153,21 @@ type Session struct {
 	stuckSince atomic.Int64 // unix nanos of a Ctrl-C that found Python stuck
 	abandoned  chan struct{}
 	abandon    sync.Once
+
+	// A signal handler's exception to show (see onSignalError):
+	// atPrompt ends the prompt's line as Ctrl-C does, after which the
+	// loop shows it; deferred waits for the loop's next turn (an answer
+	// was on its way).
+	signalAtPrompt atomic.Bool
+	signalDeferred atomic.Bool
+	// exited carries the status of a SystemExit raised by a signal
+	// handler while the loop waited on a pipe.
+	exited chan int
 }
 
 // New prepares a REPL session; the line editor starts with Run.
 func New(o Options) (*Session, error) {
-	r := &Session{opts: o, state: &modeState{}, abandoned: make(chan struct{})}
+	r := &Session{opts: o, state: &modeState{}, abandoned: make(chan struct{}), exited: make(chan int, 1)}
 	switch {
 	case o.Term != nil && !o.Dumb:
 		// next reads with the line editor.
@@ -219,6 +235,8 @@ func (r *Session) Run() (status int, abandoned bool) {
 	select {
 	case status = <-done:
 		return status, false
+	case status = <-r.exited:
+		return status, false
 	case <-r.abandoned:
 		return 130, true
 	}
@@ -231,6 +249,11 @@ func (r *Session) loop() int {
 	for {
 		if r.toPy != "" {
 			initial, r.toPy = r.toPy, ""
+		}
+		if r.signalDeferred.Swap(false) {
+			if status, exit := r.showSignalError(); exit {
+				return status
+			}
 		}
 		ev, status, exit, err := r.next(initial, &pendingPaste)
 		initial = ""
@@ -249,8 +272,13 @@ func (r *Session) loop() int {
 			}
 		case term.EventInterrupt:
 			// The partial line is discarded, never run; as in python3,
-			// which says KeyboardInterrupt (a question just goes).
-			if mode == ModePy || cont {
+			// which says KeyboardInterrupt (a question just goes), or
+			// shows what a signal handler raised.
+			if r.signalAtPrompt.Swap(false) {
+				if status, exit := r.showSignalError(); exit {
+					return status
+				}
+			} else if mode == ModePy || cont {
 				fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
 			}
 			pendingPaste = ""
@@ -672,6 +700,8 @@ func (r *Session) handleSignals() (stop func()) {
 				r.onInterrupt()
 			case <-r.opts.Interp.Interrupts():
 				r.onUserInterrupt()
+			case <-r.opts.Interp.SignalErrors():
+				r.onSignalError()
 			}
 		}
 	}()
@@ -718,4 +748,45 @@ func (r *Session) onUserInterrupt() {
 	r.stuckSince.Store(time.Now().UnixNano())
 	fmt.Fprint(r.opts.Stderr, "\npyaichat: Python is busy inside C code and cannot be interrupted.\n"+
 		"Press Ctrl-C again to abandon this session (history is kept), or wait.\n")
+}
+
+// onSignalError is a signal handler's exception raised at the prompt (or
+// as code ended). python3's prompt, whose read the signal interrupted,
+// drops the line being typed and shows it; so the line editor's line ends
+// as for Ctrl-C and the loop shows it. A pipe's read cannot be ended and
+// loses nothing: it is shown at once, and the prompt again after it. An
+// answer on its way is let finish first.
+func (r *Session) onSignalError() {
+	switch {
+	case r.aiCancel.Load() != nil:
+		r.signalDeferred.Store(true)
+	case r.editor != nil:
+		r.signalAtPrompt.Store(true)
+		r.editor.CtrlC()
+	case r.opts.Term != nil:
+		r.signalAtPrompt.Store(true)
+		r.opts.Term.Interrupt()
+	default:
+		io.WriteString(r.plain.prompts, "\n")
+		if _, cont := r.state.get(); cont {
+			r.opts.Interp.ResetBlock()
+			r.state.setContinuation(false)
+		}
+		if status, exit := r.showSignalError(); exit {
+			r.exited <- status
+			return
+		}
+		io.WriteString(r.plain.prompts, r.state.prompt())
+	}
+}
+
+// showSignalError shows a signal handler's exception; exit says it was
+// SystemExit, with its status.
+func (r *Session) showSignalError() (status int, exit bool) {
+	out, err := r.opts.Interp.ShowSignalError()
+	if err != nil {
+		r.warn(err.Error())
+		return 0, false
+	}
+	return out.Status, out.Exit
 }

@@ -98,6 +98,10 @@ func (f *fakeInterp) Stuck(time.Duration) bool { return f.stuck }
 
 func (f *fakeInterp) Interrupts() <-chan struct{} { return f.interrupts }
 
+func (f *fakeInterp) SignalErrors() <-chan struct{} { return nil }
+
+func (f *fakeInterp) ShowSignalError() (Outcome, error) { return Outcome{}, nil }
+
 // fakeAssistant answers every question with its text reversed, or, for
 // "wait", waits to be cancelled.
 type fakeAssistant struct {

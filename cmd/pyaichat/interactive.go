@@ -337,6 +337,10 @@ func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
 	return outcome(i.Interp.RunBlock(source))
 }
 
+func (i interpreter) ShowSignalError() (repl.Outcome, error) {
+	return outcome(i.Interp.ShowSignalError())
+}
+
 // aiAssistant is the REPL's view of the assistant: while a question is
 // typed at ai>, the capabilities get a copy of the session ready, and
 // back at py> it goes.

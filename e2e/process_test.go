@@ -1,0 +1,258 @@
+package e2e
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// The process as python3's: what happens to the process as a whole
+// (signals at the prompt, exit), each checked against python3 -q -i of the
+// same version, under a PTY and from a pipe.
+
+// handlerBound bounds the wait for a signal handler's output: a bound on a
+// hang, not a measure of speed (the machine may be loaded).
+const handlerBound = 10 * time.Second
+
+// oracleArgs are the arguments that make program an interactive
+// interpreter: python3 needs -i (its stdin may be a pipe), pyaichat is one.
+func oracleArgs(program string, args ...string) []string {
+	if program == pythonOracle {
+		return append([]string{"-i"}, args...)
+	}
+	return args
+}
+
+// promptOf is the program's primary prompt.
+func promptOf(program string) string {
+	if program == pythonOracle {
+		return ">>> "
+	}
+	return "py> "
+}
+
+// idleSession starts program on a PTY, runs setup at its prompt and waits
+// until it is idle at the next prompt.
+func idleSession(t *testing.T, program string, setup ...string) *ptytest.Session {
+	t.Helper()
+	s := startProgram(t, program, "", nil, oracleArgs(program, "-q")...)
+	prompt := promptOf(program)
+	s.ExpectString(prompt)
+	for _, line := range setup {
+		s.SendLine(line)
+		s.ExpectString(line + "\r\n")
+		if strings.HasPrefix(line, "def ") {
+			s.ExpectString("... ")
+		} else {
+			s.ExpectString(prompt)
+		}
+	}
+	mainThreadWaits(t, s.Pid())
+	return s
+}
+
+// mainThreadWaits waits until the main thread of process pid, python3's
+// only one and pyaichat's interpreter thread, is blocked waiting for input
+// or jobs, as at an idle prompt. A signal that came just before that wait
+// began would be seen only at the next key, in python3 too (its handler
+// runs when the read is interrupted).
+func mainThreadWaits(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(ptytest.DefaultTimeout)
+	path := fmt.Sprintf("/proc/%d/task/%d/wchan", pid, pid)
+	for {
+		wchan, _ := os.ReadFile(path)
+		for _, w := range []string{"pipe_read", "poll_schedule_timeout", "do_select", "wait_woken"} {
+			if strings.Contains(string(wchan), w) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never waited for input (its main thread is in %q)", pid, wchan)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A signal's Python handler runs at once while the interpreter waits at
+// its prompt, as in python3, for each signal a user may handle: sent by
+// another process, by signal.alarm, and by a thread of the user's.
+func TestSignalHandlersAtThePrompt(t *testing.T) {
+	for _, program := range []string{pythonOracle, binary} {
+		t.Run(promptOf(program), func(t *testing.T) {
+			t.Parallel()
+			s := idleSession(t, program,
+				"import os, signal, threading",
+				"def h(n, f): print('handled', signal.Signals(n).name)",
+				"")
+			for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGALRM} {
+				name := signalName(sig)
+				s.SendLine("signal.signal(signal." + name + ", h) and None")
+				s.ExpectString(promptOf(program))
+				mainThreadWaits(t, s.Pid())
+				sent := time.Now()
+				if err := syscall.Kill(s.Pid(), sig); err != nil {
+					t.Fatal(err)
+				}
+				s.ExpectStringTimeout("handled "+name+"\r\n", handlerBound)
+				t.Logf("%s handled %v after it was sent", name, time.Since(sent).Round(time.Microsecond))
+			}
+			s.SendLine("signal.alarm(1)")
+			s.ExpectStringTimeout("handled SIGALRM\r\n", handlerBound)
+			s.SendLine("threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1)).start()")
+			s.ExpectStringTimeout("handled SIGUSR1\r\n", handlerBound)
+			s.SendLine("'alive'")
+			s.ExpectString("'alive'\r\n")
+		})
+	}
+}
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGUSR1:
+		return "SIGUSR1"
+	case syscall.SIGALRM:
+		return "SIGALRM"
+	}
+	return sig.String()
+}
+
+// What a handler raises at the prompt is shown as python3's prompt shows
+// it: the line being typed goes, the traceback comes, sys.last_* are set;
+// and SystemExit exits with its status.
+func TestSignalHandlerErrorsAtThePrompt(t *testing.T) {
+	for _, program := range []string{pythonOracle, binary} {
+		t.Run(promptOf(program), func(t *testing.T) {
+			t.Parallel()
+			prompt := promptOf(program)
+			s := idleSession(t, program,
+				"import signal, sys",
+				"def boom(n, f): raise RuntimeError('boom')",
+				"",
+				"signal.signal(signal.SIGUSR1, boom) and None",
+				"signal.signal(signal.SIGTERM, lambda n, f: sys.exit(3)) and None")
+			s.Send("half a line")
+			s.ExpectString("half a line")
+			if err := syscall.Kill(s.Pid(), syscall.SIGUSR1); err != nil {
+				t.Fatal(err)
+			}
+			s.ExpectStringTimeout("Traceback (most recent call last):\r\n", handlerBound)
+			s.ExpectString(", in boom\r\nRuntimeError: boom\r\n")
+			s.ExpectString(prompt)
+			s.SendLine("sys.last_type.__name__, str(sys.last_value)")
+			s.ExpectString("('RuntimeError', 'boom')\r\n")
+			s.ExpectString(prompt)
+			mainThreadWaits(t, s.Pid())
+			if err := syscall.Kill(s.Pid(), syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.ExpectExit(); got != 3 {
+				t.Errorf("exit status %d after a handler's sys.exit(3), want 3\n%s", got, s.Dump())
+			}
+		})
+	}
+}
+
+// From a pipe, a handler runs while the interpreter waits for the next
+// line, and what it raises is shown before the next prompt; the lines
+// after it run. python3 and pyaichat print the same.
+func TestSignalHandlersFromAPipe(t *testing.T) {
+	setup := "import os, signal, sys\n" +
+		"def h(n, f): print('handled', signal.Signals(n).name, flush=True)\n\n" +
+		"def boom(n, f): raise RuntimeError('boom')\n\n" +
+		"signal.signal(signal.SIGHUP, h) and None\n" +
+		"signal.signal(signal.SIGUSR1, boom) and None\n" +
+		"signal.signal(signal.SIGTERM, lambda n, f: sys.exit(3)) and None\n" +
+		"print('ready', flush=True)\n"
+	type run struct {
+		stdout, stderr string
+		status         int
+	}
+	drive := func(t *testing.T, program string) run {
+		cmd := exec.Command(program, oracleArgs(program, "-q")...)
+		cmd.Env = testEnv(t.TempDir(), "")
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		lines := make(chan string, 100)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		var out []string
+		await := func(want string) {
+			t.Helper()
+			deadline := time.After(handlerBound)
+			for {
+				select {
+				case l, ok := <-lines:
+					if !ok {
+						t.Fatalf("%s: stdout ended waiting for %q:\n%s\nstderr:\n%s", program, want, strings.Join(out, "\n"), stderr.String())
+					}
+					out = append(out, l)
+					if l == want {
+						return
+					}
+				case <-deadline:
+					t.Fatalf("%s: no %q on stdout within %v:\n%s", program, want, handlerBound, strings.Join(out, "\n"))
+				}
+			}
+		}
+		io.WriteString(stdin, setup)
+		await("ready")
+		mainThreadWaits(t, cmd.Process.Pid)
+		cmd.Process.Signal(syscall.SIGHUP)
+		await("handled SIGHUP")
+		mainThreadWaits(t, cmd.Process.Pid)
+		cmd.Process.Signal(syscall.SIGUSR1)
+		// The traceback comes before the line after it runs.
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(stdin, "print(sys.last_type.__name__, flush=True)\n")
+		await("RuntimeError")
+		mainThreadWaits(t, cmd.Process.Pid)
+		cmd.Process.Signal(syscall.SIGTERM)
+		for l := range lines {
+			out = append(out, l)
+		}
+		err = cmd.Wait()
+		r := run{stdout: strings.Join(out, "\n"), stderr: stripPrompts(stderr.String())}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			r.status = ee.ExitCode()
+		}
+		return r
+	}
+	want := drive(t, pythonOracle)
+	got := drive(t, binary)
+	if got != want {
+		t.Errorf("python3 -i:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s\n%s",
+			want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr, lineDiff(want.stderr, got.stderr))
+	}
+}
