@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -254,5 +255,91 @@ func TestSignalHandlersFromAPipe(t *testing.T) {
 	if got != want {
 		t.Errorf("python3 -i:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s\n%s",
 			want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr, lineDiff(want.stderr, got.stderr))
+	}
+}
+
+// exitNotice is the line pyaichat adds while exit waits for long.
+var exitNotice = regexp.MustCompile(`pyaichat: waiting for Python's (non-daemon threads to end|atexit handlers to finish) \(Ctrl-C stops the wait\)\n`)
+
+// Exit waits for non-daemon threads and then runs every atexit handler,
+// for as long as they take, as python3 does; pyaichat says what it waits
+// for after a few seconds.
+func TestExitWaitsAsPython(t *testing.T) {
+	cases := map[string]struct{ input, notice string }{
+		"a slow atexit handler": {
+			"import atexit, time\n" +
+				"atexit.register(lambda: (time.sleep(5), print('atexit done'))) and None\n",
+			"atexit handlers to finish"},
+		"a non-daemon thread, then atexit": {
+			"import atexit, threading, time\n" +
+				"atexit.register(print, 'atexit ran') and None\n" +
+				"threading.Thread(target=lambda: (time.sleep(5), print('thread done'))).start()\n",
+			"non-daemon threads to end"},
+		"no thread, a quick handler": {
+			"import atexit\natexit.register(print, 'bye') and None\n", ""},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			want := runWith(t, dir, pythonOracle, []string{"-q", "-i"}, c.input)
+			got := runWith(t, dir, binary, []string{"-q"}, c.input)
+			notices := exitNotice.FindAllStringSubmatch(got.stderr, -1)
+			switch {
+			case c.notice == "" && len(notices) > 0:
+				t.Errorf("pyaichat said it waited where nothing waits:\n%s", got.stderr)
+			case c.notice != "" && (len(notices) != 1 || notices[0][1] != c.notice):
+				t.Errorf("pyaichat did not say once that it waits for %s:\n%s", c.notice, got.stderr)
+			}
+			got.stderr = exitNotice.ReplaceAllString(got.stderr, "")
+			if got.stdout != want.stdout || got.status != want.status || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+				t.Errorf("python3 -i:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s",
+					want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr)
+			}
+		})
+	}
+}
+
+// Ctrl-C while exit waits for a thread stops that wait as in python3: a
+// KeyboardInterrupt reported as ignored, then the atexit handlers run.
+func TestPTYCtrlCStopsTheWaitAtExit(t *testing.T) {
+	var outputs [2]string
+	for i, program := range []string{pythonOracle, binary} {
+		s := idleSession(t, program,
+			"import atexit, threading, time",
+			"atexit.register(print, 'atexit ran') and None",
+			"threading.Thread(target=time.sleep, args=(60,)).start()")
+		s.Send(ptytest.CtrlD)
+		// A Ctrl-C is a signal at once, ahead of the Ctrl-D still queued:
+		// it is sent once exit waits in the thread's lock.
+		waitsInLock(t, s.Pid())
+		s.Send(ptytest.CtrlC)
+		s.ExpectString("atexit ran\r\n")
+		if got := s.ExpectExit(); got != 0 {
+			t.Errorf("%s: exit status %d after Ctrl-C at exit, want 0\n%s", program, got, s.Dump())
+		}
+		out := s.Output()
+		outputs[i] = out[strings.Index(out, "Exception ignored"):]
+	}
+	if outputs[0] != outputs[1] {
+		t.Errorf("after Ctrl-C at exit, python3 -i printed\n%s\npyaichat\n%s", outputs[0], outputs[1])
+	}
+}
+
+// waitsInLock waits until the main thread of process pid waits for a
+// lock (a futex): exit waits there for a thread.
+func waitsInLock(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(ptytest.DefaultTimeout)
+	path := fmt.Sprintf("/proc/%d/task/%d/wchan", pid, pid)
+	for {
+		wchan, _ := os.ReadFile(path)
+		if strings.Contains(string(wchan), "futex") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never waited for a lock (its main thread is in %q)", pid, wchan)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -949,8 +949,55 @@ void pyb_kick(void) {
 
 void pyb_set_interrupt(void) { PyErr_SetInterrupt(); }
 
+/* What finalization is doing (pyb_finalize_phase). */
+static int finalize_phase;
+
+static void set_phase(int phase) { __atomic_store_n(&finalize_phase, phase, __ATOMIC_RELAXED); }
+
+int pyb_finalize_phase(void) { return __atomic_load_n(&finalize_phase, __ATOMIC_RELAXED); }
+
+/* Calls module.func() as Py_FinalizeEx calls threading._shutdown: an
+ * exception (a KeyboardInterrupt from Ctrl-C) is reported as ignored, and
+ * finalization goes on (GIL held). Not imported: nothing to do. */
+static void call_at_exit(const char *module, const char *func) {
+    PyObject *name = PyUnicode_FromString(module);
+    PyObject *mod = name != NULL ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (mod == NULL) {
+        if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL);
+        return;
+    }
+    PyObject *res = PyObject_CallMethod(mod, func, NULL);
+    if (res == NULL) PyErr_WriteUnraisable(mod);
+    Py_XDECREF(res);
+    Py_DECREF(mod);
+}
+
 int pyb_finalize(void) {
     PyEval_RestoreThread(main_tstate);
+    /* The two steps of Py_FinalizeEx that run user code and may wait for
+     * as long as it takes, taken first (each does nothing the second
+     * time) so that Go can tell which one it waits for; Ctrl-C reaches
+     * them as it reaches user code. */
+    set_busy(1);
+    pyb_signals_user_begin();
+    set_phase(PYB_FINALIZE_THREADS);
+    call_at_exit("threading", "_shutdown");
+    set_phase(PYB_FINALIZE_ATEXIT);
+    PyObject *atexit = PyImport_ImportModule("atexit");
+    if (atexit != NULL) {
+        PyObject *res = PyObject_CallMethod(atexit, "_run_exitfuncs", NULL);
+        if (res == NULL) PyErr_WriteUnraisable(atexit);
+        Py_XDECREF(res);
+        Py_DECREF(atexit);
+    } else {
+        PyErr_WriteUnraisable(NULL);
+    }
+    /* The rest runs no code of the user's that waits; past this point a
+     * thread that asks for the GIL (Go's, after a Ctrl-C) would be ended. */
+    pyb_signals_user_end();
+    set_busy(0);
+    set_phase(PYB_FINALIZE_REST);
     return Py_FinalizeEx();
 }
 

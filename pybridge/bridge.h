@@ -129,8 +129,19 @@ void pyb_kick(void);
 /* Trips Python's SIGINT flag; async-signal-safe, no GIL needed. */
 void pyb_set_interrupt(void);
 
-/* Finalizes the interpreter (joins non-daemon threads, runs atexit). */
+/* Finalizes the interpreter (joins non-daemon threads, runs atexit) and
+ * returns Py_FinalizeEx's result: -1 when the standard streams could not
+ * be flushed. */
 int pyb_finalize(void);
+
+/* What pyb_finalize is doing, from any thread. */
+enum {
+    PYB_FINALIZE_NOT = 0,     /* not begun */
+    PYB_FINALIZE_THREADS = 1, /* waiting for non-daemon threads */
+    PYB_FINALIZE_ATEXIT = 2,  /* running atexit handlers */
+    PYB_FINALIZE_REST = 3,    /* the rest of Py_FinalizeEx */
+};
+int pyb_finalize_phase(void);
 
 int pyb_version_major(void);
 int pyb_version_minor(void);

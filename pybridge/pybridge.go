@@ -431,6 +431,65 @@ func (in *Interp) Close(timeout time.Duration) bool {
 	}
 }
 
+// Exit finalizes the interpreter as python3 does at its exit and returns
+// the status python3 would exit with: status, or 120 when the standard
+// streams could not be flushed. Like python3, it waits for non-daemon
+// threads and then runs the atexit handlers for as long as they take;
+// once that has lasted patience, notice is told, once, what it waits for.
+// Ctrl-C meanwhile raises KeyboardInterrupt in what it waits for, as in
+// python3 (reported as ignored; exit goes on). A Ctrl-C that Python
+// cannot act on (its thread, or the one it waits for, is stuck in C code
+// with the GIL) ends the wait: Exit returns 130 and the process must end.
+func (in *Interp) Exit(status int, patience time.Duration, notice func(waitingFor string)) int {
+	in.closeMu.Lock()
+	if in.isClosed {
+		in.closeMu.Unlock()
+		return status
+	}
+	in.isClosed = true
+	in.closeMu.Unlock()
+
+	done := make(chan bool, 1)
+	err := in.jobs.submit(job{fn: func() {
+		in.dead = true
+		done <- C.pyb_finalize() == 0
+	}}, true)
+	if err != nil {
+		return status
+	}
+	wait := time.NewTimer(patience)
+	defer wait.Stop()
+	for {
+		select {
+		case flushed := <-done:
+			_ = flushed
+			return status
+		case <-wait.C:
+			notice(finalizeWaitsFor())
+		case <-in.interrupts:
+			if in.Stuck(exitStuckGrace) {
+				return 130
+			}
+		}
+	}
+}
+
+// exitStuckGrace is how long a Ctrl-C at exit may go unanswered before
+// the next one ends the wait.
+const exitStuckGrace = 100 * time.Millisecond
+
+// finalizeWaitsFor says what finalization is doing, for Exit's notice.
+func finalizeWaitsFor() string {
+	switch C.pyb_finalize_phase() {
+	case C.PYB_FINALIZE_THREADS:
+		return "Python's non-daemon threads to end"
+	case C.PYB_FINALIZE_ATEXIT:
+		return "Python's atexit handlers to finish"
+	default:
+		return "Python to finish"
+	}
+}
+
 // TrimCHeap gives the C heap's free pages back to the system. Python puts
 // its larger objects there (code, dicts, buffers), and compiling pyaichat's
 // helpers and the first lines' imports leave free pages that stay resident

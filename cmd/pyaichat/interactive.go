@@ -20,9 +20,9 @@ import (
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
-// finalizeTimeout bounds Python's finalization at exit, so that a
-// non-daemon thread that never ends cannot hang it (CPython would wait).
-const finalizeTimeout = 3 * time.Second
+// exitPatience is how long exit waits for Python's threads and atexit
+// handlers (as long as python3 does) before it says what it waits for.
+const exitPatience = 3 * time.Second
 
 // runInteractive is pyaichat's REPL, or with -p its one question: the
 // setup code runs first, as python3 -i runs it.
@@ -63,10 +63,9 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	finish := func(status int) int {
 		endLog(lg, status)
 		restoreTerm(opts.Term)
-		if !in.Close(finalizeTimeout) {
-			std.warn("Python threads are still running; exiting without waiting for them")
-		}
-		return status
+		return in.Exit(status, exitPatience, func(what string) {
+			std.warn(fmt.Sprintf("waiting for %s (Ctrl-C stops the wait)", what))
+		})
 	}
 
 	color := colorWanted(opts.Term != nil)
