@@ -343,3 +343,38 @@ func waitsInLock(t *testing.T, pid int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// When the standard streams cannot be flushed at exit, the status is 120,
+// as python3's.
+func TestExitStatusWhenStdoutCannotBeFlushed(t *testing.T) {
+	for _, args := range [][]string{{"-q"}, {"-q", "-c", "print(1)"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			run := func(program string) result {
+				full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer full.Close()
+				cmd := exec.Command(program, oracleArgs(program, args...)...)
+				cmd.Env = testEnv(t.TempDir(), "")
+				cmd.Stdin = strings.NewReader("print(2)\n")
+				cmd.Stdout = full
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				err = cmd.Run()
+				r := result{stderr: stripPrompts(stderr.String())}
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					r.status = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			want, got := run(pythonOracle), run(binary)
+			if got != want {
+				t.Errorf("stdout on /dev/full: python3 -i ended with %d:\n%s\npyaichat with %d:\n%s", want.status, want.stderr, got.status, got.stderr)
+			}
+		})
+	}
+}

@@ -462,7 +462,9 @@ func (in *Interp) Exit(status int, patience time.Duration, notice func(waitingFo
 	for {
 		select {
 		case flushed := <-done:
-			_ = flushed
+			if !flushed {
+				return 120
+			}
 			return status
 		case <-wait.C:
 			notice(finalizeWaitsFor())
