@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"archive/zip"
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -374,6 +376,49 @@ func TestExitStatusWhenStdoutCannotBeFlushed(t *testing.T) {
 			want, got := run(pythonOracle), run(binary)
 			if got != want {
 				t.Errorf("stdout on /dev/full: python3 -i ended with %d:\n%s\npyaichat with %d:\n%s", want.status, want.stderr, got.status, got.stderr)
+			}
+		})
+	}
+}
+
+// Under -P and -I, a directory or zip file run as the script still goes
+// first on sys.path, as python3 puts it there to import its __main__; a
+// file does not.
+func TestSafePathRunsDirectoryAndZip(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	if err := os.Mkdir(app, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	main := "import sys; print('main', sys.path[0])\n"
+	if err := os.WriteFile(filepath.Join(app, "__main__.py"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zf, err := os.Create(filepath.Join(dir, "app.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(zf)
+	w, err := zw.Create("__main__.py")
+	if err == nil {
+		_, err = io.WriteString(w, main)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if cerr := zf.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-q", "-I", "app"}, {"-q", "-P", "app.zip"}, {"-q", "-P", "app"}, {"-q", "-I", "app/__main__.py"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			want := runWith(t, dir, pythonOracle, append([]string{"-i"}, args...), "")
+			got := runWith(t, dir, binary, args, "")
+			if got.stdout != want.stdout || got.status != want.status || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+				t.Errorf("python3 -i %v:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s",
+					args, want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr)
 			}
 		})
 	}

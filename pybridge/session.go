@@ -142,6 +142,14 @@ func (in *Interp) SetPath0(script string) error {
 	return err
 }
 
+// SetMainImporter puts script first on sys.path when it is a directory or
+// zip file (one that Python imports __main__ from), as python3 does even
+// under -P and -I; any other script leaves sys.path alone.
+func (in *Interp) SetMainImporter(script string) error {
+	_, err := in.Call(context.Background(), CallHelper, replModule, "set_main_importer", script)
+	return err
+}
+
 // RecentContext describes the last few py> inputs and their results or
 // errors, for the assistant's automatic context. It only reads what the
 // REPL helper recorded, so a ready copy of the session survives it.

@@ -1159,3 +1159,14 @@ def set_path0(entry):
             entry = os.path.dirname(entry)
     sys.path.insert(0, entry)
     return "ok"
+
+
+def set_main_importer(entry):
+    """Put a directory or zip file run as the script first on sys.path, as
+    python3 does under -P and -I too (its __main__ is imported from it)."""
+    import os.path
+
+    path = os.path.abspath(entry)
+    if _importer(path) is not None:
+        sys.path.insert(0, path)
+    return "ok"

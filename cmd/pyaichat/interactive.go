@@ -406,7 +406,13 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 		return nil, err
 	}
 	if c.safePath {
-		return in, nil
+		// -P and -I leave sys.path alone, but for a directory or zip file
+		// run as the script, which python3 still puts first, as its
+		// __main__ is imported from there.
+		if c.script == "" {
+			return in, nil
+		}
+		return in, in.SetMainImporter(c.script)
 	}
 	// As python3: the script's directory, the current directory for -m,
 	// or "" for -c and the bare REPL.
