@@ -423,3 +423,28 @@ func TestSafePathRunsDirectoryAndZip(t *testing.T) {
 		})
 	}
 }
+
+// At exit, __main__'s objects are destroyed before the modules they
+// need, as in python3: an open multiprocessing.Pool closes quietly.
+func TestMainObjectsDestroyedFirstAtExit(t *testing.T) {
+	cases := map[string]string{
+		"an open Pool": "import multiprocessing\np = multiprocessing.Pool(2)\n",
+		"a __del__ that uses a module": "import json\n" +
+			"class A:\n" +
+			"    def __del__(self):\n" +
+			"        print('del', json.dumps([1]))\n\n" +
+			"a = A()\n",
+	}
+	for name, input := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			want := runWith(t, dir, pythonOracle, []string{"-q", "-i"}, input)
+			got := runWith(t, dir, binary, []string{"-q"}, input)
+			if got.stdout != want.stdout || got.status != want.status || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+				t.Errorf("python3 -i:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s",
+					want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr)
+			}
+		})
+	}
+}

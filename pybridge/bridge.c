@@ -993,6 +993,13 @@ int pyb_finalize(void) {
     } else {
         PyErr_WriteUnraisable(NULL);
     }
+    /* python3 destroys __main__'s objects first of all modules'; the REPL
+     * helper, which outlives them, lets go of it. */
+    PyObject *repl = pyb_helper("_pyaichat_repl");
+    PyObject *released = repl != NULL ? PyObject_CallMethod(repl, "release_main", NULL) : NULL;
+    if (released == NULL) PyErr_Clear();
+    Py_XDECREF(released);
+    Py_XDECREF(repl);
     /* The rest runs no code of the user's that waits; past this point a
      * thread that asks for the GIL (Go's, after a Ctrl-C) would be ended. */
     pyb_signals_user_end();

@@ -1170,3 +1170,13 @@ def set_main_importer(entry):
     if _importer(path) is not None:
         sys.path.insert(0, path)
     return "ok"
+
+
+def release_main(_=""):
+    """At exit, once the atexit handlers ran: let go of __main__. python3
+    destroys its objects first of all modules' (finalization drops it from
+    sys.modules first); held here, they outlived the modules their
+    __del__ needs (an open multiprocessing.Pool failed in __del__)."""
+    global _main, _console
+    _main = _console = None
+    return "ok"
