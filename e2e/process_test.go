@@ -448,3 +448,53 @@ func TestMainObjectsDestroyedFirstAtExit(t *testing.T) {
 		})
 	}
 }
+
+// runBounded is runWith with stdin empty, killing the program if it has
+// not ended within a minute (a hang).
+func runBounded(t *testing.T, dir, program string, args []string) result {
+	t.Helper()
+	cmd := exec.Command(program, args...)
+	cmd.Dir = dir
+	cmd.Env = testEnv(dir, "")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	if !timer.Stop() {
+		t.Fatalf("%s %v did not end within a minute:\nstdout:\n%s\nstderr:\n%s", program, args, out.String(), errb.String())
+	}
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.status = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A process forked in an atexit handler goes on with its parent's exit
+// and ends, as python3's does (test_threading's test_fork_at_exit hung).
+func TestForkAtExit(t *testing.T) {
+	dir := t.TempDir()
+	script := "import atexit, os, sys\n" +
+		"def handler():\n" +
+		"    pid = os.fork()\n" +
+		"    if pid == 0:\n" +
+		"        print('child ok', flush=True)\n" +
+		"    else:\n" +
+		"        print('child status', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)\n" +
+		"atexit.register(handler)\n"
+	if err := os.WriteFile(filepath.Join(dir, "forks.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := runBounded(t, dir, pythonOracle, []string{"-q", "-i", "forks.py"})
+	got := runBounded(t, dir, binary, []string{"-q", "forks.py"})
+	if got.stdout != want.stdout || got.status != want.status || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+		t.Errorf("python3 -i:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s",
+			want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr)
+	}
+}

@@ -667,14 +667,18 @@ static char *str_result(PyObject *res, const char *what, size_t *out_len, pyb_er
     return out;
 }
 
-/* A child that user code forked (os.fork() in a statement at the prompt)
- * has only this thread: the Go runtime's other threads are not in it, so
- * it cannot go back to Go, where it would hang for ever. It ends with the
- * statement that forked it: quietly with the status of the SystemExit it
- * raised (exiting), as python3's would, or else with 0, saying why (where
- * python3's child would go on reading the same terminal as its parent).
- * Forks that end themselves (multiprocessing, subprocess, a child that
- * calls os._exit) never get here. */
+static int finalize_held(void);
+
+/* A child that user code forked (os.fork() in a statement at the prompt,
+ * in FILE or -c) has only this thread: the Go runtime's other threads are
+ * not in it, so it cannot go back to Go, where it would hang for ever. It
+ * ends with the statement that forked it, as a python3 process exits:
+ * its threads waited for, its atexit handlers run, Python finalized; with
+ * the status of the SystemExit it raised (exiting), as python3's would,
+ * or else with 0, saying why (where python3's child would go on reading
+ * the same terminal as its parent). Forks that end themselves
+ * (multiprocessing, subprocess, a child that calls os._exit) never get
+ * here. */
 static void end_forked_child(int exiting, int status) {
     if (getpid() == session_pid) return;
     const char *streams[] = {"stdout", "stderr"};
@@ -973,8 +977,9 @@ static void call_at_exit(const char *module, const char *func) {
     Py_DECREF(mod);
 }
 
-int pyb_finalize(void) {
-    PyEval_RestoreThread(main_tstate);
+/* Finalizes Python as python3 does at exit (GIL held); Py_FinalizeEx's
+ * result. */
+static int finalize_held(void) {
     /* The two steps of Py_FinalizeEx that run user code and may wait for
      * as long as it takes, taken first (each does nothing the second
      * time) so that Go can tell which one it waits for; Ctrl-C reaches
@@ -1006,6 +1011,15 @@ int pyb_finalize(void) {
     set_busy(0);
     set_phase(PYB_FINALIZE_REST);
     return Py_FinalizeEx();
+}
+
+int pyb_finalize(int status) {
+    PyEval_RestoreThread(main_tstate);
+    int rc = finalize_held();
+    /* A process forked during exit (by an atexit handler) exits as its
+     * parent does; back in Go it would hang. */
+    if (getpid() != session_pid) _exit(rc < 0 ? 120 : status);
+    return rc;
 }
 
 int pyb_version_major(void) { return PY_MAJOR_VERSION; }

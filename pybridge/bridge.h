@@ -131,8 +131,9 @@ void pyb_set_interrupt(void);
 
 /* Finalizes the interpreter (joins non-daemon threads, runs atexit) and
  * returns Py_FinalizeEx's result: -1 when the standard streams could not
- * be flushed. */
-int pyb_finalize(void);
+ * be flushed. A process forked meanwhile (by an atexit handler) ends
+ * there, with status (or 120, as above). */
+int pyb_finalize(int status);
 
 /* What pyb_finalize is doing, from any thread. */
 enum {

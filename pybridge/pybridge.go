@@ -417,7 +417,7 @@ func (in *Interp) Close(timeout time.Duration) bool {
 	// time.
 	err := in.jobs.submit(job{fn: func() {
 		in.dead = true
-		C.pyb_finalize()
+		C.pyb_finalize(0)
 		close(done)
 	}}, true)
 	if err != nil {
@@ -452,7 +452,7 @@ func (in *Interp) Exit(status int, patience time.Duration, notice func(waitingFo
 	done := make(chan bool, 1)
 	err := in.jobs.submit(job{fn: func() {
 		in.dead = true
-		done <- C.pyb_finalize() == 0
+		done <- C.pyb_finalize(C.int(status)) == 0
 	}}, true)
 	if err != nil {
 		return status
