@@ -498,3 +498,33 @@ func TestForkAtExit(t *testing.T) {
 			want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr)
 	}
 }
+
+// A process forked while FILE or -c runs waits for its threads and runs
+// its atexit handlers when it ends, as python3's does. (python3's child
+// would then read the terminal as a second REPL; pyaichat's ends with the
+// script and says so.)
+func TestForkInScriptExitsAsPython(t *testing.T) {
+	dir := t.TempDir()
+	script := "import atexit, os, threading, time\n" +
+		"pid = os.fork()\n" +
+		"if pid == 0:\n" +
+		"    atexit.register(print, 'child atexit', flush=True)\n" +
+		"    threading.Thread(target=lambda: (time.sleep(0.5), print('child thread done', flush=True))).start()\n" +
+		"else:\n" +
+		"    os.waitpid(pid, 0)\n" +
+		"    print('parent waited', flush=True)\n"
+	if err := os.WriteFile(filepath.Join(dir, "forks.py"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-q", "forks.py"}, {"-q", "-c", script}} {
+		t.Run(args[1], func(t *testing.T) {
+			want := runBounded(t, dir, pythonOracle, append([]string{"-i"}, args...))
+			got := runBounded(t, dir, binary, args)
+			const ends = "pyaichat: the process forked by this statement ends here"
+			if got.stdout != want.stdout || got.status != want.status || strings.Count(got.stderr, ends) != 1 || strings.Contains(got.stderr, "Traceback") {
+				t.Errorf("python3 -i:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s",
+					want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr)
+			}
+		})
+	}
+}

@@ -694,7 +694,7 @@ static void end_forked_child(int exiting, int status) {
         ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)n;
     }
-    _exit(status);
+    _exit(finalize_held() < 0 ? 120 : status);
 }
 
 /* The exception a signal handler raised while no user code ran (at the
