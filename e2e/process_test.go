@@ -528,3 +528,23 @@ func TestForkInScriptExitsAsPython(t *testing.T) {
 		})
 	}
 }
+
+// sys.ps1 and sys.ps2 are python3's, so code.interact() prompts as it
+// does in python3.
+func TestPromptsInSysAsPython(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	input := "import sys; print(repr(sys.ps1), repr(sys.ps2))\n"
+	want := runWith(t, dir, pythonOracle, []string{"-q", "-i"}, input)
+	got := runWith(t, dir, binary, []string{"-q"}, input)
+	if got.stdout != want.stdout {
+		t.Errorf("sys.ps1, sys.ps2: python3 -i %q, pyaichat %q", want.stdout, got.stdout)
+	}
+	s := startREPL(t, "", "-q")
+	enter(s, "import code; code.interact(banner='', local={'y': 5})")
+	s.ExpectString(">>> ")
+	s.SendLine("y * 2")
+	s.ExpectString("10\r\n>>> ")
+	s.Send(ptytest.CtrlD)
+	s.ExpectString("py> ")
+}

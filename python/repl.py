@@ -1137,8 +1137,10 @@ def install_stdin(terminal):
         _pyaichat.native_input(True)
     else:
         sys.stdin = _Stdin(sys.__stdin__)
-    # Set in every interactive interpreter; libraries test for them.
-    sys.ps1 = "py> "
+    # Set in every interactive interpreter, to python3's: libraries test
+    # for them, and code.interact() and pdb's interact prompt with them.
+    # pyaichat's own prompts are its own.
+    sys.ps1 = ">>> "
     sys.ps2 = "... "
     return "ok"
 
