@@ -99,7 +99,7 @@ func TestSignalHandlersAtThePrompt(t *testing.T) {
 				"")
 			for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGALRM} {
 				name := signalName(sig)
-				s.SendLine("signal.signal(signal." + name + ", h) and None")
+				s.SendLine("old = signal.signal(signal." + name + ", h)")
 				s.ExpectString(promptOf(program))
 				mainThreadWaits(t, s.Pid())
 				sent := time.Now()
@@ -145,10 +145,11 @@ func TestSignalHandlerErrorsAtThePrompt(t *testing.T) {
 				"import signal, sys",
 				"def boom(n, f): raise RuntimeError('boom')",
 				"",
-				"signal.signal(signal.SIGUSR1, boom) and None",
-				"signal.signal(signal.SIGTERM, lambda n, f: sys.exit(3)) and None")
+				"old = signal.signal(signal.SIGUSR1, boom)",
+				"old = signal.signal(signal.SIGTERM, lambda n, f: sys.exit(3))")
 			s.Send("half a line")
 			s.ExpectString("half a line")
+			mainThreadWaits(t, s.Pid())
 			if err := syscall.Kill(s.Pid(), syscall.SIGUSR1); err != nil {
 				t.Fatal(err)
 			}
@@ -176,9 +177,9 @@ func TestSignalHandlersFromAPipe(t *testing.T) {
 	setup := "import os, signal, sys\n" +
 		"def h(n, f): print('handled', signal.Signals(n).name, flush=True)\n\n" +
 		"def boom(n, f): raise RuntimeError('boom')\n\n" +
-		"signal.signal(signal.SIGHUP, h) and None\n" +
-		"signal.signal(signal.SIGUSR1, boom) and None\n" +
-		"signal.signal(signal.SIGTERM, lambda n, f: sys.exit(3)) and None\n" +
+		"old = signal.signal(signal.SIGHUP, h)\n" +
+		"old = signal.signal(signal.SIGUSR1, boom)\n" +
+		"old = signal.signal(signal.SIGTERM, lambda n, f: sys.exit(3))\n" +
 		"print('ready', flush=True)\n"
 	type run struct {
 		stdout, stderr string
@@ -309,7 +310,7 @@ func TestPTYCtrlCStopsTheWaitAtExit(t *testing.T) {
 	for i, program := range []string{pythonOracle, binary} {
 		s := idleSession(t, program,
 			"import atexit, threading, time",
-			"atexit.register(print, 'atexit ran') and None",
+			"f = atexit.register(print, 'atexit ran')",
 			"threading.Thread(target=time.sleep, args=(60,)).start()")
 		s.Send(ptytest.CtrlD)
 		// A Ctrl-C is a signal at once, ahead of the Ctrl-D still queued:
@@ -547,4 +548,27 @@ func TestPromptsInSysAsPython(t *testing.T) {
 	s.ExpectString("10\r\n>>> ")
 	s.Send(ptytest.CtrlD)
 	s.ExpectString("py> ")
+}
+
+// From a pipe, sys.stdin has what python3's TextIOWrapper has there:
+// mode, line_buffering, write_through, reconfigure(). (Reading it is not
+// compared: python3's prompt and sys.stdin buffer the pipe apart, and
+// whichever reads first takes what the other would have read.)
+func TestPipedStdinAsPython(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	input := "import sys\n" +
+		"print(sys.stdin.mode, sys.stdin.line_buffering, sys.stdin.write_through, sys.stdin.encoding, sys.stdin.errors, sys.stdin.newlines)\n" +
+		"sys.stdin.reconfigure(errors='replace')\n" +
+		"print(sys.stdin.errors)\n"
+	want := runWith(t, dir, pythonOracle, []string{"-q", "-i"}, input)
+	got := runWith(t, dir, binary, []string{"-q"}, input)
+	if got.stdout != want.stdout || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+		t.Errorf("python3 -i:\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstdout:\n%s\nstderr:\n%s", want.stdout, want.stderr, got.stdout, got.stderr)
+	}
+	// The errors set apply to the lines read after.
+	read := runWith(t, dir, binary, []string{"-q"}, "import sys\nsys.stdin.reconfigure(errors='replace')\nprint(repr(sys.stdin.readline()))\n\xff\xfeabc\n")
+	if read.stdout != "'\ufffd\ufffdabc\\n'\n" {
+		t.Errorf("a line read after reconfigure(errors='replace'): %q, want the two bytes replaced\n%s", read.stdout, read.stderr)
+	}
 }

@@ -975,19 +975,51 @@ class _Stdin(io.TextIOBase):
         self._eof = False
         self._unread = ""  # the rest of a line a sized read stopped in
 
+    # What reconfigure() set, over the real stream's.
+    _encoding = None
+    _errors = None
+
     @property
     def encoding(self):
-        return getattr(self._real, "encoding", "utf-8")
+        return self._encoding or getattr(self._real, "encoding", "utf-8")
 
     @property
     def errors(self):
-        return getattr(self._real, "errors", "strict")
+        return self._errors or getattr(self._real, "errors", "strict")
 
     @property
     def buffer(self):
         return self._real.buffer
 
     name = "<stdin>"
+    mode = "r"
+    newlines = None
+
+    @property
+    def line_buffering(self):
+        return getattr(self._real, "line_buffering", False)
+
+    @property
+    def write_through(self):
+        return getattr(self._real, "write_through", False)
+
+    def reconfigure(self, *, encoding=None, errors=None, newline=None, line_buffering=None, write_through=None):
+        """As TextIOWrapper.reconfigure: encoding and errors apply to the
+        lines read from now on (the others mean nothing for this stream)."""
+        if encoding is not None:
+            _stdlib("codecs").lookup(encoding)
+            self._encoding = encoding
+            if errors is None:
+                self._errors = "strict"
+        if errors is not None:
+            self._errors = errors
+
+    def _decoded(self, line):
+        """line (read as UTF-8 with surrogateescape) as the stream's
+        encoding and errors, once reconfigure() changed them, decode it."""
+        if self._encoding is None and self._errors is None:
+            return line
+        return line.encode("utf-8", "surrogateescape").decode(self.encoding, self.errors)
 
     def readable(self):
         return True
@@ -1005,7 +1037,7 @@ class _Stdin(io.TextIOBase):
             size = -1
         line, self._unread = self._unread, ""
         if not line:
-            line = _pyaichat.readline()
+            line = self._decoded(_pyaichat.readline())
         if 0 <= size < len(line):
             # As a buffered stream does: the rest waits for the next read.
             line, self._unread = line[:size], line[size:]
