@@ -572,3 +572,19 @@ func TestPipedStdinAsPython(t *testing.T) {
 		t.Errorf("a line read after reconfigure(errors='replace'): %q, want the two bytes replaced\n%s", read.stdout, read.stderr)
 	}
 }
+
+// Under -u python3 reads a piped stdin unbuffered: what follows the line
+// it took is still in the pipe for os.read(0) or a child; without -u its
+// buffer took it.
+func TestUnbufferedPipedStdin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	input := "import os\nprint(os.read(0, 100))\nrest\n"
+	for _, args := range [][]string{{"-q", "-u"}, {"-q"}} {
+		want := runWith(t, dir, pythonOracle, append([]string{"-i"}, args...), input)
+		got := runWith(t, dir, binary, args, input)
+		if got.stdout != want.stdout || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+			t.Errorf("python3 -i %v:\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstdout:\n%s\nstderr:\n%s", args, want.stdout, want.stderr, got.stdout, got.stderr)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -87,6 +88,13 @@ type cmdline struct {
 	quiet     bool // -q: no banner
 	safePath  bool // -P or -I: no script directory or cwd on sys.path
 	ignoreEnv bool // -E or -I: no PYTHONSTARTUP either
+	unbuffer  bool // -u: stdin read unbuffered too, as python3's C stdio
+}
+
+// unbuffered says whether python3 would read a piped stdin unbuffered:
+// under -u or PYTHONUNBUFFERED (unless -E or -I).
+func (c cmdline) unbuffered() bool {
+	return c.unbuffer || (!c.ignoreEnv && os.Getenv("PYTHONUNBUFFERED") != "")
 }
 
 // resumeLatest is --continue: the newest session.
@@ -125,7 +133,8 @@ var python3Flags = map[byte]func(*cmdline){
 	'E': func(c *cmdline) { c.ignoreEnv = true },
 	'I': func(c *cmdline) { c.ignoreEnv, c.safePath = true, true },
 	'P': func(c *cmdline) { c.safePath = true },
-	'u': nil, 'B': nil, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
+	'u': func(c *cmdline) { c.unbuffer = true },
+	'B': nil, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
 }
 
 // parseArgs reads the command line the way python3 does: options may be

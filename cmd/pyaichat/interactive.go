@@ -27,7 +27,7 @@ const exitPatience = 3 * time.Second
 // runInteractive is pyaichat's REPL, or with -p its one question: the
 // setup code runs first, as python3 -i runs it.
 func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (status int) {
-	opts, readLine, err := openInput(std)
+	opts, readLine, err := openInput(std, c.unbuffered())
 	if err != nil {
 		std.warn(err.Error())
 		return 1
@@ -175,11 +175,11 @@ func setupFor(in *pybridge.Interp, c cmdline, std stdio) (status int, exit bool)
 
 // openInput is the REPL's input: a terminal, read only at pyaichat's
 // prompt, or a pipe, whose lines the prompt and user code (readLine) take
-// in turn.
-func openInput(std stdio) (opts repl.Options, readLine pybridge.LineReader, err error) {
+// in turn; unbuffered, it reads no byte past the line it needs.
+func openInput(std stdio, unbuffered bool) (opts repl.Options, readLine pybridge.LineReader, err error) {
 	opts = repl.Options{Stdout: std.out, Stderr: std.err, HistoryDir: xdgPaths().state, OnIdle: pybridge.TrimCHeap}
 	if !term.IsTerminal(std.in) || !term.IsTerminal(std.out) {
-		opts.Pipe = repl.NewPipe(std.in)
+		opts.Pipe = repl.NewPipe(std.in, unbuffered)
 		readLine = func(prompt string, show bool) (string, error) { return opts.Pipe.UserLine(prompt, show, std.out) }
 		return opts, readLine, nil
 	}
