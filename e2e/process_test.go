@@ -588,3 +588,37 @@ func TestUnbufferedPipedStdin(t *testing.T) {
 		}
 	}
 }
+
+// A trace or profile function sees the user's code only, as in python3,
+// whose loop is C: not pyaichat's REPL helper, nor the suggester that
+// runs while a line is typed.
+func TestTraceSeesUserCodeOnly(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		"import sys",
+		"calls = []",
+		"tr = lambda frame, event, arg: calls.append(event + ' ' + frame.f_code.co_name)",
+		"sys.settrace(tr)",
+		"x = sorted([2, 1])",
+		"sys.settrace(None)",
+		"sys.setprofile(tr)",
+		"y = sorted([2, 1])",
+		"sys.setprofile(None)",
+	}
+	dir := t.TempDir()
+	input := strings.Join(lines, "\n") + "\nprint(calls)\n"
+	want := runWith(t, dir, pythonOracle, []string{"-q", "-i"}, input)
+	got := runWith(t, dir, binary, []string{"-q"}, input)
+	if got.stdout != want.stdout {
+		t.Errorf("from a pipe, python3 -i traced:\n%s\npyaichat:\n%s", want.stdout, got.stdout)
+	}
+	var screens [2]string
+	for i, program := range []string{pythonOracle, binary} {
+		s := idleSession(t, program, lines...)
+		s.SendLine("print(calls)")
+		screens[i] = s.ExpectString("]\r\n")
+	}
+	if !strings.HasSuffix(screens[1], screens[0][strings.LastIndex(screens[0], "["):]) {
+		t.Errorf("typed at the prompt, python3 -i traced:\n%s\npyaichat:\n%s", screens[0], screens[1])
+	}
+}

@@ -749,6 +749,30 @@ static void settle_after_user_code(int exiting, int status) {
     run_late_handlers();
 }
 
+/* pyaichat's own Python (the REPL helper compiling an input, the
+ * suggester, the capabilities) is no part of the user's program: python3's
+ * loop is C, so a trace or profile function the user set sees only the
+ * user's code. It is paused around pyaichat's (GIL held; calls nest). */
+static void pause_tracing(void) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyThreadState_EnterTracing(PyThreadState_Get());
+#else
+    PyThreadState *ts = PyThreadState_Get();
+    ts->tracing++;
+    ts->cframe->use_tracing = 0;
+#endif
+}
+
+static void resume_tracing(void) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyThreadState_LeaveTracing(PyThreadState_Get());
+#else
+    PyThreadState *ts = PyThreadState_Get();
+    ts->tracing--;
+    ts->cframe->use_tracing = ts->tracing == 0 && (ts->c_tracefunc != NULL || ts->c_profilefunc != NULL);
+#endif
+}
+
 /* Set while user code may run (pyb_busy). */
 static int user_code_running;
 
@@ -777,6 +801,8 @@ char *pyb_call(const char *module, const char *func, const char *arg, size_t arg
     if (kind == PYB_CALL_USER) {
         set_busy(1);
         pyb_signals_user_begin();
+    } else {
+        pause_tracing();
     }
 
     PyObject *fn = NULL, *py_arg = NULL, *res = NULL;
@@ -802,6 +828,8 @@ done:
     if (kind == PYB_CALL_USER) {
         settle_after_user_code(0, 0);
         set_busy(0);
+    } else {
+        resume_tracing();
     }
     main_tstate = PyEval_SaveThread();
     return out;
@@ -850,6 +878,7 @@ static PyObject *run_pending(PyObject *mod) {
     }
     PyObject *globals = PyModule_GetDict(main_mod); /* borrowed */
     int failed = 0;
+    resume_tracing();
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(codes); i++) {
         PyObject *r = PyEval_EvalCode(PyList_GET_ITEM(codes, i), globals, globals);
         if (r == NULL) {
@@ -858,6 +887,7 @@ static PyObject *run_pending(PyObject *mod) {
         }
         Py_DECREF(r);
     }
+    pause_tracing();
     Py_DECREF(codes);
     if (!failed) return PyObject_CallMethod(mod, "after_run", NULL);
     PyObject *type, *value, *tb;
@@ -876,6 +906,7 @@ int pyb_repl_step(const char *func, const char *arg, size_t arg_len, pyb_outcome
     memset(out, 0, sizeof *out);
     int rc = -1, ran = 0;
     PyEval_RestoreThread(main_tstate);
+    pause_tracing();
     PyObject *mod = pyb_helper("_pyaichat_repl");
     PyObject *res = NULL;
     if (mod == NULL) goto done;
@@ -906,6 +937,7 @@ done:
         settle_after_user_code(out->exit, out->status);
         set_busy(0);
     }
+    resume_tracing();
     main_tstate = PyEval_SaveThread();
     return rc;
 }
