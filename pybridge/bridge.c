@@ -978,9 +978,30 @@ void pyb_outcome_free(pyb_outcome *out) {
     out->error = out->partial = NULL;
 }
 
+/* Kicks under way, and whether they are refused: once finalization
+ * begins, a thread that asks for the GIL is ended by Python (a Go thread
+ * must never be), or finds the runtime gone. */
+static int kicks_in_flight, kicks_closed;
+
 void pyb_kick(void) {
-    PyGILState_STATE st = PyGILState_Ensure();
-    PyGILState_Release(st);
+    __atomic_add_fetch(&kicks_in_flight, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&kicks_closed, __ATOMIC_SEQ_CST)) {
+        PyGILState_STATE st = PyGILState_Ensure();
+        PyGILState_Release(st);
+    }
+    __atomic_sub_fetch(&kicks_in_flight, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Refuses kicks from now on, and lets the ones under way (waiting for the
+ * GIL) finish (GIL held). */
+static void close_kicks(void) {
+    __atomic_store_n(&kicks_closed, 1, __ATOMIC_SEQ_CST);
+    /* A forked child has no thread but this one: a count it inherited
+     * belongs to its parent's. */
+    if (getpid() != session_pid) return;
+    Py_BEGIN_ALLOW_THREADS
+    while (__atomic_load_n(&kicks_in_flight, __ATOMIC_SEQ_CST) > 0) usleep(1000);
+    Py_END_ALLOW_THREADS
 }
 
 void pyb_set_interrupt(void) { PyErr_SetInterrupt(); }
@@ -1041,6 +1062,7 @@ static int finalize_held(void) {
      * thread that asks for the GIL (Go's, after a Ctrl-C) would be ended. */
     pyb_signals_user_end();
     set_busy(0);
+    close_kicks();
     set_phase(PYB_FINALIZE_REST);
     return Py_FinalizeEx();
 }
