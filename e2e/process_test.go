@@ -622,3 +622,32 @@ func TestTraceSeesUserCodeOnly(t *testing.T) {
 		t.Errorf("typed at the prompt, python3 -i traced:\n%s\npyaichat:\n%s", screens[0], screens[1])
 	}
 }
+
+// python3's options that pyaichat used to refuse: -R, -d, -v,
+// --check-hash-based-pycs and the --help-* texts.
+func TestMorePython3Options(t *testing.T) {
+	dir := t.TempDir()
+	cases := [][]string{
+		{"-q", "-R", "-d", "-c", "import sys; print(sys.flags.hash_randomization, sys.flags.debug)"},
+		{"-q", "--check-hash-based-pycs", "always", "-c", "import _imp; print(_imp.check_hash_based_pycs)"},
+		{"-q", "--check-hash-based-pycs", "sometimes"},
+		{"--help-env"},
+		{"--help-xoptions"},
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			want := runWith(t, dir, pythonOracle, append([]string{"-i"}, args...), "")
+			got := runWith(t, dir, binary, args, "")
+			want.stderr = strings.ReplaceAll(want.stderr, "usage: "+pythonOracle, "usage: pyaichat")
+			want.stderr = strings.ReplaceAll(want.stderr, "`python -h'", "`pyaichat -h'")
+			if got.stdout != want.stdout || got.status != want.status || stripPrompts(got.stderr) != stripPrompts(want.stderr) {
+				t.Errorf("python3 -i %v:\nstatus %d\nstdout:\n%s\nstderr:\n%s\npyaichat:\nstatus %d\nstdout:\n%s\nstderr:\n%s",
+					args, want.status, want.stdout, want.stderr, got.status, got.stdout, got.stderr)
+			}
+		})
+	}
+	got := runWith(t, dir, binary, []string{"-q", "-v", "-c", "import sys; print(sys.flags.verbose)"}, "")
+	if got.stdout != "1\n" || !strings.Contains(got.stderr, "# installing zipimport hook") {
+		t.Errorf("-v: stdout %q, want 1, and the import log on stderr:\n%s", got.stdout, got.stderr)
+	}
+}

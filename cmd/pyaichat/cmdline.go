@@ -83,6 +83,9 @@ type cmdline struct {
 
 	version int // -V, given this many times
 	help    bool
+	// pythonHelp is python3's --help-env, --help-xoptions or --help-all,
+	// which python3 of the embedded version answers.
+	pythonHelp string
 
 	// What pyaichat itself must know of python3's options.
 	quiet     bool // -q: no banner
@@ -134,7 +137,7 @@ var python3Flags = map[byte]func(*cmdline){
 	'I': func(c *cmdline) { c.ignoreEnv, c.safePath = true, true },
 	'P': func(c *cmdline) { c.safePath = true },
 	'u': func(c *cmdline) { c.unbuffer = true },
-	'B': nil, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
+	'B': nil, 'v': nil, 'R': nil, 'd': nil, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
 }
 
 // parseArgs reads the command line the way python3 does: options may be
@@ -264,6 +267,15 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		c.resume = resumeLatest
 	case "--resume":
 		c.resume, err = arg()
+	case "--check-hash-based-pycs":
+		if v, err = arg(); err == nil {
+			if v != "default" && v != "always" && v != "never" {
+				return usageError{"--check-hash-based-pycs must be one of 'default', 'always', or 'never'"}
+			}
+			c.options = append(c.options, name, v)
+		}
+	case "--help-env", "--help-xoptions", "--help-all":
+		c.pythonHelp = name
 	default:
 		return usageError{"unknown option " + name}
 	}
