@@ -651,3 +651,15 @@ func TestMorePython3Options(t *testing.T) {
 		t.Errorf("-v: stdout %q, want 1, and the import log on stderr:\n%s", got.stdout, got.stderr)
 	}
 }
+
+// After sys.stdin.close() on a terminal, input() raises as in python3
+// rather than read the terminal.
+func TestPTYInputAfterStdinClosed(t *testing.T) {
+	for _, program := range []string{pythonOracle, binary} {
+		s := idleSession(t, program, "import sys; sys.stdin.close()")
+		s.SendLine("input('x: ')")
+		s.ExpectString("ValueError: I/O operation on closed file.\r\n")
+		s.SendLine("print('alive')")
+		s.ExpectString("alive\r\n")
+	}
+}
