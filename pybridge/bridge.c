@@ -399,6 +399,9 @@ static PyObject *mod_scrub_environ(PyObject *self, PyObject *args) {
     return pyb_scrub_environ(names, dicts);
 }
 
+static PyObject *mod_exit_begins(PyObject *self, PyObject *unused);
+static PyObject *mod_exit_ends(PyObject *self, PyObject *unused);
+
 static PyMethodDef mod_methods[] = {
     {"ident", mod_ident, METH_O, "id(obj), without an audit event."},
     {"lookup", mod_lookup, METH_VARARGS, "d[key] comparing only exact str keys."},
@@ -409,6 +412,8 @@ static PyMethodDef mod_methods[] = {
     {"native_input", mod_native_input, METH_O, "Let input() read the terminal itself."},
     {"readline", mod_readline, METH_NOARGS, "Read one line through pyaichat."},
     {"lines_read", mod_lines_read, METH_NOARGS, "How many lines user code has read."},
+    {"exit_begins", mod_exit_begins, METH_NOARGS, "atexit: the user's handlers begin."},
+    {"exit_ends", mod_exit_ends, METH_NOARGS, "atexit: the user's handlers have run."},
     {"helper", mod_helper, METH_O, "One of pyaichat's helper modules, by name."},
     {NULL, NULL, 0, NULL},
 };
@@ -1013,44 +1018,25 @@ static void set_phase(int phase) { __atomic_store_n(&finalize_phase, phase, __AT
 
 int pyb_finalize_phase(void) { return __atomic_load_n(&finalize_phase, __ATOMIC_RELAXED); }
 
-/* Calls module.func() as Py_FinalizeEx calls threading._shutdown: an
- * exception (a KeyboardInterrupt from Ctrl-C) is reported as ignored, and
- * finalization goes on (GIL held). Not imported: nothing to do. */
-static void call_at_exit(const char *module, const char *func) {
-    PyObject *name = PyUnicode_FromString(module);
-    PyObject *mod = name != NULL ? PyImport_GetModule(name) : NULL;
-    Py_XDECREF(name);
-    if (mod == NULL) {
-        if (PyErr_Occurred()) PyErr_WriteUnraisable(NULL);
-        return;
-    }
-    PyObject *res = PyObject_CallMethod(mod, func, NULL);
-    if (res == NULL) PyErr_WriteUnraisable(mod);
-    Py_XDECREF(res);
-    Py_DECREF(mod);
+/* Py_FinalizeEx waits for non-daemon threads, then runs the atexit
+ * handlers, for as long as they take, before it finalizes the rest; in
+ * 3.12 and later with fork and new threads refused from the start. It
+ * runs them itself, as python3's does. Two atexit handlers of pyaichat's
+ * tell Go which of those it waits for: exit_begins, registered last (it
+ * runs first), once the threads have ended; exit_ends, registered when
+ * the REPL helper loads, before any of the user's (it runs last), once
+ * the user's handlers have run. */
+static PyObject *mod_exit_begins(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    set_phase(PYB_FINALIZE_ATEXIT);
+    Py_RETURN_NONE;
 }
 
-/* Finalizes Python as python3 does at exit (GIL held); Py_FinalizeEx's
- * result. */
-static int finalize_held(void) {
-    /* The two steps of Py_FinalizeEx that run user code and may wait for
-     * as long as it takes, taken first (each does nothing the second
-     * time) so that Go can tell which one it waits for; Ctrl-C reaches
-     * them as it reaches user code. */
-    set_busy(1);
-    pyb_signals_user_begin();
-    set_phase(PYB_FINALIZE_THREADS);
-    call_at_exit("threading", "_shutdown");
-    set_phase(PYB_FINALIZE_ATEXIT);
-    PyObject *atexit = PyImport_ImportModule("atexit");
-    if (atexit != NULL) {
-        PyObject *res = PyObject_CallMethod(atexit, "_run_exitfuncs", NULL);
-        if (res == NULL) PyErr_WriteUnraisable(atexit);
-        Py_XDECREF(res);
-        Py_DECREF(atexit);
-    } else {
-        PyErr_WriteUnraisable(NULL);
-    }
+static PyObject *mod_exit_ends(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    if (pyb_finalize_phase() == PYB_FINALIZE_NOT) Py_RETURN_NONE; /* the user ran the handlers early */
     /* python3 destroys __main__'s objects first of all modules'; the REPL
      * helper, which outlives them, lets go of it. */
     PyObject *repl = pyb_helper("_pyaichat_repl");
@@ -1064,7 +1050,28 @@ static int finalize_held(void) {
     set_busy(0);
     close_kicks();
     set_phase(PYB_FINALIZE_REST);
-    return Py_FinalizeEx();
+    Py_RETURN_NONE;
+}
+
+/* Finalizes Python as python3 does at exit (GIL held); Py_FinalizeEx's
+ * result. */
+static int finalize_held(void) {
+    /* Ctrl-C reaches the threads' wait and the handlers as it reaches
+     * user code. */
+    set_busy(1);
+    pyb_signals_user_begin();
+    PyObject *repl = pyb_helper("_pyaichat_repl");
+    PyObject *res = repl != NULL ? PyObject_CallMethod(repl, "exit_begins", NULL) : NULL;
+    if (res == NULL) PyErr_Clear();
+    Py_XDECREF(res);
+    Py_XDECREF(repl);
+    set_phase(PYB_FINALIZE_THREADS);
+    int rc = Py_FinalizeEx();
+    if (pyb_finalize_phase() != PYB_FINALIZE_REST) { /* exit_ends never ran */
+        pyb_signals_user_end();
+        set_busy(0);
+    }
+    return rc;
 }
 
 int pyb_finalize(int status) {

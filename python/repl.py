@@ -265,6 +265,10 @@ def _closers(source):
 
 _main = sys.modules["__main__"]
 
+# Runs last of the atexit handlers, registered before any of the user's
+# (see bridge.c, exit_ends).
+_stdlib("atexit").register(_pyaichat.exit_ends)
+
 
 class _LazyConsole:
     """Creates the console on first use (see _console_class)."""
@@ -1204,6 +1208,12 @@ def set_main_importer(entry):
     if _importer(path) is not None:
         sys.path.insert(0, path)
     return "ok"
+
+
+def exit_begins():
+    """Called from C as exit begins: _pyaichat.exit_begins, registered
+    last, runs first of the atexit handlers (see bridge.c)."""
+    _stdlib("atexit").register(_pyaichat.exit_begins)
 
 
 def release_main(_=""):
