@@ -666,3 +666,32 @@ func TestPTYInputAfterStdinClosed(t *testing.T) {
 		s.ExpectString("alive\r\n")
 	}
 }
+
+// A standard stream whose descriptor is closed at start is None in sys,
+// as in python3 (Go's runtime opens /dev/null there before pyaichat
+// starts).
+func TestClosedStandardStreamsAreNone(t *testing.T) {
+	cases := map[string]struct{ redirect, code string }{
+		"stdin":  {"<&-", "import sys, os; os.write(1, repr((sys.stdin, sys.__stdin__)).encode() + b'\\n')"},
+		"stdout": {">&- </dev/null", "import sys, os; os.write(2, repr((sys.stdout, sys.__stdout__)).encode() + b'\\n')"},
+		"stderr": {"2>&- </dev/null", "import sys, os; os.write(1, repr((sys.stderr, sys.__stderr__)).encode() + b'\\n')"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			var outs [2]string
+			for i, program := range []string{pythonOracle, binary} {
+				args := strings.Join(oracleArgs(program, "-q", "-c", "\"$0\""), " ")
+				cmd := exec.Command("sh", "-c", "exec "+program+" "+args+" "+c.redirect, c.code)
+				cmd.Env = testEnv(t.TempDir(), "")
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", program, err, out)
+				}
+				outs[i] = strings.SplitN(string(out), "\n", 2)[0]
+			}
+			if outs[0] != outs[1] {
+				t.Errorf("%s closed at start: python3 -i has %s, pyaichat %s", name, outs[0], outs[1])
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@
 #include <frameobject.h>
 #include <marshal.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,6 +573,27 @@ static int bare_repl(void) {
     return PyDict_GetItemString(modules, "site") != NULL;
 }
 
+/* Which of fds 0, 1 and 2 were closed when the process started, seen
+ * before Go's runtime starts: it opens /dev/null on them, where python3
+ * makes sys.stdin, sys.stdout or sys.stderr None. */
+static int closed_at_start[3];
+
+__attribute__((constructor)) static void note_closed_stdio(void) {
+    for (int fd = 0; fd < 3; fd++) closed_at_start[fd] = fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+}
+
+/* As python3 has them: None for a standard stream whose descriptor was
+ * closed at start (GIL held). */
+static int drop_closed_stdio(void) {
+    static const char *names[3][2] = {{"stdin", "__stdin__"}, {"stdout", "__stdout__"}, {"stderr", "__stderr__"}};
+    for (int fd = 0; fd < 3; fd++) {
+        if (!closed_at_start[fd]) continue;
+        for (int i = 0; i < 2; i++)
+            if (PySys_SetObject(names[fd][i], Py_None) < 0) return -1;
+    }
+    return 0;
+}
+
 /* The process the interpreter started in (see end_forked_child). */
 static pid_t session_pid;
 
@@ -624,6 +646,10 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
     }
 
     PyOS_ReadlineFunctionPointer = readline_hook;
+    if (drop_closed_stdio() < 0) {
+        fetch_error(err);
+        return -1;
+    }
 
     /* Imported before any helper, so that it stays in sys.modules and every
      * helper shares it (the isolated copy swaps its readline). */

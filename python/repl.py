@@ -1171,7 +1171,7 @@ def install_stdin(terminal):
         _original_stdin.append(sys.stdin)  # kept alive: closing it would close fd 0
         sys.stdin = sys.__stdin__ = stdin
         _pyaichat.native_input(True)
-    else:
+    elif sys.stdin is not None:  # None: closed at start, as in python3
         sys.stdin = _Stdin(sys.__stdin__)
     # Set in every interactive interpreter, to python3's: libraries test
     # for them, and code.interact() and pdb's interact prompt with them.
