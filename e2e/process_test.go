@@ -695,3 +695,41 @@ func TestClosedStandardStreamsAreNone(t *testing.T) {
 		})
 	}
 }
+
+// At the prompt, a Ctrl-C or a SIGINT from another process does what the
+// user's code set SIGINT to do, as at python3's prompt: under SIG_IGN
+// nothing (the line stays), under SIG_DFL the process dies by it.
+func TestSIGINTAtThePromptAsSet(t *testing.T) {
+	for _, program := range []string{pythonOracle, binary} {
+		t.Run(promptOf(program), func(t *testing.T) {
+			t.Parallel()
+			s := idleSession(t, program, "import signal", "old = signal.signal(signal.SIGINT, signal.SIG_IGN)")
+			s.Send("12")
+			s.ExpectString("12")
+			mainThreadWaits(t, s.Pid())
+			s.Send(ptytest.CtrlC)
+			if err := syscall.Kill(s.Pid(), syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			s.SendLine("3")
+			s.ExpectString("123\r\n")
+			s.SendLine("old = signal.signal(signal.SIGINT, signal.SIG_DFL)")
+			s.ExpectString(promptOf(program))
+			mainThreadWaits(t, s.Pid())
+			if err := syscall.Kill(s.Pid(), syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if sig := s.ExpectSignaled(); sig != syscall.SIGINT {
+				t.Errorf("ended by signal %v after SIGINT under SIG_DFL, want SIGINT\n%s", sig, s.Dump())
+			}
+		})
+	}
+	s := idleSession(t, binary, "import signal", "old = signal.signal(signal.SIGINT, signal.SIG_DFL)")
+	s.Send(ptytest.CtrlC)
+	if sig := s.ExpectSignaled(); sig != syscall.SIGINT {
+		t.Errorf("pyaichat ended by signal %v after Ctrl-C under SIG_DFL, want SIGINT\n%s", sig, s.Dump())
+	}
+	if d := s.TermiosChanges(); d != "" {
+		t.Errorf("the terminal was not restored: %s", d)
+	}
+}

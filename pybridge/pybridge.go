@@ -365,6 +365,22 @@ func takeError(cerr *C.pyb_error) *Error {
 	return e
 }
 
+// SIGINT says what user code set SIGINT to do (signal.signal), as of the
+// end of its last statement: at pyaichat's prompt, where SIGINT is Go's,
+// the REPL does that with a Ctrl-C or a SIGINT, as python3's prompt would.
+func (in *Interp) SIGINT() SIGINTAction {
+	switch C.pyb_signals_sigint_action() {
+	case C.PYB_SIGINT_DEFAULT:
+		return SIGINTKills
+	case C.PYB_SIGINT_IGNORED:
+		return SIGINTIgnored
+	}
+	return SIGINTRaises
+}
+
+// DieBySIGINT ends the process by SIGINT, as SIGINT under SIG_DFL does.
+func (in *Interp) DieBySIGINT() { C.pyb_signals_die_by_sigint() }
+
 // Busy reports whether user code is running.
 func (in *Interp) Busy() bool { return C.pyb_busy() != 0 }
 

@@ -132,3 +132,12 @@ type ReadAhead struct {
 	N      int // bytes read, 0 when none were
 	Echoed int // bytes of Echo and the key written, 0 when none were
 }
+
+// SIGINTAction is what SIGINT does to the user's Python (Interp.SIGINT).
+type SIGINTAction int
+
+const (
+	SIGINTRaises  SIGINTAction = iota // a Python handler: KeyboardInterrupt by default
+	SIGINTKills                       // SIG_DFL: the process dies by it
+	SIGINTIgnored                     // SIG_IGN
+)

@@ -49,7 +49,21 @@ type Interpreter interface {
 	// (SystemExit).
 	SignalErrors() <-chan struct{}
 	ShowSignalError() (Outcome, error)
+	// SIGINT says what the user's code set SIGINT to do; DieBySIGINT
+	// ends the process by it (SIG_DFL).
+	SIGINT() SIGINTAction
+	DieBySIGINT()
 }
+
+// SIGINTAction is what the user's code set SIGINT to do: python3's prompt
+// does that with a Ctrl-C or a SIGINT, and so does the REPL at py>.
+type SIGINTAction int
+
+const (
+	SIGINTRaises  SIGINTAction = iota // a Python handler (KeyboardInterrupt)
+	SIGINTKills                       // SIG_DFL: the process dies by it
+	SIGINTIgnored                     // SIG_IGN: nothing happens
+)
 
 // Outcome is what running py> input led to.
 type Outcome struct {
@@ -279,6 +293,13 @@ func (r *Session) loop() int {
 					return status
 				}
 			} else if mode == ModePy || cont {
+				switch r.pySIGINT() {
+				case SIGINTIgnored:
+					initial = ev.Text // as if the key had not been pressed
+					continue
+				case SIGINTKills:
+					r.dieBySIGINT()
+				}
 				fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
 			}
 			pendingPaste = ""
@@ -722,10 +743,18 @@ func (r *Session) onInterrupt() {
 		(*c)()
 		return
 	}
-	switch {
-	case r.opts.Interp.Busy():
+	if r.opts.Interp.Busy() {
 		// Between pyaichat's step and the user's code.
 		r.opts.Interp.Interrupt()
+		return
+	}
+	switch r.pySIGINT() {
+	case SIGINTIgnored:
+		return
+	case SIGINTKills:
+		r.dieBySIGINT()
+	}
+	switch {
 	case r.editor != nil:
 		r.editor.CtrlC()
 	case r.opts.Term != nil:
@@ -789,4 +818,22 @@ func (r *Session) showSignalError() (status int, exit bool) {
 		return 0, false
 	}
 	return out.Status, out.Exit
+}
+
+// pySIGINT is what SIGINT does at the prompt: at py>, what the user's
+// code set; at ai>, pyaichat's own (it cancels or discards).
+func (r *Session) pySIGINT() SIGINTAction {
+	if mode, _ := r.state.get(); mode != ModePy {
+		return SIGINTRaises
+	}
+	return r.opts.Interp.SIGINT()
+}
+
+// dieBySIGINT ends the process by SIGINT, as python3 ends under SIG_DFL,
+// with the terminal as it was.
+func (r *Session) dieBySIGINT() {
+	if r.opts.Term != nil {
+		r.opts.Term.Restore()
+	}
+	r.opts.Interp.DieBySIGINT()
 }

@@ -100,6 +100,10 @@ func (f *fakeInterp) Interrupts() <-chan struct{} { return f.interrupts }
 
 func (f *fakeInterp) SignalErrors() <-chan struct{} { return nil }
 
+func (f *fakeInterp) SIGINT() SIGINTAction { return SIGINTRaises }
+
+func (f *fakeInterp) DieBySIGINT() {}
+
 func (f *fakeInterp) ShowSignalError() (Outcome, error) { return Outcome{}, nil }
 
 // fakeAssistant answers every question with its text reversed, or, for

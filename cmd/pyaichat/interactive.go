@@ -336,6 +336,16 @@ func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
 	return outcome(i.Interp.RunBlock(source))
 }
 
+func (i interpreter) SIGINT() repl.SIGINTAction {
+	switch i.Interp.SIGINT() {
+	case pybridge.SIGINTKills:
+		return repl.SIGINTKills
+	case pybridge.SIGINTIgnored:
+		return repl.SIGINTIgnored
+	}
+	return repl.SIGINTRaises
+}
+
 func (i interpreter) ShowSignalError() (repl.Outcome, error) {
 	return outcome(i.Interp.ShowSignalError())
 }
