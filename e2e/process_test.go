@@ -733,3 +733,20 @@ func TestSIGINTAtThePromptAsSet(t *testing.T) {
 		t.Errorf("the terminal was not restored: %s", d)
 	}
 }
+
+// faulthandler's report is python3's, with no line on extension modules
+// (pyaichat's own bridge module is not one there).
+func TestFaulthandlerReportAsPython(t *testing.T) {
+	script := "import ctypes, faulthandler, sys\nfaulthandler.enable(file=sys.stdout)\nprint('before', flush=True)\nctypes.string_at(0)\n"
+	want := runScript(t, pythonOracle, script)
+	got := runScript(t, binary, script)
+	thread := regexp.MustCompile(`Current thread 0x[0-9a-f]+`)
+	scriptPath := regexp.MustCompile(`"[^"]*/script\.py"`)
+	clean := func(s string) string {
+		return scriptPath.ReplaceAllString(thread.ReplaceAllString(s, "Current thread"), `"script.py"`)
+	}
+	want.stdout, got.stdout = clean(want.stdout), clean(got.stdout)
+	if got != want {
+		t.Errorf("python3 -i ended with signal %d:\n%s\npyaichat with signal %d:\n%s", want.signal, want.stdout, got.signal, got.stdout)
+	}
+}

@@ -658,7 +658,18 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
         fetch_error(err);
         return -1;
     }
+    /* faulthandler's report lists the extension modules in sys.modules
+     * that are not the standard library's, and python3 has none: the
+     * helpers share a plain module holding the same functions. */
+    PyObject *plain = PyModule_New("_pyaichat");
+    int plain_rc = plain != NULL ? PyDict_Update(PyModule_GetDict(plain), PyModule_GetDict(bridge)) : -1;
+    if (plain_rc == 0) plain_rc = PyDict_SetItemString(PyImport_GetModuleDict(), "_pyaichat", plain);
+    Py_XDECREF(plain);
     Py_DECREF(bridge);
+    if (plain_rc < 0) {
+        fetch_error(err);
+        return -1;
+    }
     /* python3 -i has re (and enum, which re imports) loaded by its first
      * prompt: the interactive hook site installs imports rlcompleter,
      * which imports them. Loaded here for the user too, before any helper,
