@@ -264,10 +264,8 @@ func (r *Session) loop() int {
 		if r.toPy != "" {
 			initial, r.toPy = r.toPy, ""
 		}
-		if r.signalDeferred.Swap(false) {
-			if status, exit := r.showSignalError(); exit {
-				return status
-			}
+		if status, exit := r.deferredSignalError(); exit {
+			return status
 		}
 		ev, status, exit, err := r.next(initial, &pendingPaste)
 		initial = ""
@@ -285,29 +283,14 @@ func (r *Session) loop() int {
 				return status
 			}
 		case term.EventInterrupt:
-			// The partial line is discarded, never run; as in python3,
-			// which says KeyboardInterrupt (a question just goes), or
-			// shows what a signal handler raised.
-			if r.signalAtPrompt.Swap(false) {
-				if status, exit := r.showSignalError(); exit {
-					return status
-				}
-			} else if mode == ModePy || cont {
-				switch r.pySIGINT() {
-				case SIGINTIgnored:
-					initial = ev.Text // as if the key had not been pressed
-					continue
-				case SIGINTKills:
-					r.dieBySIGINT()
-				}
-				fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
+			if r.keyIgnored(mode, cont) {
+				initial = ev.Text // as if the key had not been pressed
+				continue
+			}
+			if status, exit := r.interrupted(mode, cont); exit {
+				return status
 			}
 			pendingPaste = ""
-			r.block = r.block[:0]
-			if cont {
-				r.opts.Interp.ResetBlock()
-				r.state.setContinuation(false)
-			}
 		case term.EventPaste:
 			text := ev.Text
 			if !strings.Contains(text, "\n") {
@@ -337,6 +320,36 @@ func (r *Session) loop() int {
 			}
 		}
 	}
+}
+
+// keyIgnored says that Ctrl-C at py> does nothing: the user's code set
+// SIGINT to be ignored, as python3's prompt then ignores it.
+func (r *Session) keyIgnored(mode Mode, cont bool) bool {
+	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTIgnored
+}
+
+// interrupted is Ctrl-C at the prompt (or a signal handler's exception,
+// which ends the line as Ctrl-C does). The partial line is discarded,
+// never run, as in python3, which says KeyboardInterrupt (a question just
+// goes), or shows what the handler raised; or, if the user's code set
+// SIGINT to kill, the process dies by it.
+func (r *Session) interrupted(mode Mode, cont bool) (status int, exit bool) {
+	if r.signalAtPrompt.Swap(false) {
+		if status, exit := r.showSignalError(); exit {
+			return status, true
+		}
+	} else if mode == ModePy || cont {
+		if r.pySIGINT() == SIGINTKills {
+			r.dieBySIGINT()
+		}
+		fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
+	}
+	r.block = r.block[:0]
+	if cont {
+		r.opts.Interp.ResetBlock()
+		r.state.setContinuation(false)
+	}
+	return 0, false
 }
 
 // line runs a line entered at the prompt, after the pasted lines it
@@ -807,6 +820,15 @@ func (r *Session) onSignalError() {
 		}
 		io.WriteString(r.plain.prompts, r.state.prompt())
 	}
+}
+
+// deferredSignalError shows a signal handler's exception that came while
+// an answer was on its way (onSignalError).
+func (r *Session) deferredSignalError() (status int, exit bool) {
+	if !r.signalDeferred.Swap(false) {
+		return 0, false
+	}
+	return r.showSignalError()
 }
 
 // showSignalError shows a signal handler's exception; exit says it was

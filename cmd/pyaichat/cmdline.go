@@ -94,6 +94,9 @@ type cmdline struct {
 	unbuffer  bool // -u: stdin read unbuffered too, as python3's C stdio
 }
 
+// wantsHelp says that -h or python3's --help-* was given.
+func (c cmdline) wantsHelp() bool { return c.help || c.pythonHelp != "" }
+
 // unbuffered says whether python3 would read a piped stdin unbuffered:
 // under -u or PYTHONUNBUFFERED (unless -E or -I).
 func (c cmdline) unbuffered() bool {

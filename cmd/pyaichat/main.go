@@ -73,11 +73,8 @@ func run(std stdio, args []string) int {
 	case err != nil:
 		std.warn(err.Error())
 		return 2
-	case c.help:
-		io.WriteString(std.out, usage)
-		return 0
-	case c.pythonHelp != "":
-		return pythonHelp(std, c.pythonHelp)
+	case c.wantsHelp():
+		return help(std, c.pythonHelp)
 	case c.version > 0:
 		printVersion(std.out, c.version > 1)
 		return 0
@@ -142,6 +139,15 @@ func cantOpen(path string, err error) string {
 	}
 	msg := errno.Error() // strerror, but in lower case
 	return fmt.Sprintf("can't open file '%s': [Errno %d] %s", path, int(errno), strings.ToUpper(msg[:1])+msg[1:])
+}
+
+// help is -h, or python3's --help-* option (pythonHelp).
+func help(std stdio, pythonOption string) int {
+	if pythonOption != "" {
+		return pythonHelp(std, pythonOption)
+	}
+	io.WriteString(std.out, usage)
+	return 0
 }
 
 // pythonHelp answers python3's --help-env, --help-xoptions and --help-all
