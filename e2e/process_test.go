@@ -638,11 +638,15 @@ func TestTraceSeesUserCodeOnly(t *testing.T) {
 	}
 }
 
-// python3's options that pyaichat used to refuse: -R, -d, -v,
+// python3's options that pyaichat used to refuse: -x, -R, -d, -v,
 // --check-hash-based-pycs and the --help-* texts.
 func TestMorePython3Options(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "launcher.py"), []byte("@echo off & python -x %0\nprint('ran')\n1/0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := [][]string{
+		{"-q", "-x", "launcher.py"},
 		{"-q", "-R", "-d", "-c", "import sys; print(sys.flags.hash_randomization, sys.flags.debug)"},
 		{"-q", "--check-hash-based-pycs", "always", "-c", "import _imp; print(_imp.check_hash_based_pycs)"},
 		{"-q", "--check-hash-based-pycs", "sometimes"},

@@ -106,6 +106,13 @@ func (in *Interp) RunFile(path string) (Outcome, error) {
 	return in.runInput("run_file", path)
 }
 
+// SkipSourceFirstLine makes RunFile skip FILE's first line, as python3 -x
+// does.
+func (in *Interp) SkipSourceFirstLine() error {
+	_, err := in.Call(context.Background(), CallHelper, replModule, "skip_source_first_line", "")
+	return err
+}
+
 // RunStartup runs the file named by PYTHONSTARTUP in __main__, as python3
 // does before the first prompt of a bare interactive session.
 func (in *Interp) RunStartup(path string) (Outcome, error) {

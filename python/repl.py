@@ -806,6 +806,18 @@ def _compile_script(path, source):
         raise
 
 
+# python3 -x: FILE's first line is not Python (a DOS launcher line).
+_skip_first_line = False
+
+
+def skip_source_first_line(_=""):
+    """python3 -x: run_file skips FILE's first line, keeping its newline so
+    that line numbers stay the file's, as CPython skips it."""
+    global _skip_first_line
+    _skip_first_line = True
+    return "ok"
+
+
 @_entry
 def run_file(path):
     """Queue FILE to run as __main__, like ``python3 -i FILE``: it runs in
@@ -826,6 +838,9 @@ def run_file(path):
         return "ok"
     finally:
         _flush()
+    if _skip_first_line:
+        end = source.find(b"\n")
+        source = source[end:] if end >= 0 else b""
     return _run_script(path, source, inspect=True)
 
 

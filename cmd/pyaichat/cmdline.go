@@ -92,6 +92,8 @@ type cmdline struct {
 	safePath  bool // -P or -I: no script directory or cwd on sys.path
 	ignoreEnv bool // -E or -I: no PYTHONSTARTUP either
 	unbuffer  bool // -u: stdin read unbuffered too, as python3's C stdio
+	// -x: FILE's first line is skipped.
+	skipFirstLine bool
 }
 
 // wantsHelp says that -h or python3's --help-* was given.
@@ -140,7 +142,8 @@ var python3Flags = map[byte]func(*cmdline){
 	'I': func(c *cmdline) { c.ignoreEnv, c.safePath = true, true },
 	'P': func(c *cmdline) { c.safePath = true },
 	'u': func(c *cmdline) { c.unbuffer = true },
-	'B': nil, 'v': nil, 'R': nil, 'd': nil, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
+	'B': nil, 'v': nil, 'R': nil, 'd': nil,
+	'x': func(c *cmdline) { c.skipFirstLine = true }, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
 }
 
 // parseArgs reads the command line the way python3 does: options may be

@@ -451,7 +451,14 @@ func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (
 		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunModule(c.module) })
 	}
 	if c.script != "" {
-		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunFile(c.script) })
+		steps = append(steps, func() (pybridge.Outcome, error) {
+			if c.skipFirstLine {
+				if err := in.SkipSourceFirstLine(); err != nil {
+					return pybridge.Outcome{}, err
+				}
+			}
+			return in.RunFile(c.script)
+		})
 	}
 	if path := os.Getenv("PYTHONSTARTUP"); path != "" && startup && len(steps) == 0 && !c.ignoreEnv {
 		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunStartup(path) })
