@@ -102,7 +102,7 @@ func TestSignalHandlersAtThePrompt(t *testing.T) {
 				"")
 			for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGALRM} {
 				name := signalName(sig)
-				s.SendLine("old = signal.signal(signal." + name + ", h)")
+				enter(s, "old = signal.signal(signal."+name+", h)")
 				s.ExpectString(promptOf(program))
 				mainThreadWaits(t, s.Pid())
 				sent := time.Now()
@@ -740,7 +740,7 @@ func TestSIGINTAtThePromptAsSet(t *testing.T) {
 			}
 			s.SendLine("3")
 			s.ExpectString("123\r\n")
-			s.SendLine("old = signal.signal(signal.SIGINT, signal.SIG_DFL)")
+			enter(s, "old = signal.signal(signal.SIGINT, signal.SIG_DFL)")
 			s.ExpectString(promptOf(program))
 			mainThreadWaits(t, s.Pid())
 			if err := syscall.Kill(s.Pid(), syscall.SIGINT); err != nil {

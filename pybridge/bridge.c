@@ -108,6 +108,13 @@ void pyb_error_fetch(pyb_error *err, int full) {
 static void fetch_error(pyb_error *err) { pyb_error_fetch(err, 1); }
 
 static void status_error(PyStatus status, pyb_error *err) {
+    if (PyStatus_IsExit(status)) {
+        /* A command line Python refused: it said why, as python3 does. */
+        char code[32];
+        snprintf(code, sizeof code, "%d", status.exitcode);
+        pyb_error_set(err, "SystemExit", code);
+        return;
+    }
     const char *msg = status.err_msg ? status.err_msg : "unknown error";
     char buf[512];
     snprintf(buf, sizeof buf, "%s%s%s", status.func ? status.func : "",

@@ -204,7 +204,12 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 	rc := C.pyb_init(cexe, C.int(len(argv)), &argv[0], csrc, cache, &fresh, &cerr)
 	freeCache()
 	if rc != 0 {
-		ready <- fmt.Errorf("starting Python: %w", takeError(&cerr))
+		e := takeError(&cerr)
+		if status, err := strconv.Atoi(e.Message); e.Type == "SystemExit" && err == nil {
+			ready <- ExitError{Status: status}
+			return
+		}
+		ready <- fmt.Errorf("starting Python: %w", e)
 		return
 	}
 	in.tid = int(C.pyb_signals_python_tid())

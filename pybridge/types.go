@@ -3,7 +3,10 @@ package pybridge
 // The types pybridge shares with its callers, the same with cgo or without
 // (nocgo.go).
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Error is a Python exception that reached Go.
 type Error struct {
@@ -141,3 +144,12 @@ const (
 	SIGINTKills                       // SIG_DFL: the process dies by it
 	SIGINTIgnored                     // SIG_IGN
 )
+
+// ExitError is Start's error when Python exits as it starts, as python3
+// does for a command line it refuses, having said why: the process
+// should exit with Status.
+type ExitError struct{ Status int }
+
+func (e ExitError) Error() string {
+	return fmt.Sprintf("Python exited with status %d as it started", e.Status)
+}

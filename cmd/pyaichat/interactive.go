@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,10 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	}
 
 	in, err := startPython(c, readLine, opts.Term != nil, std.warn)
+	var exited pybridge.ExitError
+	if errors.As(err, &exited) {
+		return exited.Status // Python said why
+	}
 	if err != nil {
 		std.warn(err.Error())
 		return 1

@@ -163,8 +163,9 @@ func pythonHelp(std stdio, option string) int {
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	io.WriteString(std.out, strings.ReplaceAll(out.String(), "usage: "+exe, "usage: pyaichat"))
-	io.WriteString(std.err, strings.ReplaceAll(errb.String(), "usage: "+exe, "usage: pyaichat"))
+	ours := strings.NewReplacer("usage: "+exe, "usage: pyaichat", "`python -h'", "`pyaichat -h'")
+	io.WriteString(std.out, ours.Replace(out.String()))
+	io.WriteString(std.err, ours.Replace(errb.String()))
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
