@@ -47,6 +47,10 @@ func (*Interp) Stuck(time.Duration) bool                        { return false }
 func (*Interp) Interrupt()                                      {}
 func (*Interp) Interrupts() <-chan struct{}                     { return nil }
 func (*Interp) SignalErrors() <-chan struct{}                   { return nil }
+func (*Interp) SIGINT() SIGINTAction                            { return SIGINTRaises }
+func (*Interp) DieBySIGINT()                                    {}
+func (*Interp) SetMainImporter(string) error                    { return errNoCgo }
+func (*Interp) SkipSourceFirstLine() error                      { return errNoCgo }
 func (*Interp) ShowSignalError() (Outcome, error)               { return Outcome{}, errNoCgo }
 func (*Interp) Close(time.Duration) bool                        { return true }
 func (*Interp) Exit(s int, _ time.Duration, _ func(string)) int { return s }
