@@ -4,6 +4,7 @@
 #include <frameobject.h>
 #include <marshal.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,13 @@ void pyb_error_fetch(pyb_error *err, int full) {
 static void fetch_error(pyb_error *err) { pyb_error_fetch(err, 1); }
 
 static void status_error(PyStatus status, pyb_error *err) {
+    if (PyStatus_IsExit(status)) {
+        /* A command line Python refused: it said why, as python3 does. */
+        char code[32];
+        snprintf(code, sizeof code, "%d", status.exitcode);
+        pyb_error_set(err, "SystemExit", code);
+        return;
+    }
     const char *msg = status.err_msg ? status.err_msg : "unknown error";
     char buf[512];
     snprintf(buf, sizeof buf, "%s%s%s", status.func ? status.func : "",
@@ -438,6 +446,9 @@ static PyObject *mod_inst_dict(PyObject *self, PyObject *obj) {
     return d;
 }
 
+static PyObject *mod_exit_begins(PyObject *self, PyObject *unused);
+static PyObject *mod_exit_ends(PyObject *self, PyObject *unused);
+
 static PyMethodDef mod_methods[] = {
     {"ident", mod_ident, METH_O, "id(obj), without an audit event."},
     {"inst_dict", mod_inst_dict, METH_O, "obj's own __dict__, not looked up on its class."},
@@ -449,6 +460,8 @@ static PyMethodDef mod_methods[] = {
     {"native_input", mod_native_input, METH_O, "Let input() read the terminal itself."},
     {"readline", mod_readline, METH_NOARGS, "Read one line through pyaichat."},
     {"lines_read", mod_lines_read, METH_NOARGS, "How many lines user code has read."},
+    {"exit_begins", mod_exit_begins, METH_NOARGS, "atexit: the user's handlers begin."},
+    {"exit_ends", mod_exit_ends, METH_NOARGS, "atexit: the user's handlers have run."},
     {"helper", mod_helper, METH_O, "One of pyaichat's helper modules, by name."},
     {NULL, NULL, 0, NULL},
 };
@@ -649,6 +662,27 @@ static int bare_repl(void) {
     return PyDict_GetItemString(modules, "site") != NULL;
 }
 
+/* Which of fds 0, 1 and 2 were closed when the process started, seen
+ * before Go's runtime starts: it opens /dev/null on them, where python3
+ * makes sys.stdin, sys.stdout or sys.stderr None. */
+static int closed_at_start[3];
+
+__attribute__((constructor)) static void note_closed_stdio(void) {
+    for (int fd = 0; fd < 3; fd++) closed_at_start[fd] = fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+}
+
+/* As python3 has them: None for a standard stream whose descriptor was
+ * closed at start (GIL held). */
+static int drop_closed_stdio(void) {
+    static const char *names[3][2] = {{"stdin", "__stdin__"}, {"stdout", "__stdout__"}, {"stderr", "__stderr__"}};
+    for (int fd = 0; fd < 3; fd++) {
+        if (!closed_at_start[fd]) continue;
+        for (int i = 0; i < 2; i++)
+            if (PySys_SetObject(names[fd][i], Py_None) < 0) return -1;
+    }
+    return 0;
+}
+
 /* The process the interpreter started in (see end_forked_child). */
 static pid_t session_pid;
 
@@ -701,6 +735,10 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
     }
 
     PyOS_ReadlineFunctionPointer = readline_hook;
+    if (drop_closed_stdio() < 0) {
+        fetch_error(err);
+        return -1;
+    }
 
     /* Imported before any helper, so that it stays in sys.modules and every
      * helper shares it (the isolated copy swaps its readline). */
@@ -709,7 +747,18 @@ int pyb_init(const char *executable, int argc, char **argv, const char *helper_s
         fetch_error(err);
         return -1;
     }
+    /* faulthandler's report lists the extension modules in sys.modules
+     * that are not the standard library's, and python3 has none: the
+     * helpers share a plain module holding the same functions. */
+    PyObject *plain = PyModule_New("_pyaichat");
+    int plain_rc = plain != NULL ? PyDict_Update(PyModule_GetDict(plain), PyModule_GetDict(bridge)) : -1;
+    if (plain_rc == 0) plain_rc = PyDict_SetItemString(PyImport_GetModuleDict(), "_pyaichat", plain);
+    Py_XDECREF(plain);
     Py_DECREF(bridge);
+    if (plain_rc < 0) {
+        fetch_error(err);
+        return -1;
+    }
     /* python3 -i has re (and enum, which re imports) loaded by its first
      * prompt: the interactive hook site installs imports rlcompleter,
      * which imports them. Loaded here for the user too, before any helper,
@@ -749,14 +798,18 @@ static char *str_result(PyObject *res, const char *what, size_t *out_len, pyb_er
     return out;
 }
 
-/* A child that user code forked (os.fork() in a statement at the prompt)
- * has only this thread: the Go runtime's other threads are not in it, so
- * it cannot go back to Go, where it would hang for ever. It ends with the
- * statement that forked it: quietly with the status of the SystemExit it
- * raised (exiting), as python3's would, or else with 0, saying why (where
- * python3's child would go on reading the same terminal as its parent).
- * Forks that end themselves (multiprocessing, subprocess, a child that
- * calls os._exit) never get here. */
+static int finalize_held(void);
+
+/* A child that user code forked (os.fork() in a statement at the prompt,
+ * in FILE or -c) has only this thread: the Go runtime's other threads are
+ * not in it, so it cannot go back to Go, where it would hang for ever. It
+ * ends with the statement that forked it, as a python3 process exits:
+ * its threads waited for, its atexit handlers run, Python finalized; with
+ * the status of the SystemExit it raised (exiting), as python3's would,
+ * or else with 0, saying why (where python3's child would go on reading
+ * the same terminal as its parent). Forks that end themselves
+ * (multiprocessing, subprocess, a child that calls os._exit) never get
+ * here. */
 static void end_forked_child(int exiting, int status) {
     if (getpid() == session_pid) return;
     const char *streams[] = {"stdout", "stderr"};
@@ -772,19 +825,83 @@ static void end_forked_child(int exiting, int status) {
         ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)n;
     }
-    _exit(status);
+    _exit(finalize_held() < 0 ? 120 : status);
+}
+
+/* The exception a signal handler raised while no user code ran (at the
+ * prompt, or as a statement ended), kept for the REPL to show as python3's
+ * prompt shows it (pyb_show_signal_error); the first one wins, as python3's
+ * prompt stops at it. A byte on signal_error_fd tells Go of it. */
+static PyObject *signal_error;
+static int signal_error_fd = -1;
+
+void pyb_signal_errors_notify(int fd) { signal_error_fd = fd; }
+
+/* Moves the pending exception into signal_error (GIL held). */
+static void keep_signal_error(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
+    if (signal_error == NULL && value != NULL) {
+        signal_error = value;
+        value = NULL;
+        if (signal_error_fd >= 0) {
+            char c = 0;
+            ssize_t n = write(signal_error_fd, &c, 1);
+            (void)n;
+        }
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+/* Runs the handlers of the signals that arrived, keeping what they raise
+ * for the REPL; a KeyboardInterrupt is a Ctrl-C that came once the code
+ * had finished, stale, and dropped rather than let surface in the next
+ * statement (GIL held). */
+static void run_late_handlers(void) {
+    if (PyErr_CheckSignals() == 0) return;
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+        PyErr_Clear();
+    else
+        keep_signal_error();
 }
 
 /* After user code: a forked child ends (see end_forked_child; exiting and
  * status say whether the code raised SystemExit, and its status); Go gets
- * SIGINT and SIGWINCH back; and a SIGINT that arrived once the code had
- * finished is stale, so it is dropped rather than let surface in the next
- * statement. */
+ * SIGINT and SIGWINCH back; and the handlers of signals that arrived as
+ * the code ended run (run_late_handlers). */
 static void settle_after_user_code(int exiting, int status) {
     end_forked_child(exiting, status);
     adopt_gnu_readline();
     pyb_signals_user_end();
-    if (PyErr_CheckSignals() < 0) PyErr_Clear();
+    run_late_handlers();
+}
+
+/* pyaichat's own Python (the REPL helper compiling an input, the
+ * suggester, the capabilities) is no part of the user's program: python3's
+ * loop is C, so a trace or profile function the user set sees only the
+ * user's code. It is paused around pyaichat's (GIL held; calls nest). */
+static void pause_tracing(void) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyThreadState_EnterTracing(PyThreadState_Get());
+#else
+    PyThreadState *ts = PyThreadState_Get();
+    ts->tracing++;
+    ts->cframe->use_tracing = 0;
+#endif
+}
+
+static void resume_tracing(void) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyThreadState_LeaveTracing(PyThreadState_Get());
+#else
+    PyThreadState *ts = PyThreadState_Get();
+    ts->tracing--;
+    ts->cframe->use_tracing = ts->tracing == 0 && (ts->c_tracefunc != NULL || ts->c_profilefunc != NULL);
+#endif
 }
 
 /* Set while user code may run (pyb_busy). */
@@ -815,6 +932,8 @@ char *pyb_call(const char *module, const char *func, const char *arg, size_t arg
     if (kind == PYB_CALL_USER) {
         set_busy(1);
         pyb_signals_user_begin();
+    } else {
+        pause_tracing();
     }
 
     PyObject *fn = NULL, *py_arg = NULL, *res = NULL;
@@ -842,6 +961,8 @@ done:
     if (kind == PYB_CALL_USER) {
         settle_after_user_code(0, 0);
         set_busy(0);
+    } else {
+        resume_tracing();
     }
     main_tstate = PyEval_SaveThread();
     return out;
@@ -890,6 +1011,7 @@ static PyObject *run_pending(PyObject *mod) {
     }
     PyObject *globals = PyModule_GetDict(main_mod); /* borrowed */
     int failed = 0;
+    resume_tracing();
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(codes); i++) {
         PyObject *r = PyEval_EvalCode(PyList_GET_ITEM(codes, i), globals, globals);
         if (r == NULL) {
@@ -898,6 +1020,7 @@ static PyObject *run_pending(PyObject *mod) {
         }
         Py_DECREF(r);
     }
+    pause_tracing();
     Py_DECREF(codes);
     if (!failed) return PyObject_CallMethod(mod, "after_run", NULL);
     PyObject *type, *value, *tb;
@@ -916,6 +1039,7 @@ int pyb_repl_step(const char *func, const char *arg, size_t arg_len, pyb_outcome
     memset(out, 0, sizeof *out);
     int rc = -1, ran = 0;
     PyEval_RestoreThread(main_tstate);
+    pause_tracing();
     PyObject *mod = pyb_helper("_pyaichat_repl");
     PyObject *res = NULL;
     if (mod == NULL) goto done;
@@ -946,6 +1070,37 @@ done:
         settle_after_user_code(out->exit, out->status);
         set_busy(0);
     }
+    resume_tracing();
+    main_tstate = PyEval_SaveThread();
+    return rc;
+}
+
+void pyb_idle_signals(void) {
+    PyEval_RestoreThread(main_tstate);
+    set_busy(1);
+    pyb_signals_user_begin();
+    if (PyErr_CheckSignals() < 0) keep_signal_error();
+    settle_after_user_code(0, 0);
+    set_busy(0);
+    main_tstate = PyEval_SaveThread();
+}
+
+int pyb_show_signal_error(pyb_outcome *out, pyb_error *err) {
+    memset(out, 0, sizeof *out);
+    PyEval_RestoreThread(main_tstate);
+    int rc = 0;
+    PyObject *exc = signal_error;
+    signal_error = NULL;
+    if (exc != NULL) {
+        rc = -1;
+        PyObject *mod = pyb_helper("_pyaichat_repl");
+        PyObject *res = mod != NULL ? PyObject_CallMethod(mod, "show_signal_error", "O", exc) : NULL;
+        if (res != NULL && read_step(res, out) >= 0) rc = 0;
+        if (rc != 0) fetch_error(err);
+        Py_XDECREF(res);
+        Py_XDECREF(mod);
+        Py_DECREF(exc);
+    }
     main_tstate = PyEval_SaveThread();
     return rc;
 }
@@ -956,16 +1111,104 @@ void pyb_outcome_free(pyb_outcome *out) {
     out->error = out->partial = NULL;
 }
 
+/* Kicks under way, and whether they are refused: once finalization
+ * begins, a thread that asks for the GIL is ended by Python (a Go thread
+ * must never be), or finds the runtime gone. */
+static int kicks_in_flight, kicks_closed;
+
 void pyb_kick(void) {
-    PyGILState_STATE st = PyGILState_Ensure();
-    PyGILState_Release(st);
+    __atomic_add_fetch(&kicks_in_flight, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&kicks_closed, __ATOMIC_SEQ_CST)) {
+        PyGILState_STATE st = PyGILState_Ensure();
+        PyGILState_Release(st);
+    }
+    __atomic_sub_fetch(&kicks_in_flight, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Refuses kicks from now on, and lets the ones under way (waiting for the
+ * GIL) finish (GIL held). */
+static void close_kicks(void) {
+    __atomic_store_n(&kicks_closed, 1, __ATOMIC_SEQ_CST);
+    /* A forked child has no thread but this one: a count it inherited
+     * belongs to its parent's. */
+    if (getpid() != session_pid) return;
+    Py_BEGIN_ALLOW_THREADS
+    while (__atomic_load_n(&kicks_in_flight, __ATOMIC_SEQ_CST) > 0) usleep(1000);
+    Py_END_ALLOW_THREADS
 }
 
 void pyb_set_interrupt(void) { PyErr_SetInterrupt(); }
 
-int pyb_finalize(void) {
+/* What finalization is doing (pyb_finalize_phase). */
+static int finalize_phase;
+
+static void set_phase(int phase) { __atomic_store_n(&finalize_phase, phase, __ATOMIC_RELAXED); }
+
+int pyb_finalize_phase(void) { return __atomic_load_n(&finalize_phase, __ATOMIC_RELAXED); }
+
+/* Py_FinalizeEx waits for non-daemon threads, then runs the atexit
+ * handlers, for as long as they take, before it finalizes the rest; in
+ * 3.12 and later with fork and new threads refused from the start. It
+ * runs them itself, as python3's does. Two atexit handlers of pyaichat's
+ * tell Go which of those it waits for: exit_begins, registered last (it
+ * runs first), once the threads have ended; exit_ends, registered when
+ * the REPL helper loads, before any of the user's (it runs last), once
+ * the user's handlers have run. */
+static PyObject *mod_exit_begins(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    set_phase(PYB_FINALIZE_ATEXIT);
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_exit_ends(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    if (pyb_finalize_phase() == PYB_FINALIZE_NOT) Py_RETURN_NONE; /* the user ran the handlers early */
+    /* python3 destroys __main__'s objects first of all modules'; the REPL
+     * helper, which outlives them, lets go of it. */
+    PyObject *repl = pyb_helper("_pyaichat_repl");
+    PyObject *released = repl != NULL ? PyObject_CallMethod(repl, "release_main", NULL) : NULL;
+    if (released == NULL) PyErr_Clear();
+    Py_XDECREF(released);
+    Py_XDECREF(repl);
+    /* The rest runs no code of the user's that waits; past this point a
+     * thread that asks for the GIL (Go's, after a Ctrl-C) would be ended. */
+    pyb_signals_user_end();
+    set_busy(0);
+    close_kicks();
+    set_phase(PYB_FINALIZE_REST);
+    Py_RETURN_NONE;
+}
+
+/* Finalizes Python as python3 does at exit (GIL held); Py_FinalizeEx's
+ * result. */
+static int finalize_held(void) {
+    /* Ctrl-C reaches the threads' wait and the handlers as it reaches
+     * user code. */
+    set_busy(1);
+    pyb_signals_user_begin();
+    PyObject *repl = pyb_helper("_pyaichat_repl");
+    PyObject *res = repl != NULL ? PyObject_CallMethod(repl, "exit_begins", NULL) : NULL;
+    if (res == NULL) PyErr_Clear();
+    Py_XDECREF(res);
+    Py_XDECREF(repl);
+    set_phase(PYB_FINALIZE_THREADS);
+    int rc = Py_FinalizeEx();
+    if (pyb_finalize_phase() != PYB_FINALIZE_REST) { /* exit_ends never ran */
+        pyb_signals_user_end();
+        set_busy(0);
+    }
+    return rc;
+}
+
+int pyb_finalize(int status) {
     PyEval_RestoreThread(main_tstate);
-    return Py_FinalizeEx();
+    int rc = finalize_held();
+    /* A process forked during exit (by an atexit handler) exits as its
+     * parent does; back in Go it would hang. */
+    if (getpid() != session_pid) _exit(rc < 0 ? 120 : status);
+    return rc;
 }
 
 int pyb_version_major(void) { return PY_MAJOR_VERSION; }

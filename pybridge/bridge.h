@@ -99,6 +99,20 @@ int pyb_repl_step(const char *func, const char *arg, size_t arg_len, pyb_outcome
 
 void pyb_outcome_free(pyb_outcome *out);
 
+/* While no user code runs, on the interpreter's thread: runs the Python
+ * handlers of the signals that arrived (the wait for input or jobs was
+ * interrupted), as python3's prompt does when its read is. What a handler
+ * raises is kept for pyb_show_signal_error, and a byte goes to the
+ * descriptor given to pyb_signal_errors_notify. */
+void pyb_idle_signals(void);
+void pyb_signal_errors_notify(int fd);
+
+/* Shows the exception kept by pyb_idle_signals (or by a handler that ran
+ * as user code ended) as python3's prompt shows it, with *out as for a
+ * step (exit and status for SystemExit); nothing when none is kept.
+ * Returns 0, or -1 with *err set. */
+int pyb_show_signal_error(pyb_outcome *out, pyb_error *err);
+
 /* Whether user code may be running now (a REPL step's code, or a
  * PYB_CALL_USER call); from any thread. */
 int pyb_busy(void);
@@ -115,8 +129,20 @@ void pyb_kick(void);
 /* Trips Python's SIGINT flag; async-signal-safe, no GIL needed. */
 void pyb_set_interrupt(void);
 
-/* Finalizes the interpreter (joins non-daemon threads, runs atexit). */
-int pyb_finalize(void);
+/* Finalizes the interpreter (joins non-daemon threads, runs atexit) and
+ * returns Py_FinalizeEx's result: -1 when the standard streams could not
+ * be flushed. A process forked meanwhile (by an atexit handler) ends
+ * there, with status (or 120, as above). */
+int pyb_finalize(int status);
+
+/* What pyb_finalize is doing, from any thread. */
+enum {
+    PYB_FINALIZE_NOT = 0,     /* not begun */
+    PYB_FINALIZE_THREADS = 1, /* waiting for non-daemon threads */
+    PYB_FINALIZE_ATEXIT = 2,  /* running atexit handlers */
+    PYB_FINALIZE_REST = 3,    /* the rest of Py_FinalizeEx */
+};
+int pyb_finalize_phase(void);
 
 int pyb_version_major(void);
 int pyb_version_minor(void);

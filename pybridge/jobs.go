@@ -33,6 +33,10 @@ import (
 type jobLine struct {
 	wakeR, wakeW int // the interpreter's thread reads wakeR
 
+	// signalled, if set, runs on the interpreter's thread when a signal
+	// interrupts its wait: Python's handlers run then (pyb_idle_signals).
+	signalled func()
+
 	mu      sync.Mutex
 	queue   []job
 	closed  bool
@@ -130,6 +134,7 @@ func (l *jobLine) wait(timeout time.Duration, inputs []int, ahead *ReadAhead) (w
 		if err != unix.EINTR {
 			return err == nil, readable, nil
 		}
+		l.interrupted()
 	}
 }
 
@@ -164,7 +169,8 @@ func (l *jobLine) poll(timeout time.Duration, inputs []int, ahead *ReadAhead) (C
 	for {
 		found := C.pyb_await(C.int(l.wakeR), &fds[0], C.int(len(inputs)), C.int(ms), readFD, buf, bufLen, echo, echoLen, echoFD, &out[0])
 		if found == -C.EINTR {
-			continue // a signal (Interrupt's SIGURG); a fresh timeout is near enough
+			l.interrupted() // a fresh timeout is near enough
+			continue
 		}
 		if found < 0 {
 			return 0, syscall.Errno(-found)
@@ -173,6 +179,15 @@ func (l *jobLine) poll(timeout time.Duration, inputs []int, ahead *ReadAhead) (C
 			ahead.N, ahead.Echoed = int(out[0]), int(out[1])
 		}
 		return found, nil
+	}
+}
+
+// interrupted is a signal that ended the thread's wait: python3's prompt
+// runs Python's handlers when a signal interrupts its read, and so does
+// this wait.
+func (l *jobLine) interrupted() {
+	if l.signalled != nil {
+		l.signalled()
 	}
 }
 

@@ -54,7 +54,8 @@ type Interp struct {
 	want  atomic.Bool
 	stats isolationCounters
 
-	interrupts chan struct{} // see Interrupts
+	interrupts   chan struct{} // see Interrupts
+	signalErrors chan struct{} // see SignalErrors
 }
 
 var started atomic.Bool
@@ -82,8 +83,11 @@ func Start(cfg Config) (*Interp, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Interp{jobs: jobs, code: codeCache{dir: cfg.CacheDir}, interrupts: make(chan struct{}, 1)}
+	in := &Interp{jobs: jobs, code: codeCache{dir: cfg.CacheDir}, interrupts: make(chan struct{}, 1), signalErrors: make(chan struct{}, 1)}
 	if err := in.watchInterrupts(); err != nil {
+		return nil, err
+	}
+	if err := in.watchSignalErrors(); err != nil {
 		return nil, err
 	}
 	ready := make(chan error, 1)
@@ -151,6 +155,34 @@ func (in *Interp) watchInterrupts() error {
 	return nil
 }
 
+// SignalErrors has a value when a Python signal handler that ran while no
+// user code did (at the prompt) raised: ShowSignalError shows it as
+// python3's prompt would.
+func (in *Interp) SignalErrors() <-chan struct{} { return in.signalErrors }
+
+// watchSignalErrors passes on what bridge.c says of a handler's exception.
+func (in *Interp) watchSignalErrors() error {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return fmt.Errorf("pybridge: signal error pipe: %w", err)
+	}
+	C.pyb_signal_errors_notify(C.int(p[1]))
+	r := os.NewFile(uintptr(p[0]), "signal errors")
+	go func() {
+		buf := make([]byte, 16)
+		for {
+			if _, err := r.Read(buf); err != nil {
+				return
+			}
+			select {
+			case in.signalErrors <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return nil
+}
+
 func (in *Interp) serve(cfg Config, ready chan<- error) {
 	// Never unlocked: this thread is Python's main thread for good.
 	runtime.LockOSThread()
@@ -172,10 +204,20 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 	rc := C.pyb_init(cexe, C.int(len(argv)), &argv[0], csrc, cache, &fresh, &cerr)
 	freeCache()
 	if rc != 0 {
-		ready <- fmt.Errorf("starting Python: %w", takeError(&cerr))
+		e := takeError(&cerr)
+		if status, err := strconv.Atoi(e.Message); e.Type == "SystemExit" && err == nil {
+			ready <- ExitError{Status: status}
+			return
+		}
+		ready <- fmt.Errorf("starting Python: %w", e)
 		return
 	}
 	in.tid = int(C.pyb_signals_python_tid())
+	in.jobs.signalled = func() {
+		if !in.dead {
+			C.pyb_idle_signals()
+		}
+	}
 	ready <- nil
 	in.code.save(replModule, python.REPL, &fresh)
 
@@ -328,6 +370,22 @@ func takeError(cerr *C.pyb_error) *Error {
 	return e
 }
 
+// SIGINT says what user code set SIGINT to do (signal.signal), as of the
+// end of its last statement: at pyaichat's prompt, where SIGINT is Go's,
+// the REPL does that with a Ctrl-C or a SIGINT, as python3's prompt would.
+func (in *Interp) SIGINT() SIGINTAction {
+	switch C.pyb_signals_sigint_action() {
+	case C.PYB_SIGINT_DEFAULT:
+		return SIGINTKills
+	case C.PYB_SIGINT_IGNORED:
+		return SIGINTIgnored
+	}
+	return SIGINTRaises
+}
+
+// DieBySIGINT ends the process by SIGINT, as SIGINT under SIG_DFL does.
+func (in *Interp) DieBySIGINT() { C.pyb_signals_die_by_sigint() }
+
 // Busy reports whether user code is running.
 func (in *Interp) Busy() bool { return C.pyb_busy() != 0 }
 
@@ -380,7 +438,7 @@ func (in *Interp) Close(timeout time.Duration) bool {
 	// time.
 	err := in.jobs.submit(job{fn: func() {
 		in.dead = true
-		C.pyb_finalize()
+		C.pyb_finalize(0)
 		close(done)
 	}}, true)
 	if err != nil {
@@ -391,6 +449,67 @@ func (in *Interp) Close(timeout time.Duration) bool {
 		return true
 	case <-time.After(timeout):
 		return false
+	}
+}
+
+// Exit finalizes the interpreter as python3 does at its exit and returns
+// the status python3 would exit with: status, or 120 when the standard
+// streams could not be flushed. Like python3, it waits for non-daemon
+// threads and then runs the atexit handlers for as long as they take;
+// once that has lasted patience, notice is told, once, what it waits for.
+// Ctrl-C meanwhile raises KeyboardInterrupt in what it waits for, as in
+// python3 (reported as ignored; exit goes on). A Ctrl-C that Python
+// cannot act on (its thread, or the one it waits for, is stuck in C code
+// with the GIL) ends the wait: Exit returns 130 and the process must end.
+func (in *Interp) Exit(status int, patience time.Duration, notice func(waitingFor string)) int {
+	in.closeMu.Lock()
+	if in.isClosed {
+		in.closeMu.Unlock()
+		return status
+	}
+	in.isClosed = true
+	in.closeMu.Unlock()
+
+	done := make(chan bool, 1)
+	err := in.jobs.submit(job{fn: func() {
+		in.dead = true
+		done <- C.pyb_finalize(C.int(status)) == 0
+	}}, true)
+	if err != nil {
+		return status
+	}
+	wait := time.NewTimer(patience)
+	defer wait.Stop()
+	for {
+		select {
+		case flushed := <-done:
+			if !flushed {
+				return 120
+			}
+			return status
+		case <-wait.C:
+			notice(finalizeWaitsFor())
+		case <-in.interrupts:
+			if in.Stuck(exitStuckGrace) {
+				return 130
+			}
+		}
+	}
+}
+
+// exitStuckGrace is how long a Ctrl-C at exit may go unanswered before
+// the next one ends the wait.
+const exitStuckGrace = 100 * time.Millisecond
+
+// finalizeWaitsFor says what finalization is doing, for Exit's notice.
+func finalizeWaitsFor() string {
+	switch C.pyb_finalize_phase() {
+	case C.PYB_FINALIZE_THREADS:
+		return "Python's non-daemon threads to end"
+	case C.PYB_FINALIZE_ATEXIT:
+		return "Python's atexit handlers to finish"
+	default:
+		return "Python to finish"
 	}
 }
 

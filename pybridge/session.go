@@ -41,7 +41,34 @@ func (in *Interp) replStep(fn, arg string) (Outcome, error) {
 	if C.pyb_repl_step(cfn, carg, C.size_t(len(arg)), &o, &cerr) != 0 {
 		return Outcome{}, takeError(&cerr)
 	}
-	defer C.pyb_outcome_free(&o)
+	return takeOutcome(&o), nil
+}
+
+// ShowSignalError shows what a signal handler raised at the prompt (see
+// SignalErrors) as python3's prompt does: a traceback, and sys.last_*
+// set; for SystemExit, the outcome says to exit. With nothing to show it
+// shows nothing.
+func (in *Interp) ShowSignalError() (Outcome, error) {
+	var out Outcome
+	var err error
+	derr := in.job(func() {
+		var o C.pyb_outcome
+		var cerr C.pyb_error
+		if C.pyb_show_signal_error(&o, &cerr) != 0 {
+			err = takeError(&cerr)
+			return
+		}
+		out = takeOutcome(&o)
+	})
+	if derr != nil {
+		return Outcome{}, derr
+	}
+	return out, err
+}
+
+// takeOutcome converts and frees o.
+func takeOutcome(o *C.pyb_outcome) Outcome {
+	defer C.pyb_outcome_free(o)
 	out := Outcome{More: o.more != 0, Exit: o.exit != 0, Status: int(o.status)}
 	if o.error != nil {
 		out.Error = C.GoString(o.error)
@@ -49,7 +76,7 @@ func (in *Interp) replStep(fn, arg string) (Outcome, error) {
 	if o.partial != nil {
 		out.Partial = C.GoString(o.partial)
 	}
-	return out, nil
+	return out
 }
 
 // Push feeds one line typed at the prompt, as CPython's interactive loop
@@ -77,6 +104,13 @@ func (in *Interp) RunBlock(source string) (Outcome, error) {
 // RunFile runs a script in __main__, like python3 -i FILE.
 func (in *Interp) RunFile(path string) (Outcome, error) {
 	return in.runInput("run_file", path)
+}
+
+// SkipSourceFirstLine makes RunFile skip FILE's first line, as python3 -x
+// does.
+func (in *Interp) SkipSourceFirstLine() error {
+	_, err := in.Call(context.Background(), CallHelper, replModule, "skip_source_first_line", "")
+	return err
 }
 
 // RunStartup runs the file named by PYTHONSTARTUP in __main__, as python3
@@ -112,6 +146,14 @@ func (in *Interp) RouteStdin(terminal bool) error {
 // current directory) when script is empty, as python3 does.
 func (in *Interp) SetPath0(script string) error {
 	_, err := in.Call(context.Background(), CallHelper, replModule, "set_path0", script)
+	return err
+}
+
+// SetMainImporter puts script first on sys.path when it is a directory or
+// zip file (one that Python imports __main__ from), as python3 does even
+// under -P and -I; any other script leaves sys.path alone.
+func (in *Interp) SetMainImporter(script string) error {
+	_, err := in.Call(context.Background(), CallHelper, replModule, "set_main_importer", script)
 	return err
 }
 

@@ -231,3 +231,18 @@ int kill(pid_t pid, int sig) {
 }
 
 int pyb_signals_sigint_ignored(void) { return started_ignored[SIGINT]; }
+
+int pyb_signals_sigint_action(void) {
+    const struct sigaction *sa = &python_handler[SIGINT];
+    if (is_handler(sa)) return PYB_SIGINT_HANDLED;
+    return sa->sa_handler == SIG_IGN ? PYB_SIGINT_IGNORED : PYB_SIGINT_DEFAULT;
+}
+
+void pyb_signals_die_by_sigint(void) {
+    set_simple(SIGINT, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(SIGINT);
+}

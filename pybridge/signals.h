@@ -24,6 +24,13 @@ void pyb_signals_notify(int fd);
 void pyb_signals_user_begin(void);
 void pyb_signals_user_end(void);
 
+/* What user code set SIGINT to, as of the end of its last statement. */
+enum { PYB_SIGINT_HANDLED = 0, PYB_SIGINT_DEFAULT = 1, PYB_SIGINT_IGNORED = 2 };
+int pyb_signals_sigint_action(void);
+
+/* Ends the process by SIGINT, as SIG_DFL does. */
+void pyb_signals_die_by_sigint(void);
+
 /* The OS thread that runs Python. */
 int pyb_signals_python_tid(void);
 

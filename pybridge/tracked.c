@@ -149,12 +149,25 @@ static PyObject *tracked_readall(Tracked *self, PyObject *unused) {
         (void)unused;                                                     \
         return PyObject_CallMethod(self->raw, #name, NULL);               \
     }
-PASS(fileno)
-PASS(isatty)
 PASS(readable)
 PASS(writable)
 PASS(tell)
 PASS(flush)
+
+/* fileno and isatty fail once it is closed, as a closed FileIO's do:
+ * input() then takes sys.stdin as no terminal and raises as in python3,
+ * rather than read the terminal. */
+#define PASS_OPEN(name)                                                   \
+    static PyObject *tracked_##name(Tracked *self, PyObject *unused) {    \
+        (void)unused;                                                     \
+        if (self->closed) {                                               \
+            PyErr_SetString(PyExc_ValueError, "I/O operation on closed file"); \
+            return NULL;                                                  \
+        }                                                                 \
+        return PyObject_CallMethod(self->raw, #name, NULL);               \
+    }
+PASS_OPEN(fileno)
+PASS_OPEN(isatty)
 
 static PyObject *tracked_seekable(Tracked *self, PyObject *unused) {
     (void)self;

@@ -3,7 +3,10 @@ package pybridge
 // The types pybridge shares with its callers, the same with cgo or without
 // (nocgo.go).
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Error is a Python exception that reached Go.
 type Error struct {
@@ -131,4 +134,22 @@ type ReadAhead struct {
 	EchoFD int
 	N      int // bytes read, 0 when none were
 	Echoed int // bytes of Echo and the key written, 0 when none were
+}
+
+// SIGINTAction is what SIGINT does to the user's Python (Interp.SIGINT).
+type SIGINTAction int
+
+const (
+	SIGINTRaises  SIGINTAction = iota // a Python handler: KeyboardInterrupt by default
+	SIGINTKills                       // SIG_DFL: the process dies by it
+	SIGINTIgnored                     // SIG_IGN
+)
+
+// ExitError is Start's error when Python exits as it starts, as python3
+// does for a command line it refuses, having said why: the process
+// should exit with Status.
+type ExitError struct{ Status int }
+
+func (e ExitError) Error() string {
+	return fmt.Sprintf("Python exited with status %d as it started", e.Status)
 }

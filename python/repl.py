@@ -300,6 +300,10 @@ def _closers(source):
 
 _main = sys.modules["__main__"]
 
+# Runs last of the atexit handlers, registered before any of the user's
+# (see bridge.c, exit_ends).
+_stdlib("atexit").register(_pyaichat.exit_ends)
+
 
 class _LazyConsole:
     """Creates the console on first use (see _console_class)."""
@@ -917,6 +921,18 @@ def _compile_script(path, source):
         raise
 
 
+# python3 -x: FILE's first line is not Python (a DOS launcher line).
+_skip_first_line = False
+
+
+def skip_source_first_line(_=""):
+    """python3 -x: run_file skips FILE's first line, keeping its newline so
+    that line numbers stay the file's, as CPython skips it."""
+    global _skip_first_line
+    _skip_first_line = True
+    return "ok"
+
+
 @_entry
 def run_file(path):
     """Queue FILE to run as __main__, like ``python3 -i FILE``: it runs in
@@ -937,6 +953,9 @@ def run_file(path):
         return "ok"
     finally:
         _flush()
+    if _skip_first_line:
+        end = source.find(b"\n")
+        source = source[end:] if end >= 0 else b""
     return _run_script(path, source, inspect=True)
 
 
@@ -1029,6 +1048,19 @@ def after_run(_=None):
     return (STEP_DONE, 0, "", stdout_tail())
 
 
+def _show(exc, tb):
+    """Show exc with traceback tb as python3's prompt does, setting sys.last_*."""
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
+    with _shown_as_error():
+        try:
+            sys.excepthook(type(exc), exc, tb)
+        except BaseException as hook_err:
+            sys.stderr.write("Error in sys.excepthook:\n")
+            sys.__excepthook__(type(hook_err), hook_err, hook_err.__traceback__)
+            sys.stderr.write("\nOriginal exception was:\n")
+            sys.__excepthook__(type(exc), exc, tb)
+
+
 def show_exception(exc):
     """Called from C with the exception that stopped the queued code: the
     exit status for SystemExit, else show it as python3 -i does; the step
@@ -1039,18 +1071,24 @@ def show_exception(exc):
         tb = exc.__traceback__
         if tb is not None and tb.tb_frame.f_code.co_filename == "<pyaichat>":
             tb = exc.__traceback__ = tb.tb_next
-        sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb
-        with _shown_as_error():
-            try:
-                sys.excepthook(type(exc), exc, tb)
-            except BaseException as hook_err:
-                sys.stderr.write("Error in sys.excepthook:\n")
-                sys.__excepthook__(type(hook_err), hook_err, hook_err.__traceback__)
-                sys.stderr.write("\nOriginal exception was:\n")
-                sys.__excepthook__(type(exc), exc, tb)
+        _show(exc, tb)
         _recent.record(_pending_source)
         _setup_done()
         _flush()
+        return (STEP_DONE, 0, _type_name(type(exc)).removeprefix("__main__."), stdout_tail())
+    finally:
+        _flush()
+
+
+def show_signal_error(exc):
+    """Called from C with what a signal handler raised while no user code
+    ran: as python3's prompt, whose read the signal interrupted, exits for
+    SystemExit, or shows it and sets sys.last_*; the step tuple."""
+    try:
+        if isinstance(exc, SystemExit):
+            return (STEP_EXIT, _exit_status(exc), "", "")
+        tb = exc.__traceback__
+        _show(exc, tb)
         return (STEP_DONE, 0, _type_name(type(exc)).removeprefix("__main__."), stdout_tail())
     finally:
         _flush()
@@ -1071,19 +1109,51 @@ class _Stdin(io.TextIOBase):
         self._eof = False
         self._unread = ""  # the rest of a line a sized read stopped in
 
+    # What reconfigure() set, over the real stream's.
+    _encoding = None
+    _errors = None
+
     @property
     def encoding(self):
-        return getattr(self._real, "encoding", "utf-8")
+        return self._encoding or getattr(self._real, "encoding", "utf-8")
 
     @property
     def errors(self):
-        return getattr(self._real, "errors", "strict")
+        return self._errors or getattr(self._real, "errors", "strict")
 
     @property
     def buffer(self):
         return self._real.buffer
 
     name = "<stdin>"
+    mode = "r"
+    newlines = None
+
+    @property
+    def line_buffering(self):
+        return getattr(self._real, "line_buffering", False)
+
+    @property
+    def write_through(self):
+        return getattr(self._real, "write_through", False)
+
+    def reconfigure(self, *, encoding=None, errors=None, newline=None, line_buffering=None, write_through=None):
+        """As TextIOWrapper.reconfigure: encoding and errors apply to the
+        lines read from now on (the others mean nothing for this stream)."""
+        if encoding is not None:
+            _stdlib("codecs").lookup(encoding)
+            self._encoding = encoding
+            if errors is None:
+                self._errors = "strict"
+        if errors is not None:
+            self._errors = errors
+
+    def _decoded(self, line):
+        """line (read as UTF-8 with surrogateescape) as the stream's
+        encoding and errors, once reconfigure() changed them, decode it."""
+        if self._encoding is None and self._errors is None:
+            return line
+        return line.encode("utf-8", "surrogateescape").decode(self.encoding, self.errors)
 
     def readable(self):
         return True
@@ -1101,7 +1171,7 @@ class _Stdin(io.TextIOBase):
             size = -1
         line, self._unread = self._unread, ""
         if not line:
-            line = _pyaichat.readline()
+            line = self._decoded(_pyaichat.readline())
         if 0 <= size < len(line):
             # As a buffered stream does: the rest waits for the next read.
             line, self._unread = line[:size], line[size:]
@@ -1231,10 +1301,12 @@ def install_stdin(terminal):
         _original_stdin.append(sys.stdin)  # kept alive: closing it would close fd 0
         sys.stdin = sys.__stdin__ = stdin
         _pyaichat.native_input(True)
-    else:
+    elif sys.stdin is not None:  # None: closed at start, as in python3
         sys.stdin = _Stdin(sys.__stdin__)
-    # Set in every interactive interpreter; libraries test for them.
-    sys.ps1 = "py> "
+    # Set in every interactive interpreter, to python3's: libraries test
+    # for them, and code.interact() and pdb's interact prompt with them.
+    # pyaichat's own prompts are its own.
+    sys.ps1 = ">>> "
     sys.ps2 = "... "
     return "ok"
 
@@ -1254,4 +1326,31 @@ def set_path0(entry):
                 entry = os.path.realpath(entry)
             entry = os.path.dirname(entry)
     sys.path.insert(0, entry)
+    return "ok"
+
+
+def set_main_importer(entry):
+    """Put a directory or zip file run as the script first on sys.path, as
+    python3 does under -P and -I too (its __main__ is imported from it)."""
+    import os.path
+
+    path = os.path.abspath(entry)
+    if _importer(path) is not None:
+        sys.path.insert(0, path)
+    return "ok"
+
+
+def exit_begins():
+    """Called from C as exit begins: _pyaichat.exit_begins, registered
+    last, runs first of the atexit handlers (see bridge.c)."""
+    _stdlib("atexit").register(_pyaichat.exit_begins)
+
+
+def release_main(_=""):
+    """At exit, once the atexit handlers ran: let go of __main__. python3
+    destroys its objects first of all modules' (finalization drops it from
+    sys.modules first); held here, they outlived the modules their
+    __del__ needs (an open multiprocessing.Pool failed in __del__)."""
+    global _main, _console
+    _main = _console = None
     return "ok"

@@ -18,8 +18,26 @@ type Pipe struct {
 	in *bufio.Reader
 }
 
-// NewPipe reads lines from r.
-func NewPipe(r io.Reader) *Pipe { return &Pipe{in: bufio.NewReaderSize(r, 64*1024)} }
+// NewPipe reads lines from r. Unbuffered, it reads r a byte at a time,
+// as python3 -u reads its stdin (C stdio, unbuffered): what follows the
+// line taken stays in the pipe, for a child or os.read(0, ...) to read.
+func NewPipe(r io.Reader, unbuffered bool) *Pipe {
+	if unbuffered {
+		r = byteReader{r}
+	}
+	return &Pipe{in: bufio.NewReaderSize(r, 64*1024)}
+}
+
+// byteReader reads one byte per Read: bufio then reads no further than
+// the line end it looks for.
+type byteReader struct{ r io.Reader }
+
+func (b byteReader) Read(p []byte) (int, error) {
+	if len(p) > 1 {
+		p = p[:1]
+	}
+	return b.r.Read(p)
+}
 
 func (p *Pipe) line() (string, error) {
 	p.mu.Lock()

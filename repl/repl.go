@@ -43,7 +43,27 @@ type Interpreter interface {
 	Stuck(grace time.Duration) bool
 	// Interrupts has a value for each Ctrl-C that reached running code.
 	Interrupts() <-chan struct{}
+	// SignalErrors has a value when a signal handler that ran while no
+	// code did (at the prompt) raised; ShowSignalError then shows it as
+	// python3's prompt does, and its Outcome says whether to exit
+	// (SystemExit).
+	SignalErrors() <-chan struct{}
+	ShowSignalError() (Outcome, error)
+	// SIGINT says what the user's code set SIGINT to do; DieBySIGINT
+	// ends the process by it (SIG_DFL).
+	SIGINT() SIGINTAction
+	DieBySIGINT()
 }
+
+// SIGINTAction is what the user's code set SIGINT to do: python3's prompt
+// does that with a Ctrl-C or a SIGINT, and so does the REPL at py>.
+type SIGINTAction int
+
+const (
+	SIGINTRaises  SIGINTAction = iota // a Python handler (KeyboardInterrupt)
+	SIGINTKills                       // SIG_DFL: the process dies by it
+	SIGINTIgnored                     // SIG_IGN: nothing happens
+)
 
 // Outcome is what running py> input led to.
 type Outcome struct {
@@ -151,11 +171,21 @@ type Session struct {
 	stuckSince atomic.Int64 // unix nanos of a Ctrl-C that found Python stuck
 	abandoned  chan struct{}
 	abandon    sync.Once
+
+	// A signal handler's exception to show (see onSignalError):
+	// atPrompt ends the prompt's line as Ctrl-C does, after which the
+	// loop shows it; deferred waits for the loop's next turn (an answer
+	// was on its way).
+	signalAtPrompt atomic.Bool
+	signalDeferred atomic.Bool
+	// exited carries the status of a SystemExit raised by a signal
+	// handler while the loop waited on a pipe.
+	exited chan int
 }
 
 // New prepares a REPL session; the line editor starts with Run.
 func New(o Options) (*Session, error) {
-	r := &Session{opts: o, state: &modeState{}, abandoned: make(chan struct{})}
+	r := &Session{opts: o, state: &modeState{}, abandoned: make(chan struct{}), exited: make(chan int, 1)}
 	switch {
 	case o.Term != nil && !o.Dumb:
 		// next reads with the line editor.
@@ -223,6 +253,8 @@ func (r *Session) Run() (status int, abandoned bool) {
 	select {
 	case status = <-done:
 		return status, false
+	case status = <-r.exited:
+		return status, false
 	case <-r.abandoned:
 		return 130, true
 	}
@@ -235,6 +267,9 @@ func (r *Session) loop() int {
 	for {
 		if r.toPy != "" {
 			initial, r.toPy = r.toPy, ""
+		}
+		if status, exit := r.deferredSignalError(); exit {
+			return status
 		}
 		ev, status, exit, err := r.next(initial, &pendingPaste)
 		initial = ""
@@ -252,17 +287,14 @@ func (r *Session) loop() int {
 				return status
 			}
 		case term.EventInterrupt:
-			// The partial line is discarded, never run; as in python3,
-			// which says KeyboardInterrupt (a question just goes).
-			if mode == ModePy || cont {
-				fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
+			if r.keyIgnored(mode, cont) {
+				initial = ev.Text // as if the key had not been pressed
+				continue
+			}
+			if status, exit := r.interrupted(mode, cont); exit {
+				return status
 			}
 			pendingPaste = ""
-			r.block = r.block[:0]
-			if cont {
-				r.opts.Interp.ResetBlock()
-				r.state.setContinuation(false)
-			}
 		case term.EventPaste:
 			text := ev.Text
 			if !strings.Contains(text, "\n") {
@@ -292,6 +324,36 @@ func (r *Session) loop() int {
 			}
 		}
 	}
+}
+
+// keyIgnored says that Ctrl-C at py> does nothing: the user's code set
+// SIGINT to be ignored, as python3's prompt then ignores it.
+func (r *Session) keyIgnored(mode Mode, cont bool) bool {
+	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTIgnored
+}
+
+// interrupted is Ctrl-C at the prompt (or a signal handler's exception,
+// which ends the line as Ctrl-C does). The partial line is discarded,
+// never run, as in python3, which says KeyboardInterrupt (a question just
+// goes), or shows what the handler raised; or, if the user's code set
+// SIGINT to kill, the process dies by it.
+func (r *Session) interrupted(mode Mode, cont bool) (status int, exit bool) {
+	if r.signalAtPrompt.Swap(false) {
+		if status, exit := r.showSignalError(); exit {
+			return status, true
+		}
+	} else if mode == ModePy || cont {
+		if r.pySIGINT() == SIGINTKills {
+			r.dieBySIGINT()
+		}
+		fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
+	}
+	r.block = r.block[:0]
+	if cont {
+		r.opts.Interp.ResetBlock()
+		r.state.setContinuation(false)
+	}
+	return 0, false
 }
 
 // line runs a line entered at the prompt, after the pasted lines it
@@ -676,6 +738,8 @@ func (r *Session) handleSignals() (stop func()) {
 				r.onInterrupt()
 			case <-r.opts.Interp.Interrupts():
 				r.onUserInterrupt()
+			case <-r.opts.Interp.SignalErrors():
+				r.onSignalError()
 			}
 		}
 	}()
@@ -696,10 +760,18 @@ func (r *Session) onInterrupt() {
 		(*c)()
 		return
 	}
-	switch {
-	case r.opts.Interp.Busy():
+	if r.opts.Interp.Busy() {
 		// Between pyaichat's step and the user's code.
 		r.opts.Interp.Interrupt()
+		return
+	}
+	switch r.pySIGINT() {
+	case SIGINTIgnored:
+		return
+	case SIGINTKills:
+		r.dieBySIGINT()
+	}
+	switch {
 	case r.editor != nil:
 		r.editor.CtrlC()
 	case r.opts.Term != nil:
@@ -722,4 +794,72 @@ func (r *Session) onUserInterrupt() {
 	r.stuckSince.Store(time.Now().UnixNano())
 	fmt.Fprint(r.opts.Stderr, "\npyaichat: Python is busy inside C code and cannot be interrupted.\n"+
 		"Press Ctrl-C again to abandon this session (history is kept), or wait.\n")
+}
+
+// onSignalError is a signal handler's exception raised at the prompt (or
+// as code ended). python3's prompt, whose read the signal interrupted,
+// drops the line being typed and shows it; so the line editor's line ends
+// as for Ctrl-C and the loop shows it. A pipe's read cannot be ended and
+// loses nothing: it is shown at once, and the prompt again after it. An
+// answer on its way is let finish first.
+func (r *Session) onSignalError() {
+	switch {
+	case r.aiCancel.Load() != nil:
+		r.signalDeferred.Store(true)
+	case r.editor != nil:
+		r.signalAtPrompt.Store(true)
+		r.editor.CtrlC()
+	case r.opts.Term != nil:
+		r.signalAtPrompt.Store(true)
+		r.opts.Term.Interrupt()
+	default:
+		io.WriteString(r.plain.prompts, "\n")
+		if _, cont := r.state.get(); cont {
+			r.opts.Interp.ResetBlock()
+			r.state.setContinuation(false)
+		}
+		if status, exit := r.showSignalError(); exit {
+			r.exited <- status
+			return
+		}
+		io.WriteString(r.plain.prompts, r.state.prompt())
+	}
+}
+
+// deferredSignalError shows a signal handler's exception that came while
+// an answer was on its way (onSignalError).
+func (r *Session) deferredSignalError() (status int, exit bool) {
+	if !r.signalDeferred.Swap(false) {
+		return 0, false
+	}
+	return r.showSignalError()
+}
+
+// showSignalError shows a signal handler's exception; exit says it was
+// SystemExit, with its status.
+func (r *Session) showSignalError() (status int, exit bool) {
+	out, err := r.opts.Interp.ShowSignalError()
+	if err != nil {
+		r.warn(err.Error())
+		return 0, false
+	}
+	return out.Status, out.Exit
+}
+
+// pySIGINT is what SIGINT does at the prompt: at py>, what the user's
+// code set; at ai>, pyaichat's own (it cancels or discards).
+func (r *Session) pySIGINT() SIGINTAction {
+	if mode, _ := r.state.get(); mode != ModePy {
+		return SIGINTRaises
+	}
+	return r.opts.Interp.SIGINT()
+}
+
+// dieBySIGINT ends the process by SIGINT, as python3 ends under SIG_DFL,
+// with the terminal as it was.
+func (r *Session) dieBySIGINT() {
+	if r.opts.Term != nil {
+		r.opts.Term.Restore()
+	}
+	r.opts.Interp.DieBySIGINT()
 }

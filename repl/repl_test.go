@@ -98,6 +98,14 @@ func (f *fakeInterp) Stuck(time.Duration) bool { return f.stuck }
 
 func (f *fakeInterp) Interrupts() <-chan struct{} { return f.interrupts }
 
+func (f *fakeInterp) SignalErrors() <-chan struct{} { return nil }
+
+func (f *fakeInterp) SIGINT() SIGINTAction { return SIGINTRaises }
+
+func (f *fakeInterp) DieBySIGINT() {}
+
+func (f *fakeInterp) ShowSignalError() (Outcome, error) { return Outcome{}, nil }
+
 // fakeAssistant answers every question with its text reversed, or, for
 // "wait", waits to be cancelled.
 type fakeAssistant struct {
@@ -128,7 +136,7 @@ func (a *fakeAssistant) Release() { a.mu.Lock(); a.released++; a.mu.Unlock() }
 func pipeSession(t *testing.T, input string, in Interpreter) (*Session, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	s, err := New(Options{Pipe: NewPipe(strings.NewReader(input)), Stdout: &stdout, Stderr: &stderr, Interp: in})
+	s, err := New(Options{Pipe: NewPipe(strings.NewReader(input), false), Stdout: &stdout, Stderr: &stderr, Interp: in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +167,7 @@ func TestLoopReportsInputs(t *testing.T) {
 	var got []string
 	var stdout, stderr bytes.Buffer
 	s, err := New(Options{
-		Pipe: NewPipe(strings.NewReader("x = 1\nif x:\n    y = 2\n\nraise\nif y:\n    z\n")), Stdout: &stdout, Stderr: &stderr, Interp: in,
+		Pipe: NewPipe(strings.NewReader("x = 1\nif x:\n    y = 2\n\nraise\nif y:\n    z\n"), false), Stdout: &stdout, Stderr: &stderr, Interp: in,
 		OnInput: func(src string, o Outcome) { got = append(got, src+" => "+o.Error) },
 	})
 	if err != nil {
@@ -178,7 +186,7 @@ func TestPipedLinesAreNeverPyCommands(t *testing.T) {
 	in := newFakeInterp()
 	offered := 0
 	s, err := New(Options{
-		Pipe: NewPipe(strings.NewReader("/save x.md\n")), Stdout: io.Discard, Stderr: io.Discard, Interp: in,
+		Pipe: NewPipe(strings.NewReader("/save x.md\n"), false), Stdout: io.Discard, Stderr: io.Discard, Interp: in,
 		PyCommand: func(string, io.Writer) bool { offered++; return true },
 	})
 	if err != nil {

@@ -32,7 +32,7 @@ system="$(scripts/python-flags.sh | sed -n 3p)"
 
 # The e2e tests that compare py> with the oracle, and the terminal and
 # signal tests whose behaviour depends on the Python.
-e2e='TestTranscripts|TestSetupCodeAgainstPython|TestStartupFileAgainstPython|TestSignalsAgainstPython|TestPython3OptionsAgainstPython|TestPTYPdb|TestPTYInputLineEditing|TestPTYCodeInteract|TestPTYChildPrograms|TestPTYCtrlC|TestPiped|TestMainThreadOverManyStarts|TestPTYPasteShowsLastValue|TestPTYBanner'
+e2e='TestTranscripts|TestSetupCodeAgainstPython|TestStartupFileAgainstPython|TestSignalsAgainstPython|TestPython3OptionsAgainstPython|TestPTYPdb|TestPTYInputLineEditing|TestPTYCodeInteract|TestPTYChildPrograms|TestPTYCtrlC|TestPiped|TestMainThreadOverManyStarts|TestPTYPasteShowsLastValue|TestPTYBanner|TestSignalHandler|TestExit|TestPTYCtrlCStopsTheWait|TestForkAtExit|TestForkInScript|TestSafePath|TestMainObjects|TestPromptsInSys|TestPipedStdinAsPython|TestUnbufferedPipedStdin|TestTraceSeesUserCodeOnly|TestMorePython3Options|TestPTYInputAfterStdinClosed|TestClosedStandardStreams|TestSIGINTAtThePromptAsSet|TestFaulthandlerReportAsPython'
 # numpy and pandas are the system Python's; the others have none.
 caps_skip='TestNumpy|TestPandas|TestDataFrame|TestScientific|TestSummariesImportNothing'
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -85,11 +86,26 @@ type cmdline struct {
 
 	version int // -V, given this many times
 	help    bool
+	// pythonHelp is python3's --help-env, --help-xoptions or --help-all,
+	// which python3 of the embedded version answers.
+	pythonHelp string
 
 	// What pyaichat itself must know of python3's options.
 	quiet     bool // -q: no banner
 	safePath  bool // -P or -I: no script directory or cwd on sys.path
 	ignoreEnv bool // -E or -I: no PYTHONSTARTUP either
+	unbuffer  bool // -u: stdin read unbuffered too, as python3's C stdio
+	// -x: FILE's first line is skipped.
+	skipFirstLine bool
+}
+
+// wantsHelp says that -h or python3's --help-* was given.
+func (c cmdline) wantsHelp() bool { return c.help || c.pythonHelp != "" }
+
+// unbuffered says whether python3 would read a piped stdin unbuffered:
+// under -u or PYTHONUNBUFFERED (unless -E or -I).
+func (c cmdline) unbuffered() bool {
+	return c.unbuffer || (!c.ignoreEnv && os.Getenv("PYTHONUNBUFFERED") != "")
 }
 
 // resumeLatest is --continue: the newest session.
@@ -128,7 +144,9 @@ var python3Flags = map[byte]func(*cmdline){
 	'E': func(c *cmdline) { c.ignoreEnv = true },
 	'I': func(c *cmdline) { c.ignoreEnv, c.safePath = true, true },
 	'P': func(c *cmdline) { c.safePath = true },
-	'u': nil, 'B': nil, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
+	'u': func(c *cmdline) { c.unbuffer = true },
+	'B': nil, 'v': nil, 'R': nil, 'd': nil,
+	'x': func(c *cmdline) { c.skipFirstLine = true }, 's': nil, 'S': nil, 'O': nil, 'b': nil, 'i': nil,
 }
 
 // parseArgs reads the command line the way python3 does: options may be
@@ -258,6 +276,15 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		c.resume = resumeLatest
 	case "--resume":
 		c.resume, err = arg()
+	case "--check-hash-based-pycs":
+		if v, err = arg(); err == nil {
+			if v != "default" && v != "always" && v != "never" {
+				return usageError{"--check-hash-based-pycs must be one of 'default', 'always', or 'never'"}
+			}
+			c.options = append(c.options, name, v)
+		}
+	case "--help-env", "--help-xoptions", "--help-all":
+		c.pythonHelp = name
 	default:
 		return usageError{"unknown option " + name}
 	}

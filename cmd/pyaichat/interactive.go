@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,14 +22,14 @@ import (
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
-// finalizeTimeout bounds Python's finalization at exit, so that a
-// non-daemon thread that never ends cannot hang it (CPython would wait).
-const finalizeTimeout = 3 * time.Second
+// exitPatience is how long exit waits for Python's threads and atexit
+// handlers (as long as python3 does) before it says what it waits for.
+const exitPatience = 3 * time.Second
 
 // runInteractive is pyaichat's REPL, or with -p its one question: the
 // setup code runs first, as python3 -i runs it.
 func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (status int) {
-	opts, readLine, err := openInput(std)
+	opts, readLine, err := openInput(std, c.unbuffered())
 	if err != nil {
 		std.warn(err.Error())
 		return 1
@@ -45,6 +46,10 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	}
 
 	in, err := startPython(c, readLine, opts.Term != nil, std.warn)
+	var exited pybridge.ExitError
+	if errors.As(err, &exited) {
+		return exited.Status // Python said why
+	}
 	if err != nil {
 		std.warn(err.Error())
 		return 1
@@ -65,10 +70,9 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	finish := func(status int) int {
 		endLog(lg, status)
 		restoreTerm(opts.Term)
-		if !in.Close(finalizeTimeout) {
-			std.warn("Python threads are still running; exiting without waiting for them")
-		}
-		return status
+		return in.Exit(status, exitPatience, func(what string) {
+			std.warn(fmt.Sprintf("waiting for %s (Ctrl-C stops the wait)", what))
+		})
 	}
 
 	color := colorWanted(opts.Term != nil)
@@ -192,11 +196,11 @@ func aiHistoryLine(cfg agent.Config) func(string) string {
 
 // openInput is the REPL's input: a terminal, read only at pyaichat's
 // prompt, or a pipe, whose lines the prompt and user code (readLine) take
-// in turn.
-func openInput(std stdio) (opts repl.Options, readLine pybridge.LineReader, err error) {
+// in turn; unbuffered, it reads no byte past the line it needs.
+func openInput(std stdio, unbuffered bool) (opts repl.Options, readLine pybridge.LineReader, err error) {
 	opts = repl.Options{Stdout: std.out, Stderr: std.err, HistoryDir: xdgPaths().state, OnIdle: pybridge.TrimCHeap}
 	if !term.IsTerminal(std.in) || !term.IsTerminal(std.out) {
-		opts.Pipe = repl.NewPipe(std.in)
+		opts.Pipe = repl.NewPipe(std.in, unbuffered)
 		readLine = func(prompt string, show bool) (string, error) { return opts.Pipe.UserLine(prompt, show, std.out) }
 		return opts, readLine, nil
 	}
@@ -353,6 +357,20 @@ func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
 	return outcome(i.Interp.RunBlock(source))
 }
 
+func (i interpreter) SIGINT() repl.SIGINTAction {
+	switch i.Interp.SIGINT() {
+	case pybridge.SIGINTKills:
+		return repl.SIGINTKills
+	case pybridge.SIGINTIgnored:
+		return repl.SIGINTIgnored
+	}
+	return repl.SIGINTRaises
+}
+
+func (i interpreter) ShowSignalError() (repl.Outcome, error) {
+	return outcome(i.Interp.ShowSignalError())
+}
+
 // aiAssistant is the REPL's view of the assistant: while a question is
 // typed at ai>, the capabilities get a copy of the session ready, and
 // back at py> it goes.
@@ -419,7 +437,13 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 		return nil, err
 	}
 	if c.safePath {
-		return in, nil
+		// -P and -I leave sys.path alone, but for a directory or zip file
+		// run as the script, which python3 still puts first, as its
+		// __main__ is imported from there.
+		if c.script == "" {
+			return in, nil
+		}
+		return in, in.SetMainImporter(c.script)
 	}
 	// As python3: the script's directory, the current directory for -m,
 	// or "" for -c and the bare REPL.
@@ -448,7 +472,14 @@ func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (
 		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunModule(c.module) })
 	}
 	if c.script != "" {
-		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunFile(c.script) })
+		steps = append(steps, func() (pybridge.Outcome, error) {
+			if c.skipFirstLine {
+				if err := in.SkipSourceFirstLine(); err != nil {
+					return pybridge.Outcome{}, err
+				}
+			}
+			return in.RunFile(c.script)
+		})
 	}
 	if path := os.Getenv("PYTHONSTARTUP"); path != "" && startup && len(steps) == 0 && !c.ignoreEnv {
 		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunStartup(path) })

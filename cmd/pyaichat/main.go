@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -78,9 +79,8 @@ func run(std stdio, args []string) int {
 	case err != nil:
 		std.warn(err.Error())
 		return 2
-	case c.help:
-		io.WriteString(std.out, usage)
-		return 0
+	case c.wantsHelp():
+		return help(std, c.pythonHelp)
 	case c.version > 0:
 		printVersion(std.out, c.version > 1)
 		return 0
@@ -156,4 +156,40 @@ func cantOpen(path string, err error) string {
 	}
 	msg := errno.Error() // strerror, but in lower case
 	return fmt.Sprintf("can't open file '%s': [Errno %d] %s", path, int(errno), strings.ToUpper(msg[:1])+msg[1:])
+}
+
+// help is -h, or python3's --help-* option (pythonHelp).
+func help(std stdio, pythonOption string) int {
+	if pythonOption != "" {
+		return pythonHelp(std, pythonOption)
+	}
+	io.WriteString(std.out, usage)
+	return 0
+}
+
+// pythonHelp answers python3's --help-env, --help-xoptions and --help-all
+// with the words of python3 of the embedded version (they change from
+// one version to the next), its program name made pyaichat's.
+func pythonHelp(std stdio, option string) int {
+	exe := pybridge.RealExecutable()
+	if exe == "" {
+		std.warn("no python3 of the embedded version to ask for " + option)
+		return 2
+	}
+	cmd := exec.Command(exe, option)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	ours := strings.NewReplacer("usage: "+exe, "usage: pyaichat", "`python -h'", "`pyaichat -h'")
+	io.WriteString(std.out, ours.Replace(out.String()))
+	io.WriteString(std.err, ours.Replace(errb.String()))
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	case err != nil:
+		std.warn(fmt.Sprintf("asking %s for %s: %v", exe, option, err))
+		return 2
+	}
+	return 0
 }

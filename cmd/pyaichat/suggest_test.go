@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pyaichat/pyaichat/pybridge"
 )
@@ -268,7 +269,7 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	if in, err := suggestPython(); err == nil && in != nil {
-		in.Close(finalizeTimeout)
+		in.Close(3 * time.Second)
 	}
 	os.Exit(code)
 }

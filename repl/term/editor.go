@@ -28,7 +28,8 @@ const (
 // Event is what the user did at a prompt.
 type Event struct {
 	Kind EventKind
-	// Text is the line, or the text typed before a paste plus the paste.
+	// Text is the line, or the text typed before a paste plus the paste,
+	// or the text Ctrl-C left (EventInterrupt).
 	Text string
 	// Paste is the pasted text alone (EventPaste), for echoing it.
 	Paste string
@@ -606,7 +607,7 @@ func (e *Editor) FinishLine(u *Unfinished) (Event, error) {
 		paste, _ := e.pump.takePaste()
 		return Event{Kind: EventPaste, Text: line + paste, Paste: paste}, nil
 	case errors.Is(err, readline.ErrInterrupt):
-		return Event{Kind: EventInterrupt}, nil
+		return Event{Kind: EventInterrupt, Text: line}, nil
 	case errors.Is(err, io.EOF):
 		return Event{Kind: EventEOF}, nil
 	case err != nil:
