@@ -101,6 +101,14 @@ type errSessionGone struct{ msg string }
 
 func (e errSessionGone) Error() string { return e.msg }
 
+// orDefault sets *v to def when it is zero or less: an Options field left
+// unset.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
 // New checks the options and the embedded web UI and makes a Server.
 func New(opts Options) (*Server, error) {
 	if len(opts.Token) < 32 {
@@ -112,30 +120,14 @@ func New(opts Options) (*Server, error) {
 	if err := checkAssets(); err != nil {
 		return nil, err
 	}
-	if opts.ReplayBytes <= 0 {
-		opts.ReplayBytes = defaultReplay
-	}
-	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = defaultMaxMessage
-	}
-	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = defaultMaxSessions
-	}
-	if opts.UploadLimit <= 0 {
-		opts.UploadLimit = defaultUploadLimit
-	}
-	if opts.PingInterval <= 0 {
-		opts.PingInterval = 30 * time.Second
-	}
-	if opts.HandshakeTimeout <= 0 {
-		opts.HandshakeTimeout = defaultHandshake
-	}
-	if opts.KeepAliveTimeout <= 0 {
-		opts.KeepAliveTimeout = defaultKeepAlive
-	}
-	if opts.MaxConnsPerAddr <= 0 {
-		opts.MaxConnsPerAddr = defaultConnsPerIP
-	}
+	orDefault(&opts.ReplayBytes, defaultReplay)
+	orDefault(&opts.MaxMessage, defaultMaxMessage)
+	orDefault(&opts.MaxSessions, defaultMaxSessions)
+	orDefault(&opts.UploadLimit, defaultUploadLimit)
+	orDefault(&opts.PingInterval, 30*time.Second)
+	orDefault(&opts.HandshakeTimeout, defaultHandshake)
+	orDefault(&opts.KeepAliveTimeout, defaultKeepAlive)
+	orDefault(&opts.MaxConnsPerAddr, defaultConnsPerIP)
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
