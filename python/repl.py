@@ -31,6 +31,13 @@ for _name in ("os", "posix", "sys", "stat", "types", "re", "gc", "_frozen_import
     if type(_m) is _MODULE_TYPE:
         _START_NAMESPACES[_name] = dict(_M_DICT(_m))
 del _name, _m
+# Not sys's streams: the helpers write to none of them, and a reference
+# kept here, where finalization never clears, would keep sys.stdout from
+# being destroyed, and so flushed, at exit (what a __del__ printed as
+# __main__ went would be lost).
+for _name in ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__"):
+    _START_NAMESPACES.get("sys", {}).pop(_name, None)
+del _name
 _ModuleSpec = _START_NAMESPACES.get("_frozen_importlib", {}).get("ModuleSpec")
 _SYS = _M_DICT(sys)
 _MODULES = sys.modules
