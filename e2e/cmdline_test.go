@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,9 +84,16 @@ func runWith(t *testing.T, dir, program string, args []string, stdin string) res
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
+	return resultOf(t, cmd.Run(), out.String(), errb.String())
+}
+
+// resultOf is how a program ended: its output and the exit status in
+// err, which fails the test if the program could not be run at all.
+func resultOf(t *testing.T, err error, stdout, stderr string) result {
+	t.Helper()
+	r := result{stdout: stdout, stderr: stderr}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		r.status = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)

@@ -378,14 +378,7 @@ func TestExitStatusWhenStdoutCannotBeFlushed(t *testing.T) {
 				var stderr strings.Builder
 				cmd.Stderr = &stderr
 				err = cmd.Run()
-				r := result{stderr: stripPrompts(stderr.String())}
-				var ee *exec.ExitError
-				if errors.As(err, &ee) {
-					r.status = ee.ExitCode()
-				} else if err != nil {
-					t.Fatal(err)
-				}
-				return r
+				return resultOf(t, err, "", stripPrompts(stderr.String()))
 			}
 			want, got := run(pythonOracle), run(binary)
 			if got != want {
@@ -480,14 +473,7 @@ func runBounded(t *testing.T, dir, program string, args []string) result {
 	if !timer.Stop() {
 		t.Fatalf("%s %v did not end within a minute:\nstdout:\n%s\nstderr:\n%s", program, args, out.String(), errb.String())
 	}
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.status = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return resultOf(t, err, out.String(), errb.String())
 }
 
 // A process forked in an atexit handler goes on with its parent's exit

@@ -507,15 +507,8 @@ func TestServeRecoversAfterARestartWithANewToken(t *testing.T) {
 // sessionCount asks serve how many sessions it has (GET /sessions).
 func sessionCount(t *testing.T, srv serveConn) int {
 	t.Helper()
-	req, _ := http.NewRequest("GET", srv.UIBase+"sessions", nil)
-	req.Header.Set("Authorization", "Bearer "+srv.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var list struct{ Sessions []any }
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+	if err := json.Unmarshal([]byte(sessionsJSON(t, srv)), &list); err != nil {
 		t.Fatalf("GET /sessions: %v", err)
 	}
 	return len(list.Sessions)
