@@ -108,9 +108,14 @@ func TestEditorDrawsThePromptBeforeKeysTypedAhead(t *testing.T) {
 
 // awaitReadingAhead is an Await as pybridge's AwaitInput makes it, in Go:
 // it waits for fd, then reads ahead.FD and echoes a lone printable key
-// after ahead.Echo. It counts the keys it echoed.
-func awaitReadingAhead(echoed *atomic.Int32) Await {
+// after ahead.Echo. It counts the keys it echoed. Each wait it enters is told on entered, if there is room, before it
+// polls: a key typed after that is read by the wait, not by the lane.
+func awaitReadingAhead(echoed *atomic.Int32, entered chan<- struct{}) Await {
 	return func(fds []int, ahead *ReadAhead) (bool, error) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
 		var polled []unix.PollFd
 		for _, fd := range fds {
 			polled = append(polled, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
@@ -177,9 +182,10 @@ func TestEditorLaneKeysEchoedByTheWait(t *testing.T) {
 	}
 
 	var echoed atomic.Int32
+	entered := make(chan struct{}, 1)
 	lines := make(chan Event, 1)
 	go func() {
-		ev, rest, err := e.StartLine("py> ", "", awaitReadingAhead(&echoed))
+		ev, rest, err := e.StartLine("py> ", "", awaitReadingAhead(&echoed, entered))
 		if err != nil || rest != nil {
 			ev = Event{Text: fmt.Sprintf("the lane left the line: %v %+v", err, rest)}
 		}
@@ -193,6 +199,13 @@ func TestEditorLaneKeysEchoedByTheWait(t *testing.T) {
 		{"x", "py> prix"},    // typed over it: erased before the key
 		{"y", "py> prixy"},
 	} {
+		// A key typed before the lane waits is read by the lane itself,
+		// which echoes it too but not through the wait this test is about.
+		select {
+		case <-entered:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the lane never waited for %q", key.typed)
+		}
 		master.Write([]byte(key.typed))
 		rowShows(key.shown)
 	}

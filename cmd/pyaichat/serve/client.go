@@ -343,13 +343,16 @@ func (c *client) pump(ctx context.Context, sess *session, cursor int64) {
 	var sent time.Time
 	var cols, rows uint16 // the size this page was last told
 	for ctx.Err() == nil {
+		// The span first, then the size: a resize sets the size before it
+		// wakes the span's waiters, so one that this look misses still
+		// wakes the wait below.
+		sp := sess.out.since(cursor, outChunk)
 		if w, h := sess.size(); w != cols || h != rows {
 			if c.send(resizedMsg{Type: "resized", SessionID: sess.id, Cols: int(w), Rows: int(h)}) != nil {
 				return
 			}
 			cols, rows = w, h
 		}
-		sp := sess.out.since(cursor, outChunk)
 		if len(sp.data) > 0 || sp.gap {
 			if wait := outHold - time.Since(sent); wait > 0 && len(sp.data) < outChunk/2 && !sp.ended {
 				holdOutput(ctx, wait)
