@@ -265,10 +265,11 @@ func TestPTYCtrlCUserHandler(t *testing.T) {
 	t.Parallel()
 	s := startREPL(t, "")
 	typeLine(t, s, "import signal, time; old = signal.signal(signal.SIGINT, lambda s, f: print('handled'))", "")
-	enter(s, "print('sleeping'); time.sleep(1); print('slept')")
+	enter(s, "print('sleeping'); time.sleep(3); print('slept')")
 	s.ExpectString("sleeping\r\n")
 	// Into the sleep: a handler that prints, run while the print before
-	// still flushes, re-enters it (RuntimeError), in python3 too.
+	// still flushes, re-enters it (RuntimeError), in python3 too. The
+	// sleep is long enough to be still asleep on a loaded machine.
 	time.Sleep(200 * time.Millisecond)
 	s.Send(ptytest.CtrlC)
 	s.ExpectString("handled\r\n")
