@@ -233,27 +233,13 @@ func BenchmarkServeIdleMemory(b *testing.B) {
 		srv := startServe(b, home, nil, "-q")
 		dialServe(b, srv) // the server has served a connection once
 		time.Sleep(idleSettle)
-		rss0, err := procStatus(srv.pid, "VmRSS")
-		if err != nil {
-			b.Fatal(err)
-		}
-		priv0, err := privateDirty(srv.pid)
-		if err != nil {
-			b.Fatal(err)
-		}
+		rss0, priv0 := serverMemory(b, srv.pid)
 		var clients []*streamClient
 		for j := 0; j < sessions; j++ {
 			clients = append(clients, dialStream(b, srv))
 		}
 		time.Sleep(idleSettle)
-		rss1, err := procStatus(srv.pid, "VmRSS")
-		if err != nil {
-			b.Fatal(err)
-		}
-		priv1, err := privateDirty(srv.pid)
-		if err != nil {
-			b.Fatal(err)
-		}
+		rss1, priv1 := serverMemory(b, srv.pid)
 		rss = append(rss, (rss1-rss0)/sessions)
 		priv = append(priv, (priv1-priv0)/sessions)
 		if kib, err := childPrivate(srv.pid); err == nil {
@@ -364,4 +350,76 @@ func BenchmarkServeThroughputInChromium(b *testing.B) {
 	b.ReportMetric(s, "page-print-s")
 	b.ReportMetric(q, "pty-print-s")
 	b.ReportMetric(s/q, "print-ratio")
+}
+
+// BenchmarkServeMemoryAfterOutput is what a session that has printed 25 MB
+// leaves in the server: its resident and private memory (VmRSS,
+// Private_Dirty) after the output has gone through a page and settled,
+// less the same before the session opened; then the same after 75 MB
+// more. The server keeps only the replay buffer (1 MiB by default) of a
+// session's output, so the second figure should be no larger than the
+// first: what is above the buffer is the Go heap's headroom, not output
+// kept. Run it with
+//
+//	go test ./e2e -run '^$' -bench ServeMemoryAfterOutput -benchtime 3x
+func BenchmarkServeMemoryAfterOutput(b *testing.B) {
+	var rss25, priv25, rss100, priv100 []float64
+	for i := 0; i < b.N; i++ {
+		home := b.TempDir()
+		srv := startServe(b, home, nil, "-q")
+		dialServe(b, srv)
+		time.Sleep(idleSettle)
+		rss0, priv0 := serverMemory(b, srv.pid)
+		sc := dialStream(b, srv)
+		print25MB(b, sc)
+		rss, priv := serverMemory(b, srv.pid)
+		rss25 = append(rss25, (rss-rss0)/1024)
+		priv25 = append(priv25, (priv-priv0)/1024)
+		for range 3 {
+			print25MB(b, sc)
+		}
+		rss, priv = serverMemory(b, srv.pid)
+		rss100 = append(rss100, (rss-rss0)/1024)
+		priv100 = append(priv100, (priv-priv0)/1024)
+		sc.conn.CloseNow()
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(median(rss25), "serve-rss-MiB-after-25MB")
+	b.ReportMetric(median(priv25), "serve-private-MiB-after-25MB")
+	b.ReportMetric(median(rss100), "serve-rss-MiB-after-100MB")
+	b.ReportMetric(median(priv100), "serve-private-MiB-after-100MB")
+}
+
+// print25MB has the session print 25 MiB and reads it all through the
+// page's connection, then lets the output settle.
+func print25MB(b *testing.B, sc *streamClient) {
+	b.Helper()
+	const lines, width = 256 * 1024, 100
+	off := len(sc.buf)
+	code := fmt.Sprintf("import sys; sys.stdout.write(('x' * %d + '\\n') * %d); print('done', 6 * 7)\r", width-1, lines)
+	if err := sc.keys(code); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := sc.waitFor(off, "done 42", 5*time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	sc.settle(idleSettle)
+	if got := len(sc.buf) - off; got < lines*width {
+		b.Fatalf("the page got %d bytes, want at least %d", got, lines*width)
+	}
+	sc.buf = nil // what the page holds is not the server's
+}
+
+// serverMemory is the server's VmRSS and Private_Dirty, in KiB.
+func serverMemory(b *testing.B, pid int) (rss, private float64) {
+	b.Helper()
+	rss, err := procStatus(pid, "VmRSS")
+	if err != nil {
+		b.Fatal(err)
+	}
+	private, err = privateDirty(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rss, private
 }
