@@ -23,7 +23,7 @@ PYEXE = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 3p)
 CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
 	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(PYEXE)"
 
-.PHONY: deps browser pyflags assets build run test test-under-load test-pythons fresh-debian fresh-debian-test bench bench-repl bench-speed bench-serve vet
+.PHONY: deps browser pyflags assets build run test test-cpython test-under-load test-pythons fresh-debian fresh-debian-test bench bench-repl bench-speed bench-serve vet
 
 # Quiet: it says only what it installs or downloads, so that the README's
 # `scripts/deps.sh && make run` says which Go builds pyaichat once.
@@ -111,6 +111,12 @@ bench-speed: pyflags assets
 
 # pyaichat serve: key-to-echo over the WebSocket, a Python loop's output
 # through the server beside a plain PTY, the server's memory per idle session.
+# CPython's own test_threading, test_atexit, test_signal and test_cmd_line
+# with pyaichat as the interpreter, case by case beside python3, for each
+# pyenv CPython (scripts/cpython-tests.sh; minutes per version).
+test-cpython:
+	$(WITHGO) scripts/cpython-tests.sh
+
 bench-serve: pyflags assets browser
 	$(CGOENV) $(GO) test -count=1 -run '^$$' -bench '^BenchmarkServe' -benchtime 5x ./e2e
 

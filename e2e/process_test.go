@@ -747,6 +747,35 @@ func TestSIGINTAtThePromptAsSet(t *testing.T) {
 	}
 }
 
+// A handler the user's code set for SIGINT runs on Ctrl-C at the prompt,
+// as in python3: when it returns, the line being typed goes on; when it
+// raises, its traceback shows and the line is dropped.
+func TestSIGINTHandlerAtThePrompt(t *testing.T) {
+	for _, program := range []string{pythonOracle, binary} {
+		t.Run(promptOf(program), func(t *testing.T) {
+			t.Parallel()
+			s := idleSession(t, program, "import signal", "old = signal.signal(signal.SIGINT, lambda n, f: print('handled', n))")
+			s.Send("print(12")
+			s.ExpectString("print(12")
+			mainThreadWaits(t, s.Pid())
+			s.Send(ptytest.CtrlC)
+			s.ExpectString("handled 2\r\n")
+			s.Send("3 * 2)\r")
+			s.ExpectString("246\r\n")
+			enter(s, "old = signal.signal(signal.SIGINT, lambda n, f: 1 / 0)")
+			s.ExpectString(promptOf(program))
+			s.Send("45")
+			s.ExpectString("45")
+			mainThreadWaits(t, s.Pid())
+			s.Send(ptytest.CtrlC)
+			s.ExpectString("ZeroDivisionError: division by zero\r\n")
+			s.ExpectString(promptOf(program))
+			s.Send("-7 + 100\r")
+			s.ExpectString("93\r\n") // 138 had the line been kept
+		})
+	}
+}
+
 // faulthandler's report is python3's, with no line on extension modules
 // (pyaichat's own bridge module is not one there).
 func TestFaulthandlerReportAsPython(t *testing.T) {

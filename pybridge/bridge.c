@@ -1085,6 +1085,30 @@ void pyb_idle_signals(void) {
     main_tstate = PyEval_SaveThread();
 }
 
+int pyb_sigint_at_prompt(void) {
+    PyEval_RestoreThread(main_tstate);
+    set_busy(1);
+    pyb_signals_user_begin();
+    int rc = PYB_SIGINT_RETURNED;
+    /* Trips SIGINT as Python's own C handler would have, had the key been
+     * a signal; PyErr_CheckSignals then runs whatever Python handler the
+     * user's code set (default_int_handler raises KeyboardInterrupt). */
+    PyErr_SetInterruptEx(SIGINT);
+    if (PyErr_CheckSignals() < 0) {
+        if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+            PyErr_Clear();
+            rc = PYB_SIGINT_RAISED_KI;
+        } else {
+            keep_signal_error();
+            rc = PYB_SIGINT_RAISED;
+        }
+    }
+    settle_after_user_code(0, 0);
+    set_busy(0);
+    main_tstate = PyEval_SaveThread();
+    return rc;
+}
+
 int pyb_show_signal_error(pyb_outcome *out, pyb_error *err) {
     memset(out, 0, sizeof *out);
     PyEval_RestoreThread(main_tstate);

@@ -107,6 +107,15 @@ void pyb_outcome_free(pyb_outcome *out);
 void pyb_idle_signals(void);
 void pyb_signal_errors_notify(int fd);
 
+/* Ctrl-C at the prompt while SIGINT has a Python handler, on the
+ * interpreter's thread: runs that handler as the signal would have run it
+ * in python3's prompt. Returns PYB_SIGINT_RETURNED when it returned (the
+ * line goes on), PYB_SIGINT_RAISED_KI when it raised KeyboardInterrupt
+ * (Python's default handler), or PYB_SIGINT_RAISED when it raised
+ * something else, kept as pyb_idle_signals keeps it. */
+enum { PYB_SIGINT_RETURNED, PYB_SIGINT_RAISED_KI, PYB_SIGINT_RAISED };
+int pyb_sigint_at_prompt(void);
+
 /* Shows the exception kept by pyb_idle_signals (or by a handler that ran
  * as user code ended) as python3's prompt shows it, with *out as for a
  * step (exit and status for SystemExit); nothing when none is kept.

@@ -44,6 +44,21 @@ func (in *Interp) replStep(fn, arg string) (Outcome, error) {
 	return takeOutcome(&o), nil
 }
 
+// RunSIGINTHandler runs the Python SIGINT handler for a Ctrl-C typed at the
+// prompt, where the key is not a signal (the terminal is raw), as the
+// signal would have run it at python3's prompt. It reports whether the
+// handler did other than raise KeyboardInterrupt: it returned, and the
+// line goes on as python3's read goes on; or it raised something else,
+// which SignalErrors then reports as any handler's exception at the
+// prompt.
+func (in *Interp) RunSIGINTHandler() bool {
+	var rc C.int
+	if err := in.job(func() { rc = C.pyb_sigint_at_prompt() }); err != nil {
+		return false
+	}
+	return rc != C.PYB_SIGINT_RAISED_KI
+}
+
 // ShowSignalError shows what a signal handler raised at the prompt (see
 // SignalErrors) as python3's prompt does: a traceback, and sys.last_*
 // set; for SystemExit, the outcome says to exit. With nothing to show it

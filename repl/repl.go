@@ -53,6 +53,9 @@ type Interpreter interface {
 	// ends the process by it (SIG_DFL).
 	SIGINT() SIGINTAction
 	DieBySIGINT()
+	// RunSIGINTHandler runs the user's SIGINT handler for a Ctrl-C at
+	// the prompt; false when it raised KeyboardInterrupt (the default).
+	RunSIGINTHandler() bool
 }
 
 // SIGINTAction is what the user's code set SIGINT to do: python3's prompt
@@ -287,7 +290,7 @@ func (r *Session) loop() int {
 				return status
 			}
 		case term.EventInterrupt:
-			if r.keyIgnored(mode, cont) {
+			if r.keyIgnored(mode, cont) || r.keyHandled(mode, cont) {
 				initial = ev.Text // as if the key had not been pressed
 				continue
 			}
@@ -330,6 +333,15 @@ func (r *Session) loop() int {
 // SIGINT to be ignored, as python3's prompt then ignores it.
 func (r *Session) keyIgnored(mode Mode, cont bool) bool {
 	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTIgnored
+}
+
+// keyHandled runs the handler the user's code set for SIGINT on a Ctrl-C
+// at py>, as python3's prompt runs it; it says whether the line goes on:
+// the handler did not raise KeyboardInterrupt. An exception of another
+// kind comes back through SignalErrors and ends the line, as in python3.
+func (r *Session) keyHandled(mode Mode, cont bool) bool {
+	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTRaises &&
+		r.opts.Interp.RunSIGINTHandler()
 }
 
 // interrupted is Ctrl-C at the prompt (or a signal handler's exception,

@@ -100,7 +100,8 @@ func (f *fakeInterp) Interrupts() <-chan struct{} { return f.interrupts }
 
 func (f *fakeInterp) SignalErrors() <-chan struct{} { return nil }
 
-func (f *fakeInterp) SIGINT() SIGINTAction { return SIGINTRaises }
+func (f *fakeInterp) SIGINT() SIGINTAction   { return SIGINTRaises }
+func (f *fakeInterp) RunSIGINTHandler() bool { return false }
 
 func (f *fakeInterp) DieBySIGINT() {}
 
