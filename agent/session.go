@@ -51,6 +51,9 @@ type Session struct {
 	// lastSent and lastDeclined count the last question's results the
 	// user was asked about under ShareAsk, by what they chose.
 	lastSent, lastDeclined int
+	// modelChosen says the local server's models were looked at for a
+	// model the user did not name (chooseServerModel).
+	modelChosen bool
 
 	// Notices, when set, is where Ask's view shows retry waits and the
 	// summary line (Ask's out is the answer only, for scripts). Handle's
@@ -239,6 +242,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	// The tools get ready while the model reads the question.
 	s.Prepare()
 	t.answerKey.key, t.thinkKey.key = s.cfg.APIKey, s.cfg.APIKey
+	chosen := t.chooseServerModel(qctx)
 	start := len(s.history)
 	// The question is filtered like everything else a request carries:
 	// text piped to -p or pasted at ai> may hold a key.
@@ -246,7 +250,10 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 	t.redacted.Add(rep)
 	t.event(event.Event{Kind: event.Question, Model: s.cfg.Model, Text: s.keyless(q)})
 	s.history = append(s.history, llm.Message{Role: "user", Content: q})
-	err := t.run(qctx)
+	err := chosen
+	if err == nil {
+		err = t.withServerModels(qctx, t.run(qctx))
+	}
 	if qctx.Err() != nil && (err == nil || !isBound(err)) {
 		err = t.bounds.ended(qctx)
 	}
