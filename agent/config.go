@@ -64,6 +64,13 @@ type Config struct {
 	Environ           []string
 	HideEnv, AllowEnv []string
 
+	// ContextWindow (tokens) and the prices (US dollars per million
+	// tokens, when Priced) are the config file's; the server's model list
+	// or a table of known models fill in what it leaves out.
+	ContextWindow     int
+	PriceIn, PriceOut float64
+	Priced            bool
+
 	// NoSuggest turns off the inline suggestions at py> (suggest = false
 	// in config.toml). It is the REPL's setting, kept here because the
 	// file is read here.
@@ -179,6 +186,11 @@ type fileConfig struct {
 	LogKeep     int   `toml:"log_keep"`
 	LogMaxBytes int64 `toml:"log_max_bytes"`
 	LogOutput   bool  `toml:"log_output"`
+	// The model's context window in tokens and its prices in US dollars
+	// per million tokens, where the server's model list does not say.
+	ContextWindow int      `toml:"context_window"`
+	PriceIn       *float64 `toml:"price_in"`
+	PriceOut      *float64 `toml:"price_out"`
 }
 
 // Origins are where LoadConfig found each setting, in words a user can act
@@ -236,7 +248,7 @@ func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, erro
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, log, log_keep, log_max_bytes, log_output)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out)", path, und[0].String())
 			}
 		}
 	}
@@ -259,6 +271,9 @@ func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, erro
 	}
 	c.Share, c.HideEnv, c.AllowEnv = fc.Share, fc.HideEnv, fc.AllowEnv
 	c.NoSuggest = fc.Suggest != nil && !*fc.Suggest
+	if err := c.setSpendLimits(path, fc); err != nil {
+		return Config{}, err
+	}
 	c.NoLog = fc.Log != nil && !*fc.Log
 	c.LogKeep, c.LogMaxBytes, c.LogOutput = fc.LogKeep, fc.LogMaxBytes, fc.LogOutput
 	c = c.withDefaults()

@@ -48,6 +48,9 @@ func (t *turn) ended(err error) {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 		u.Raw = nil
 		ev.Usage = &u
+		t.spent = s.spend(u, t.lastPrompt)
+		ev.Spend = t.spent
+		s.used.add(u, t.spent)
 	}
 	t.event(ev)
 	switch {

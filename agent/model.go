@@ -16,6 +16,7 @@ type model interface {
 	// line without the key.
 	Open(ctx context.Context, model string, msgs []llm.Message, tools llm.Tools, notify func(string)) (response, error)
 	Models(ctx context.Context) ([]string, error)
+	ModelInfos(ctx context.Context) ([]llm.ModelInfo, error)
 	// Where is the server as it may be shown (no key, no query).
 	Where() string
 	// NewCallID makes an id for a tool call the model wrote as text.

@@ -28,7 +28,10 @@ func (m *scriptedModel) Open(_ context.Context, _ string, msgs []llm.Message, _ 
 }
 
 func (m *scriptedModel) Models(context.Context) ([]string, error) { return nil, nil }
-func (m *scriptedModel) Where() string                            { return "scripted" }
+func (m *scriptedModel) ModelInfos(context.Context) ([]llm.ModelInfo, error) {
+	return nil, nil
+}
+func (m *scriptedModel) Where() string { return "scripted" }
 func (m *scriptedModel) NewCallID() string {
 	m.ids++
 	return fmt.Sprintf("scripted_%d", m.ids)

@@ -54,6 +54,10 @@ type Session struct {
 	// modelChosen says the local server's models were looked at for a
 	// model the user did not name (chooseServerModel).
 	modelChosen bool
+	// facts is what the server lists of the model in use; used is the
+	// session's tokens and cost, for /usage.
+	facts modelFacts
+	used  sessionUsage
 
 	// Notices, when set, is where Ask's view shows retry waits and the
 	// summary line (Ask's out is the answer only, for scripts). Handle's
@@ -174,6 +178,7 @@ func (s *Session) Prepare() {
 	if p, ok := s.tools.(interface{ Prepare() }); ok {
 		p.Prepare()
 	}
+	s.facts.ask(s.model, s.cfg.Model)
 	redact.Warm()
 }
 
@@ -213,6 +218,10 @@ type turn struct {
 	calls  []string // labels of the calls run, as the summary names them
 	usage  llm.Usage
 	hasUse bool
+	// lastPrompt is the prompt tokens of the latest request: how full
+	// the context is; spent is the usage's Spend, made as it ends.
+	lastPrompt int
+	spent      *event.Spend
 	// redacted counts what redaction removed from this question's text
 	// and tool results; context what it removed from the automatic
 	// context of its latest request.
@@ -346,6 +355,7 @@ func (t *turn) run(ctx context.Context) error {
 			t.hasUse = true
 			t.usage.PromptTokens += res.Usage.PromptTokens
 			t.usage.CompletionTokens += res.Usage.CompletionTokens
+			t.lastPrompt = res.Usage.PromptTokens
 		}
 		ch := res.Choice0()
 		if err := stream.Err(); err != nil {
@@ -674,7 +684,7 @@ func (t *turn) totals() *event.Totals {
 	}
 	if t.hasUse {
 		u := t.usage
-		tot.Usage = &u
+		tot.Usage, tot.Spend = &u, t.spent
 	}
 	return tot
 }

@@ -3,8 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,5 +71,42 @@ func TestLocalPresetTakesTheServersModel(t *testing.T) {
 	status, stderr = askLocal(t, missing, "--model", "gpt-5")
 	if status != 1 || !strings.Contains(stderr, `model "gpt-5" not found at `+missing.URL) || !strings.Contains(stderr, "it offers: llama3.2:1b, qwen2.5:7b") {
 		t.Errorf("an unknown model: status %d, stderr:\n%s", status, stderr)
+	}
+}
+
+// -p --json reports how full the context was and what the question cost,
+// with the window and prices of the config file.
+func TestJSONReportsContextAndCost(t *testing.T) {
+	t.Parallel()
+	srv := fakemodel.New(t, fakemodel.Reply{Text: "hi", Usage: &fakemodel.Usage{Prompt: 1000, Completion: 100}})
+	home := t.TempDir()
+	dir := filepath.Join(home, ".config", "pyaichat")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	config := "base_url = \"" + srv.URL + "\"\nmodel = \"m\"\ncontext_window = 200000\nprice_in = 3.0\nprice_out = 15.0\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "-p", "hello?", "--json")
+	cmd.Env = testEnv(home, "")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var report struct {
+		Usage struct {
+			ContextTokens int      `json:"context_tokens"`
+			ContextWindow int      `json:"context_window"`
+			CostUSD       *float64 `json:"cost_usd"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	u := report.Usage
+	// (1000 * 3 + 100 * 15) / 1e6 dollars.
+	if u.ContextTokens != 1000 || u.ContextWindow != 200000 || u.CostUSD == nil || math.Abs(*u.CostUSD-0.0045) > 1e-12 {
+		t.Errorf("usage %+v (cost %v), want 1000 of 200000 tokens and $0.0045\n%s", u, u.CostUSD, out)
 	}
 }

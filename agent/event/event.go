@@ -9,6 +9,7 @@ package event
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/pyaichat/pyaichat/agent/llm"
@@ -59,7 +60,8 @@ type Event struct {
 	Result    string
 	Size      int // bytes of Result
 	Usage     *llm.Usage
-	Calls     int // Usage: the tool calls the question made
+	Spend     *Spend // Usage: the context used and the cost, with Usage
+	Calls     int    // Usage: the tool calls the question made
 	ErrorKind string
 	// Step is a ToolCall's response in its question, from 1: the calls
 	// of one assistant message share it. Extra is the call's
@@ -77,6 +79,43 @@ type Totals struct {
 	Sent, Declined int      // results the user was asked about (share = "ask")
 	Redacted       int      // secrets redacted from what was sent
 	Usage          *llm.Usage
+	Spend          *Spend // with Usage
+}
+
+// Spend is what a question used of the model's context, and what it
+// cost where the prices are known.
+type Spend struct {
+	Context int      // tokens of the question's last request
+	Window  int      // the model's context window in tokens; 0 when unknown
+	CostUSD *float64 // nil when no price is known
+}
+
+// Share says how full the context was: the share of the window when it
+// is known, else the tokens.
+func (s *Spend) Share() string {
+	if s.Window <= 0 {
+		return fmt.Sprintf("%d tokens", s.Context)
+	}
+	return fmt.Sprintf("%d%% of %s", (s.Context*100+s.Window/2)/s.Window, shortTokens(s.Window))
+}
+
+// shortTokens is a token count as 128k or 1M.
+func shortTokens(n int) string {
+	switch {
+	case n >= 1000000 && n%1000000 < 50000:
+		return fmt.Sprintf("%dM", (n+500000)/1000000)
+	case n >= 1000:
+		return fmt.Sprintf("%dk", (n+500)/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// FormatUSD is a cost in US dollars with the precision small costs need.
+func FormatUSD(usd float64) string {
+	if usd < 0.01 {
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	return fmt.Sprintf("$%.2f", usd)
 }
 
 // Outgoing is one tool result about to be sent under share = "ask": what

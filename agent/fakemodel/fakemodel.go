@@ -159,7 +159,9 @@ type Server struct {
 	reqs    []Request
 	models  []string
 	failing *Reply // what GET /models answers instead of the list
-	anyPath bool
+	// modelsJSON, when set, is GET /models' whole answer.
+	modelsJSON string
+	anyPath    bool
 }
 
 // New starts a server that answers the n-th chat request with the n-th
@@ -226,6 +228,14 @@ func (s *Server) SetModels(ids ...string) {
 	s.mu.Unlock()
 }
 
+// SetModelsJSON makes GET /models answer with body as it is: a list
+// whose entries carry what some servers add (context lengths, prices).
+func (s *Server) SetModelsJSON(body string) {
+	s.mu.Lock()
+	s.modelsJSON = body
+	s.mu.Unlock()
+}
+
 // FailModels makes GET /models answer with reply's Status and its OpenAI
 // error body (Error, ErrorType, ErrorCode), as a server that refuses the
 // key answers 401.
@@ -258,13 +268,17 @@ func (s *Server) Requests() []Request {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	anyPath, models, failing := s.anyPath, s.models, s.failing
+	anyPath, models, failing, modelsJSON := s.anyPath, s.models, s.failing, s.modelsJSON
 	s.mu.Unlock()
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models" && failing != nil:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(failing.Status)
 		io.WriteString(w, errorBody(*failing))
+		return
+	case r.Method == http.MethodGet && r.URL.Path == "/v1/models" && modelsJSON != "":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, modelsJSON)
 		return
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
 		writeModels(w, models)

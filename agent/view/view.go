@@ -281,6 +281,14 @@ func (q *question) summary(t *event.Totals) {
 	}
 	if u := t.Usage; u != nil {
 		parts = append(parts, fmt.Sprintf("tokens: %d in, %d out", u.PromptTokens, u.CompletionTokens))
+		if sp := t.Spend; sp != nil {
+			if sp.Window > 0 { // else it says no more than the tokens in
+				parts = append(parts, "context "+sp.Share())
+			}
+			if sp.CostUSD != nil {
+				parts = append(parts, event.FormatUSD(*sp.CostUSD))
+			}
+		}
 	}
 	q.notices.put("["+strings.Join(parts, " · ")+"]\n", true)
 }

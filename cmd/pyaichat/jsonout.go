@@ -31,6 +31,11 @@ type jsonUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// ContextTokens is the last request's prompt: how full the context
+	// is; ContextWindow is 0 and CostUSD null when not known.
+	ContextTokens int      `json:"context_tokens"`
+	ContextWindow int      `json:"context_window"`
+	CostUSD       *float64 `json:"cost_usd"`
 }
 
 type jsonError struct {
@@ -103,8 +108,8 @@ func (r *jsonResult) event(ev event.Event) {
 			r.ToolCalls[i].Result, r.ToolCalls[i].ResultBytes = ev.Result, ev.Size
 		}
 	case event.Usage:
-		if u := ev.Usage; u != nil {
-			r.Usage = &jsonUsage{u.PromptTokens, u.CompletionTokens, u.TotalTokens}
+		if ev.Usage != nil {
+			r.Usage = usageOf(ev)
 		}
 	}
 }
@@ -158,9 +163,19 @@ func streamEvent(ev event.Event) map[string]any {
 		m["result"], m["result_bytes"] = ev.Result, ev.Size
 	case event.Usage:
 		m["calls"] = ev.Calls
-		if u := ev.Usage; u != nil {
-			m["usage"] = jsonUsage{u.PromptTokens, u.CompletionTokens, u.TotalTokens}
+		if ev.Usage != nil {
+			m["usage"] = usageOf(ev)
 		}
 	}
 	return m
+}
+
+// usageOf is a Usage event's tokens, context and cost, as reported.
+func usageOf(ev event.Event) *jsonUsage {
+	u := ev.Usage
+	ju := &jsonUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if sp := ev.Spend; sp != nil {
+		ju.ContextTokens, ju.ContextWindow, ju.CostUSD = sp.Context, sp.Window, sp.CostUSD
+	}
+	return ju
 }
