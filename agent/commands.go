@@ -24,6 +24,7 @@ const helpText = `Ask a question about your session, or:
   /cap NAME [EXPR]  run one capability yourself (no LLM involved)
   /privacy          what is sent to the model, and what was redacted
   /usage            the session's tokens and cost, and how full the context is
+  /instructions     the instructions in force (instructions.md, .pyaichat.md)
   /code [N]         put code block [N] of the last answer (default: its last
                     Python block) in the py> line, to edit; Enter runs it`
 
@@ -68,6 +69,8 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 		err = s.privacyCommand(out)
 	case "/usage":
 		err = s.usageCommand(out)
+	case "/instructions":
+		err = s.instructionsCommand(out)
 	case "/code":
 		// Where the REPL takes the block to py> (HandleToPy), this is
 		// not reached; elsewhere the block is shown.

@@ -71,6 +71,12 @@ type Config struct {
 	PriceIn, PriceOut float64
 	Priced            bool
 
+	// Instructions are the user's and the project's instructions files
+	// (LoadInstructions), added to the system prompt; InstructionsFile
+	// is where the user's would be.
+	Instructions     []Instructions
+	InstructionsFile string
+
 	// NoSuggest turns off the inline suggestions at py> (suggest = false
 	// in config.toml). It is the REPL's setting, kept here because the
 	// file is read here.

@@ -30,6 +30,7 @@ func (s *Session) systemMessage() (llm.Message, redact.Report) {
 	if s.restored {
 		prompt += restoredNote
 	}
+	prompt += s.instructionsPrompt()
 	var rep redact.Report
 	if s.ctxFn == nil && s.shownFn != nil && s.cfg.Share == ShareAsk {
 		s.filter.Text(s.shownFn()) // learnt from, not sent

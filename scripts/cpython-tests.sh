@@ -78,7 +78,7 @@ for py in "${pythons[@]}"; do
       continue 2
     fi
     cases "$work/$who-$version.xml" | sort >"$work/$who-$version.cases"
-    echo "$who: $(grep -E '^Total tests:' "$work/$who-$version.out" | tail -1) $(grep -E '^Result:' "$work/$who-$version.out" | tail -1)"
+    echo "$who: $(awk '{n[$2]++} END {printf "%d cases: %d ok, %d failure, %d error, %d skipped", NR, n["ok"], n["failure"], n["error"], n["skipped"]}' "$work/$who-$version.cases")"
   done
   if diff -U0 "$work/python-$version.cases" "$work/pyaichat-$version.cases" | grep -E '^[-+][^-+]' >"$work/diff"; then
     echo "=== $version: cases that differ (- python3, + pyaichat):"

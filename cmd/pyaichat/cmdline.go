@@ -45,6 +45,9 @@ pyaichat's own:
                    model, error) instead of the answer
   --json-stream    with -p: print each event as a JSON line as it happens
   --no-log         do not write this session's log
+  --no-instructions
+                   leave out ~/.config/pyaichat/instructions.md and the
+                   project's .pyaichat.md
   --log-output     keep what each py> input prints in the session's log
   --continue       resume the latest session: its conversation, and its py>
                    inputs replayed if you say so
@@ -77,12 +80,15 @@ type cmdline struct {
 	options  []string // python3's options, as given
 
 	// pyaichat's sessions: --no-log, --log-output, --json, --json-stream,
-	// --continue, --resume ID.
-	noLog      bool
-	logOutput  bool
-	json       bool
-	jsonStream bool
-	resume     string // an id, or resumeLatest
+	// --continue, --resume ID; and --no-instructions, which leaves the
+	// user's and the project's instructions out of what the assistant
+	// is told.
+	noLog          bool
+	logOutput      bool
+	json           bool
+	jsonStream     bool
+	noInstructions bool
+	resume         string // an id, or resumeLatest
 
 	version int // -V, given this many times
 	help    bool
@@ -266,6 +272,8 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		c.provider, err = arg()
 	case "--no-log":
 		c.noLog = true
+	case "--no-instructions":
+		c.noInstructions = true
 	case "--log-output":
 		c.logOutput = true
 	case "--json":
@@ -295,7 +303,7 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 // -m or FILE they are the script's arguments, as python3 has it, which a
 // user of -p rarely means.
 var ownLongOptions = []string{"--json", "--json-stream", "--model", "--base-url",
-	"--provider", "--venv", "--no-log", "--log-output", "--continue", "--resume"}
+	"--provider", "--venv", "--no-log", "--no-instructions", "--log-output", "--continue", "--resume"}
 
 // misplacedOptions says, for -p, which of pyaichat's own options went to
 // sys.argv because they came after -c, -m or FILE; "" when none did.

@@ -54,6 +54,7 @@ func completionData() completionWords {
 			{"--json", "", "with -p: one JSON object"},
 			{"--json-stream", "", "with -p: JSON lines"},
 			{"--no-log", "", "do not log this session"},
+			{"--no-instructions", "", "leave out the instructions files"},
 			{"--log-output", "", "log what py> inputs print"},
 			{"--continue", "", "resume the latest session"},
 			{"--resume", "none", "resume session ID"},

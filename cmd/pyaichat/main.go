@@ -99,6 +99,7 @@ func run(std stdio, args []string) int {
 		return exitUsage
 	}
 	cfg, cfgErr := agent.LoadConfig(xdgPaths().configFile(), c.model, c.baseURL, c.provider)
+	useInstructions(std, c, &cfg)
 	if cfgErr != nil && c.question != "" {
 		return configFailed(std, c, cfgErr)
 	}
@@ -192,4 +193,20 @@ func pythonHelp(std stdio, option string) int {
 		return 2
 	}
 	return 0
+}
+
+// useInstructions gives the assistant the user's and the project's
+// instructions, unless --no-instructions; a file that cannot be read is
+// one line, and the other still counts.
+func useInstructions(std stdio, c cmdline, cfg *agent.Config) {
+	cfg.InstructionsFile = xdgPaths().instructionsFile()
+	if c.noInstructions {
+		return
+	}
+	wd, _ := os.Getwd()
+	var errs []error
+	cfg.Instructions, errs = agent.LoadInstructions(cfg.InstructionsFile, wd)
+	for _, err := range errs {
+		std.warn(err.Error())
+	}
 }

@@ -33,6 +33,15 @@ func xdgDir(env, underHome string) string {
 	return filepath.Join(home, underHome, "pyaichat")
 }
 
+// instructionsFile is the user's instructions for the assistant, or ""
+// when there is no config directory.
+func (p paths) instructionsFile() string {
+	if p.config == "" {
+		return ""
+	}
+	return filepath.Join(p.config, "instructions.md")
+}
+
 // configFile is pyaichat's config.toml, or "" when there is no config
 // directory.
 func (p paths) configFile() string {
