@@ -25,6 +25,7 @@ const helpText = `Ask a question about your session, or:
   /privacy          what is sent to the model, and what was redacted
   /usage            the session's tokens and cost, and how full the context is
   /instructions     the instructions in force (instructions.md, .pyaichat.md)
+  /compact          replace the conversation so far by a summary the model writes
   /code [N]         put code block [N] of the last answer (default: its last
                     Python block) in the py> line, to edit; Enter runs it`
 
@@ -38,7 +39,7 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 	case "/help", "/?":
 		_, err = fmt.Fprintln(out, helpText+s.cfg.MoreHelp)
 	case "/clear":
-		s.history, s.restored = nil, false
+		s.history, s.restored, s.summary = nil, false, ""
 		_, err = fmt.Fprintln(out, "conversation cleared")
 	case "/model":
 		if rest == "" {
@@ -71,6 +72,8 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 		err = s.usageCommand(out)
 	case "/instructions":
 		err = s.instructionsCommand(out)
+	case "/compact":
+		err = s.compactCommand(ctx, out)
 	case "/code":
 		// Where the REPL takes the block to py> (HandleToPy), this is
 		// not reached; elsewhere the block is shown.

@@ -30,7 +30,7 @@ func (s *Session) systemMessage() (llm.Message, redact.Report) {
 	if s.restored {
 		prompt += restoredNote
 	}
-	prompt += s.instructionsPrompt()
+	prompt += s.instructionsPrompt() + s.summaryPrompt()
 	var rep redact.Report
 	if s.ctxFn == nil && s.shownFn != nil && s.cfg.Share == ShareAsk {
 		s.filter.Text(s.shownFn()) // learnt from, not sent
@@ -65,34 +65,17 @@ func capContext(c string, budget int) string {
 }
 
 // requestMessages is what one request sends: the system message and the
-// conversation within HistoryTokens. Whole old exchanges (a question and
-// everything up to the next one) are forgotten first, for good; if the
-// current exchange alone is still too big, its oldest tool results are
-// replaced by a stub in this request only, so every tool-call id stays
-// answered. The report is what redaction removed from the system message's
-// automatic context.
+// conversation within HistoryTokens. Older exchanges were compacted
+// before it (turn.compact); if the current exchange alone is still too
+// big, its oldest tool results are replaced by a stub in this request
+// only, so every tool-call id stays answered. The report is what
+// redaction removed from the system message's automatic context.
 func (s *Session) requestMessages() ([]llm.Message, redact.Report) {
 	sys, rep := s.systemMessage()
 	budget := s.cfg.HistoryTokens - messageTokens(sys)
 	total := 0
 	for _, m := range s.history {
 		total += messageTokens(m)
-	}
-	for total > budget {
-		next := -1 // start of the second exchange
-		for i := 1; i < len(s.history); i++ {
-			if s.history[i].Role == "user" {
-				next = i
-				break
-			}
-		}
-		if next < 0 {
-			break // only the current exchange is left
-		}
-		for _, m := range s.history[:next] {
-			total -= messageTokens(m)
-		}
-		s.history = append(s.history[:0:0], s.history[next:]...)
 	}
 	msgs := make([]llm.Message, 0, len(s.history)+1)
 	msgs = append(msgs, sys)
@@ -123,13 +106,15 @@ func withheldResult(share string) string {
 }
 
 // Resume starts the conversation from an earlier one (a session resumed
-// from its log): the next request carries msgs, in the wire form they
+// from its log): the next request carries summary, the note of its
+// compacted exchanges if any, and msgs, in the wire form they
 // were sent (questions, assistant messages with their tool calls, the
 // tool results with the same ids, answers), within HistoryTokens like any
 // other history, and the system prompt says they are an ended session's.
 // Every message passes the filter again, under the policy in force now;
 // under share = "off" and "ask" the tool results' values are not sent.
-func (s *Session) Resume(msgs []llm.Message) {
+func (s *Session) Resume(summary string, msgs []llm.Message) {
+	s.summary, _ = s.filter.Text(summary)
 	s.history = s.history[:0:0]
 	for _, m := range msgs {
 		if m.Role == "tool" && (s.cfg.Share == ShareOff || s.cfg.Share == ShareAsk) {
@@ -142,5 +127,5 @@ func (s *Session) Resume(msgs []llm.Message) {
 		m.ToolCalls = s.filteredCalls(m.ToolCalls)
 		s.history = append(s.history, m)
 	}
-	s.restored = len(msgs) > 0
+	s.restored = len(msgs) > 0 || summary != ""
 }

@@ -19,7 +19,7 @@ import (
 func TestResumeSendsToolCallsAsSent(t *testing.T) {
 	f := newFake(t, textReply("now 7."), textReply("cleared."))
 	s := NewSession(f.config(), &fakeTools{}, nil)
-	s.Resume([]llm.Message{
+	s.Resume("", []llm.Message{
 		{Role: "user", Content: "what is x?"},
 		{Role: "assistant", ToolCalls: []llm.ToolCall{
 			{ID: "call_a", Type: "function", Name: "get_repr", Arguments: `{"expr":"x"}`, Extra: json.RawMessage(`{"google":{"thought_signature":"c2ln"}}`)},

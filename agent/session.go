@@ -54,6 +54,8 @@ type Session struct {
 	// modelChosen says the local server's models were looked at for a
 	// model the user did not name (chooseServerModel).
 	modelChosen bool
+	// summary is the note that stands for compacted exchanges (compact).
+	summary string
 	// facts is what the server lists of the model in use; used is the
 	// session's tokens and cost, for /usage.
 	facts modelFacts
@@ -341,6 +343,7 @@ func (t *turn) run(ctx context.Context) error {
 		if err := t.bounds.stop(ctx, t.lastCall()); err != nil {
 			return err
 		}
+		t.compact(ctx)
 		msgs, ctxRedacted := s.requestMessages()
 		t.context = ctxRedacted
 		t.busy("", "thinking")

@@ -108,7 +108,7 @@ func TestResumeFollowsTodaysPolicy(t *testing.T) {
 			cfg := f.config()
 			cfg.Share = share
 			s := NewSession(cfg, &fakeTools{}, nil)
-			s.Resume(resumedConversation())
+			s.Resume("", resumedConversation())
 			if err := s.Handle(context.Background(), "and now?", io.Discard); err != nil {
 				t.Fatal(err)
 			}

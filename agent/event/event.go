@@ -41,6 +41,10 @@ const (
 	Summary    Kind = "summary"     // Summary: what the question did
 	Output     Kind = "output"      // Text: what a slash command printed, prose a terminal wraps at words
 	Listing    Kind = "listing"     // Text: what a slash command printed that is data or code, shown as it is
+	// Compacted: older exchanges left the conversation; Text is the
+	// summary that stands for all that left so far ("" when there is
+	// none: they were dropped), Calls how many exchanges were kept.
+	Compacted Kind = "compacted"
 )
 
 // Shown says whether an event only serves to show the question (Busy,

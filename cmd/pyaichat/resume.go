@@ -55,8 +55,8 @@ func resume(id string, r resumeFrom) {
 		r.log.Write(sessions.Record{Ev: "resumed", Text: old.ID})
 	}
 	out := r.std.out
-	if r.assistant != nil && len(old.Conversation) > 0 {
-		r.assistant.Resume(conversationMessages(old.Conversation))
+	if r.assistant != nil && (len(old.Conversation) > 0 || old.Summary != "") {
+		r.assistant.Resume(old.Summary, conversationMessages(old.Conversation))
 	}
 	fmt.Fprintln(out, prose(out, fmt.Sprintf("resuming session %s: %s restored%s", old.ID, plural(len(old.Conversation), "question and its answer", "questions and their answers"), callsNote(old.Conversation))))
 	if len(old.Inputs) == 0 {

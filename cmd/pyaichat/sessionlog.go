@@ -100,6 +100,8 @@ func eventRecord(ev event.Event) (sessions.Record, bool) {
 		}
 	case event.Error:
 		r.Kind = ev.ErrorKind
+	case event.Compacted:
+		r.Calls = ev.Calls
 	}
 	return r, true
 }

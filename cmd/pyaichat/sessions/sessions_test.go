@@ -329,3 +329,52 @@ func BenchmarkLogWrite(b *testing.B) {
 // nbPython is Debian's python3, where python3-nbformat is installed
 // (scripts/deps.sh); the python3 first on PATH may be a pyenv one.
 const nbPython = "/usr/bin/python3"
+
+// A compacted record replaces the exchanges before the ones it kept by
+// its summary: the question it came in is still answered after it; a
+// session resumed from one whose log compacted does not carry the
+// exchanges the summary stands for.
+func TestRestoreCompacted(t *testing.T) {
+	recs := []Record{
+		{Ev: "question", Text: "q1"}, {Ev: "answer", Text: "A1"},
+		{Ev: "question", Text: "q2"}, {Ev: "answer", Text: "A2"},
+		{Ev: "question", Text: "q3"},
+		{Ev: "compacted", Text: "SUMMARY of q1, q2", Calls: 1},
+		{Ev: "answer", Text: "A3"},
+		{Ev: "question", Text: "q4"}, {Ev: "answer", Text: "A4"},
+	}
+	r := Restore("x", recs)
+	var got []string
+	for _, e := range r.Conversation {
+		got = append(got, e.Question+" "+e.Answer)
+	}
+	if r.Summary != "SUMMARY of q1, q2" || strings.Join(got, ", ") != "q3 A3, q4 A4" {
+		t.Errorf("restored summary %q and %q", r.Summary, got)
+	}
+	var b strings.Builder
+	Transcript(&b, recs)
+	if !strings.Contains(b.String(), "    [earlier exchanges compacted; 1 kept; summary:]\n    SUMMARY of q1, q2\nA3") {
+		t.Errorf("transcript:\n%s", b.String())
+	}
+
+	dir := t.TempDir()
+	write := func(id string, recs ...Record) {
+		var b strings.Builder
+		for _, r := range recs {
+			line, _ := json.Marshal(r)
+			b.Write(append(line, '\n'))
+		}
+		if err := os.WriteFile(filepath.Join(dir, id+Ext), []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("old", Record{Ev: "question", Text: "q0"}, Record{Ev: "answer", Text: "A0"})
+	write("new", append([]Record{{Ev: "resumed", Text: "old"}}, recs...)...)
+	loaded, err := Load(filepath.Join(dir, "new"+Ext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Summary != r.Summary || len(loaded.Conversation) != 2 {
+		t.Errorf("loaded summary %q, %d exchanges; want the compacted session's alone", loaded.Summary, len(loaded.Conversation))
+	}
+}

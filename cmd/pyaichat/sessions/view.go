@@ -150,6 +150,12 @@ func transcript(w io.Writer, recs []Record) {
 			fmt.Fprintf(w, "    [error: %s]\n", r.Text)
 		case "cancelled":
 			fmt.Fprintln(w, "    [cancelled]")
+		case "compacted":
+			if r.Text == "" {
+				fmt.Fprintf(w, "    [earlier exchanges dropped; %d kept]\n", r.Calls)
+			} else {
+				fmt.Fprintf(w, "    [earlier exchanges compacted; %d kept; summary:]\n%s\n", r.Calls, prefixed(r.Text, "    ", "    "))
+			}
 		case "truncated", "output_off":
 			fmt.Fprintf(w, "[%s]\n", r.Text)
 		case "end":
@@ -198,7 +204,10 @@ type Call struct {
 // Restored is what a session leaves to a session that resumes it: the
 // conversation and the py> inputs that ran without an error, in order.
 type Restored struct {
-	ID           string
+	ID string
+	// Summary is the note that stands for the exchanges compacted
+	// before Conversation, if any.
+	Summary      string
 	Conversation []Exchange
 	Inputs       []string
 }
@@ -226,7 +235,11 @@ func Load(path string) (Restored, error) {
 		if recs, err = Read(filepath.Join(dir, from+Ext)); err != nil {
 			break // pruned: what is left is still a conversation
 		}
+		if out.Summary != "" {
+			break // the summary stands for what came before
+		}
 		earlier := Restore(from, recs)
+		out.Summary = earlier.Summary
 		out.Conversation = append(earlier.Conversation, out.Conversation...)
 	}
 	return out, nil
@@ -272,6 +285,18 @@ func Restore(id string, recs []Record) Restored {
 		case "answer":
 			if open != nil {
 				open.Answer = r.Text
+			}
+		case "compacted":
+			// The exchanges before the last Calls were summarised, or
+			// dropped without a summary.
+			out.Summary = r.Text
+			if kept := min(max(r.Calls, 0), len(out.Conversation)); kept < len(out.Conversation) {
+				out.Conversation = append(out.Conversation[:0:0], out.Conversation[len(out.Conversation)-kept:]...)
+				if open != nil && kept > 0 {
+					open = &out.Conversation[len(out.Conversation)-1]
+				} else {
+					open = nil
+				}
 			}
 		case "error", "cancelled":
 			if open != nil && open.Answer == "" {
