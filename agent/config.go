@@ -77,6 +77,9 @@ type Config struct {
 	Instructions     []Instructions
 	InstructionsFile string
 
+	// NoMagics makes IPython's line magics at py> (%timeit, !ls) the
+	// SyntaxErrors they are in Python (magics = false in config.toml).
+	NoMagics bool
 	// NoSuggest turns off the inline suggestions at py> (suggest = false
 	// in config.toml). It is the REPL's setting, kept here because the
 	// file is read here.
@@ -186,6 +189,7 @@ type fileConfig struct {
 	HideEnv    []string `toml:"hide_env"`
 	AllowEnv   []string `toml:"allow_env"`
 	Suggest    *bool    `toml:"suggest"`
+	Magics     *bool    `toml:"magics"`
 	// The session log's (cmd/pyaichat), read here with the rest of the
 	// file so that one place knows its keys.
 	Log         *bool `toml:"log"`
@@ -254,7 +258,7 @@ func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, erro
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out)", path, und[0].String())
 			}
 		}
 	}
@@ -277,6 +281,7 @@ func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, erro
 	}
 	c.Share, c.HideEnv, c.AllowEnv = fc.Share, fc.HideEnv, fc.AllowEnv
 	c.NoSuggest = fc.Suggest != nil && !*fc.Suggest
+	c.NoMagics = fc.Magics != nil && !*fc.Magics
 	if err := c.setSpendLimits(path, fc); err != nil {
 		return Config{}, err
 	}

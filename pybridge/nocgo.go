@@ -49,6 +49,7 @@ func (*Interp) Interrupts() <-chan struct{}                     { return nil }
 func (*Interp) SignalErrors() <-chan struct{}                   { return nil }
 func (*Interp) SIGINT() SIGINTAction                            { return SIGINTRaises }
 func (*Interp) RunSIGINTHandler() bool                          { return false }
+func (*Interp) SetMagics(bool) error                            { return errNoCgo }
 func (*Interp) DieBySIGINT()                                    {}
 func (*Interp) SetMainImporter(string) error                    { return errNoCgo }
 func (*Interp) SkipSourceFirstLine() error                      { return errNoCgo }

@@ -121,6 +121,17 @@ func (in *Interp) RunFile(path string) (Outcome, error) {
 	return in.runInput("run_file", path)
 }
 
+// SetMagics turns IPython's line magics at py> (%timeit, !ls) on or off;
+// off, such a line is the SyntaxError it is in Python.
+func (in *Interp) SetMagics(on bool) error {
+	arg := "0"
+	if on {
+		arg = "1"
+	}
+	_, err := in.Call(context.Background(), CallHelper, replModule, "set_magics", arg)
+	return err
+}
+
 // SkipSourceFirstLine makes RunFile skip FILE's first line, as python3 -x
 // does.
 func (in *Interp) SkipSourceFirstLine() error {

@@ -8,7 +8,13 @@ package python
 import _ "embed"
 
 // REPL is the source of the module that executes py> input the way CPython's
-// interactive interpreter does (see repl.py).
-//
+// interactive interpreter does (see repl.py), with IPython's common line
+// magics (magics.py), which only give a meaning to lines that are
+// SyntaxErrors in Python.
+var REPL = replSource + magicsSource
+
 //go:embed repl.py
-var REPL string
+var replSource string
+
+//go:embed magics.py
+var magicsSource string

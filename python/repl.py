@@ -703,6 +703,13 @@ def push(line):
         if _undecodable(line):
             _console.resetbuffer()
             return "ok"
+        magic = _magic_asked(line) if not _console.buffer else None
+        if magic:
+            # "%timeit x" and "!ls" are SyntaxErrors in Python: IPython's
+            # magics (magics.py).
+            _queue(compile("__import__('_pyaichat').helper(%r).run_magic(%r)" % (__name__, magic),
+                           "<pyaichat>", "exec"), line)
+            return _ready()
         asked = _help_asked(line) if not _console.buffer else None
         if asked:
             # "obj?" and "obj??" are SyntaxErrors in Python: IPython's help.

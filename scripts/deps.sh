@@ -153,6 +153,7 @@ pkg-config --exists python3-embed 2>/dev/null || pkgs+=(python3-dev)
 /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null || pkgs+=(python3-numpy python3-pandas)
 /usr/bin/python3 -c 'import nbformat' 2>/dev/null || pkgs+=(python3-nbformat)
+[ -x /usr/bin/ipython3 ] || pkgs+=(ipython3) # the tests' oracle for the magics
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 command -v zsh >/dev/null || pkgs+=(zsh)
 command -v fish >/dev/null || pkgs+=(fish)

@@ -113,6 +113,7 @@ func shownSettings(cfg agent.Config, fromFile map[string]bool) []setting {
 		{"hide_env", tomlList(cfg.HideEnv), fileOr("hide_env")},
 		{"allow_env", tomlList(cfg.AllowEnv), fileOr("allow_env")},
 		{"suggest", strconv.FormatBool(!cfg.NoSuggest), fileOr("suggest")},
+		{"magics", strconv.FormatBool(!cfg.NoMagics), fileOr("magics")},
 		{"log", strconv.FormatBool(!cfg.NoLog), fileOr("log")},
 		{"log_keep", orDefault(int64(cfg.LogKeep), sessions.DefaultKeep), fileOr("log_keep")},
 		{"log_max_bytes", orDefault(cfg.LogMaxBytes, sessions.DefaultMaxBytes), fileOr("log_max_bytes")},

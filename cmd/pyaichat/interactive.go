@@ -54,6 +54,11 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(err.Error())
 		return 1
 	}
+	if cfg.NoMagics {
+		if err := in.SetMagics(false); err != nil {
+			std.warn(err.Error())
+		}
+	}
 	ran := newRuns()
 	capture := &outputCapture{in: in}
 	opts.Interp = interpreter{in, ran, capture}
