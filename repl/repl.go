@@ -290,7 +290,7 @@ func (r *Session) loop() int {
 				return status
 			}
 		case term.EventInterrupt:
-			if r.keyIgnored(mode, cont) || r.keyHandled(mode, cont) {
+			if r.keyKeepsLine(mode, cont) {
 				initial = ev.Text // as if the key had not been pressed
 				continue
 			}
@@ -333,6 +333,12 @@ func (r *Session) loop() int {
 // SIGINT to be ignored, as python3's prompt then ignores it.
 func (r *Session) keyIgnored(mode Mode, cont bool) bool {
 	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTIgnored
+}
+
+// keyKeepsLine says whether Ctrl-C at the prompt leaves the line as it
+// was: SIGINT is ignored, or the user's handler ran and did not raise.
+func (r *Session) keyKeepsLine(mode Mode, cont bool) bool {
+	return r.keyIgnored(mode, cont) || r.keyHandled(mode, cont)
 }
 
 // keyHandled runs the handler the user's code set for SIGINT on a Ctrl-C

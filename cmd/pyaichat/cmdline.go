@@ -246,6 +246,15 @@ func (c *cmdline) shortOptions(a string, value func(opt string, j int) (string, 
 	return nil, nil
 }
 
+// switches are the long options that take no argument and turn one
+// setting on.
+func (c *cmdline) switches() map[string]*bool {
+	return map[string]*bool{
+		"--help": &c.help, "--no-log": &c.noLog, "--no-instructions": &c.noInstructions,
+		"--log-output": &c.logOutput, "--json": &c.json, "--json-stream": &c.jsonStream,
+	}
+}
+
 // longOption reads one --option; value takes its argument, after "=" or
 // next.
 func (c *cmdline) longOption(a string, value func() (string, error)) error {
@@ -256,12 +265,14 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		}
 		return value()
 	}
+	if flag := c.switches()[name]; flag != nil {
+		*flag = true
+		return nil
+	}
 	var err error
 	switch name {
 	case "--version":
 		c.version += 2 // the full one
-	case "--help":
-		c.help = true
 	case "--venv":
 		c.venv, err = arg()
 	case "--model":
@@ -270,16 +281,6 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		c.baseURL, err = arg()
 	case "--provider":
 		c.provider, err = arg()
-	case "--no-log":
-		c.noLog = true
-	case "--no-instructions":
-		c.noInstructions = true
-	case "--log-output":
-		c.logOutput = true
-	case "--json":
-		c.json = true
-	case "--json-stream":
-		c.jsonStream = true
 	case "--continue":
 		c.resume = resumeLatest
 	case "--resume":

@@ -122,16 +122,7 @@ func transcript(w io.Writer, recs []Record) {
 			}
 			fmt.Fprintln(w)
 		case "py":
-			fmt.Fprintln(w, prefixed(r.Src, "py> ", "... "))
-			if out := outputText(r.Output); out != "" {
-				fmt.Fprintln(w, out)
-			}
-			switch r.Status {
-			case "error":
-				fmt.Fprintf(w, "    [raised %s]\n", r.Exc)
-			case "exit":
-				fmt.Fprintf(w, "    [exit %d]\n", code(r))
-			}
+			pyInput(w, r)
 		case "question":
 			fmt.Fprintln(w, prefixed(r.Text, "ai> ", "... "))
 		case "tool_call":
@@ -151,17 +142,37 @@ func transcript(w io.Writer, recs []Record) {
 		case "cancelled":
 			fmt.Fprintln(w, "    [cancelled]")
 		case "compacted":
-			if r.Text == "" {
-				fmt.Fprintf(w, "    [earlier exchanges dropped; %d kept]\n", r.Calls)
-			} else {
-				fmt.Fprintf(w, "    [earlier exchanges compacted; %d kept; summary:]\n%s\n", r.Calls, prefixed(r.Text, "    ", "    "))
-			}
+			compacted(w, r)
 		case "truncated", "output_off":
 			fmt.Fprintf(w, "[%s]\n", r.Text)
 		case "end":
 			fmt.Fprintf(w, "[session ended with status %d after %s]\n", code(r), r.T.Sub(start).Round(time.Second))
 		}
 	}
+}
+
+// pyInput writes a py> input, its output if logged, and how it ended.
+func pyInput(w io.Writer, r Record) {
+	fmt.Fprintln(w, prefixed(r.Src, "py> ", "... "))
+	if out := outputText(r.Output); out != "" {
+		fmt.Fprintln(w, out)
+	}
+	switch r.Status {
+	case "error":
+		fmt.Fprintf(w, "    [raised %s]\n", r.Exc)
+	case "exit":
+		fmt.Fprintf(w, "    [exit %d]\n", code(r))
+	}
+}
+
+// compacted writes a compaction and the summary that stands for what
+// left the conversation.
+func compacted(w io.Writer, r Record) {
+	if r.Text == "" {
+		fmt.Fprintf(w, "    [earlier exchanges dropped; %d kept]\n", r.Calls)
+		return
+	}
+	fmt.Fprintf(w, "    [earlier exchanges compacted; %d kept; summary:]\n%s\n", r.Calls, prefixed(r.Text, "    ", "    "))
 }
 
 func code(r Record) int {
@@ -287,17 +298,7 @@ func Restore(id string, recs []Record) Restored {
 				open.Answer = r.Text
 			}
 		case "compacted":
-			// The exchanges before the last Calls were summarised, or
-			// dropped without a summary.
-			out.Summary = r.Text
-			if kept := min(max(r.Calls, 0), len(out.Conversation)); kept < len(out.Conversation) {
-				out.Conversation = append(out.Conversation[:0:0], out.Conversation[len(out.Conversation)-kept:]...)
-				if open != nil && kept > 0 {
-					open = &out.Conversation[len(out.Conversation)-1]
-				} else {
-					open = nil
-				}
-			}
+			open = out.compact(r, open)
 		case "error", "cancelled":
 			if open != nil && open.Answer == "" {
 				reason := r.Text
@@ -317,6 +318,22 @@ func Restore(id string, recs []Record) Restored {
 	}
 	out.Conversation = kept
 	return out
+}
+
+// compact applies a compacted record: the exchanges before the last
+// r.Calls were summarised (r.Text), or dropped without a summary. It
+// returns the open exchange, which moved, or nil if it was dropped.
+func (out *Restored) compact(r Record, open *Exchange) *Exchange {
+	out.Summary = r.Text
+	kept := min(max(r.Calls, 0), len(out.Conversation))
+	if kept == len(out.Conversation) {
+		return open
+	}
+	out.Conversation = append(out.Conversation[:0:0], out.Conversation[len(out.Conversation)-kept:]...)
+	if open == nil || kept == 0 {
+		return nil
+	}
+	return &out.Conversation[len(out.Conversation)-1]
 }
 
 // addCall adds a logged call, to the step before it when it has the same
