@@ -202,12 +202,18 @@ func (p *page) ctrlKey(letter rune, shift bool) {
 // reads text, which selects it.
 func (p *page) selectWord(text string) {
 	p.t.Helper()
-	at := eval[[]float64](p, fmt.Sprintf(`(() => {
+	// run waits for the prompt in the terminal's buffer; the renderer
+	// draws the rows a frame or more later.
+	find := fmt.Sprintf(`(() => {
 		const row = [...document.querySelectorAll('.xterm-rows > div')].find((r) => r.textContent.trimEnd() === %q);
 		if (!row) return [];
 		const r = row.getBoundingClientRect();
 		return [r.x + window.__cellWidth() * 1.5, r.y + r.height / 2];
-	})()`, text))
+	})()`, text)
+	at := eval[[]float64](p, find)
+	for deadline := time.Now().Add(hangBound); len(at) == 0 && time.Now().Before(deadline); at = eval[[]float64](p, find) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if len(at) == 0 {
 		p.t.Fatalf("no row reads %q:\n%s", text, p.screen())
 	}
