@@ -57,6 +57,21 @@ func (c *compactingServer) requests() []wireReq {
 	return append([]wireReq(nil), c.reqs...)
 }
 
+// askQuestions asks s "question 0" to "question n-1" and returns what was
+// shown.
+func askQuestions(t *testing.T, s *Session, n int) string {
+	t.Helper()
+	var shown strings.Builder
+	for i := 0; i < n; i++ {
+		out := newSyncBuffer()
+		if err := s.Handle(context.Background(), fmt.Sprintf("question %d", i), out); err != nil {
+			t.Fatal(err)
+		}
+		shown.WriteString(out.String())
+	}
+	return shown.String()
+}
+
 // Older exchanges that would pass the budget are summarised by the model
 // into a note that replaces them: the next request holds the note and not
 // the old turns, stays within the budget, and the user is told in one
@@ -71,16 +86,8 @@ func TestConversationCompactedToBudget(t *testing.T) {
 		}
 	}
 	s := NewSession(cfg, &fakeTools{}, nil)
-	var shown strings.Builder
-	for i := 0; i < 6; i++ {
-		out := newSyncBuffer()
-		if err := s.Handle(context.Background(), fmt.Sprintf("question %d", i), out); err != nil {
-			t.Fatal(err)
-		}
-		shown.WriteString(out.String())
-	}
-	if !strings.Contains(shown.String(), "compacted into a summary") {
-		t.Errorf("no line said the conversation was compacted:\n%s", shown.String())
+	if shown := askQuestions(t, s, 6); !strings.Contains(shown, "compacted into a summary") {
+		t.Errorf("no line said the conversation was compacted:\n%s", shown)
 	}
 	reqs := srv.requests()
 	last := reqs[len(reqs)-1]
@@ -129,16 +136,9 @@ func TestCompactionWithoutASummaryDrops(t *testing.T) {
 		srv.fail = share == ShareRedacted
 		cfg := Config{BaseURL: srv.URL, APIKey: testKey, Model: "test-model", HistoryTokens: 1200, Share: share, View: view.For(view.Options{})}
 		s := NewSession(cfg, &fakeTools{}, nil)
-		var shown strings.Builder
-		for i := 0; i < 6; i++ {
-			out := newSyncBuffer()
-			if err := s.Handle(context.Background(), fmt.Sprintf("question %d", i), out); err != nil {
-				t.Fatal(err)
-			}
-			shown.WriteString(out.String())
-		}
-		if !strings.Contains(shown.String(), "earlier exchange") || !strings.Contains(shown.String(), "dropped to fit the context (no summary: ") {
-			t.Errorf("share %s: no line said what was dropped:\n%s", share, shown.String())
+		shown := askQuestions(t, s, 6)
+		if !strings.Contains(shown, "earlier exchange") || !strings.Contains(shown, "dropped to fit the context (no summary: ") {
+			t.Errorf("share %s: no line said what was dropped:\n%s", share, shown)
 		}
 		for _, r := range srv.requests() {
 			if share == ShareOff && r.Messages[0].Content == compactPrompt {
@@ -157,11 +157,7 @@ func TestCompactCommand(t *testing.T) {
 	if out.String() != "nothing to compact\n" {
 		t.Errorf("/compact with no conversation: %q", out.String())
 	}
-	for i := 0; i < 2; i++ {
-		if err := s.Handle(context.Background(), fmt.Sprintf("question %d", i), newSyncBuffer()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	askQuestions(t, s, 2)
 	out = newSyncBuffer()
 	if err := s.Handle(context.Background(), "/compact", out); err != nil {
 		t.Fatal(err)
