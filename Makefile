@@ -97,7 +97,7 @@ fresh-debian-test:
 # tables, with the date, the machine and the commit).
 bench: pyflags assets browser
 	set -o pipefail; { $(CGOENV) $(GO) test -run '^$$' -bench . -benchtime 5x ./e2e && \
-	  $(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessions; } | tee bench.out
+	  $(CGOENV) $(GO) test -run '^$$' -bench . ./capabilities ./agent/... ./cmd/pyaichat/sessionlog; } | tee bench.out
 	$(WITHGO) scripts/bench-doc.sh bench.out
 
 # pyaichat beside python3 -q -i under a PTY: first prompt, RSS, 1+1 round trip.

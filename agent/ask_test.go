@@ -24,7 +24,7 @@ var askResult = `{"repr":"'` + askMarker + ` ` + fakeGitHubToken + ` \u001b[2J'"
 
 // askSetup is a session under share = "ask" whose model calls get_repr on
 // note, then answers; confirm is its hook.
-func askSetup(t *testing.T, confirm func(context.Context, Outgoing) (bool, error)) (*fakeServer, *Session) {
+func askSetup(t *testing.T, confirm func(context.Context, Outgoing) (bool, error)) (*fakeServer, *Conversation) {
 	t.Helper()
 	f := newFake(t,
 		toolReply("", fcall{"call_1", "get_repr", `{"expr": "note"}`}),
@@ -37,7 +37,7 @@ func askSetup(t *testing.T, confirm func(context.Context, Outgoing) (bool, error
 	cfg.Share = ShareAsk
 	cfg.Confirm = confirm
 	// The context holds the marker too: under ask it must not be sent.
-	return f, NewSession(cfg, tools, func() string { return ">>> note = '" + askMarker + "'" })
+	return f, NewConversation(cfg, tools, func() string { return ">>> note = '" + askMarker + "'" })
 }
 
 // sentTool is the result the second request carried for call_1.
@@ -223,7 +223,7 @@ func TestAskOnlyAboutToolResults(t *testing.T) {
 		asked = append(asked, o.Tool)
 		return o.Tool == "get_type", nil
 	}
-	s := NewSession(cfg, tools, nil)
+	s := NewConversation(cfg, tools, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "q", out); err != nil {
 		t.Fatalf("Handle: %v", err)

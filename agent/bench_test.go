@@ -39,7 +39,7 @@ func loopServer(b *testing.B, steps int) *fakemodel.Server {
 // tool itself is a no-op, so its time is excluded. Reported per step.
 func BenchmarkToolStep(b *testing.B) {
 	srv := loopServer(b, 1)
-	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, func() string { return ">>> x = 1" })
+	s := NewConversation(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, func() string { return ">>> x = 1" })
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -55,7 +55,7 @@ func BenchmarkToolStep(b *testing.B) {
 // BenchmarkQuestionNoTools is the baseline: one request, one answer.
 func BenchmarkQuestionNoTools(b *testing.B) {
 	srv := loopServer(b, 0)
-	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, nil)
+	s := NewConversation(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -73,7 +73,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 	srv := fakemodel.NewFunc(b, func(fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Reply{Pieces: []string{"thinking"}, Pause: 1}
 	})
-	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, nil)
+	s := NewConversation(Config{BaseURL: srv.URL, APIKey: testKey, Model: "m", View: view.For(view.Options{})}, &fakeTools{}, nil)
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -97,7 +97,7 @@ func firstRequest(tb testing.TB, tools Toolset) []byte {
 	srv := fakemodel.New(tb, fakemodel.Reply{Text: "ok"})
 	defer srv.Close()
 	ctxText := ">>> import json\n>>> data = json.load(open('orders.json'))\n>>> len(data)\n1204\n>>> totals = [o['total'] for o in data]\nKeyError: 'total'"
-	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "gpt-4o"}, tools, func() string { return ctxText })
+	s := NewConversation(Config{BaseURL: srv.URL, APIKey: testKey, Model: "gpt-4o"}, tools, func() string { return ctxText })
 	if err := s.Handle(context.Background(), "why did my list comprehension fail?", io.Discard); err != nil {
 		tb.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func TestCodeBlock(t *testing.T) {
-	s := &Session{}
+	s := &Conversation{}
 	if _, err := s.CodeBlock(""); err == nil || !strings.Contains(err.Error(), "no code block") {
 		t.Errorf("no answer: %v", err)
 	}

@@ -31,7 +31,7 @@ const helpText = `Ask a question about your session, or:
 
 // command runs a slash command. Its output is for the user; only a failure
 // to write is returned.
-func (s *Session) command(ctx context.Context, line string, out io.Writer) error {
+func (s *Conversation) command(ctx context.Context, line string, out io.Writer) error {
 	name, rest, _ := strings.Cut(line, " ")
 	rest = strings.TrimSpace(rest)
 	var err error
@@ -90,7 +90,7 @@ func (s *Session) command(ctx context.Context, line string, out io.Writer) error
 
 // capCommand is /cap NAME [EXPR]: one capability, run directly, with
 // {"expr": EXPR} when EXPR is given and {} otherwise.
-func (s *Session) capCommand(ctx context.Context, rest string, out io.Writer) error {
+func (s *Conversation) capCommand(ctx context.Context, rest string, out io.Writer) error {
 	name, expr, _ := strings.Cut(rest, " ")
 	expr = strings.TrimSpace(expr)
 	if name == "" {
@@ -130,7 +130,7 @@ func capError(res string) string {
 }
 
 // toolCommand is /tools NAME: one capability's whole description.
-func (s *Session) toolCommand(name string, out io.Writer) error {
+func (s *Conversation) toolCommand(name string, out io.Writer) error {
 	for _, t := range s.list {
 		if t.Name == name {
 			_, err := fmt.Fprintf(out, "%s\n%s\n", t.Name, strings.TrimSpace(t.Description))
@@ -179,7 +179,7 @@ func IsCodeCommand(line string) bool {
 // CodeBlock is /code [N]: the text of the last answer's code block
 // numbered N as the answer showed it ([N] python), or with arg "" its last
 // Python block. The error is a line for the user.
-func (s *Session) CodeBlock(arg string) (string, error) {
+func (s *Conversation) CodeBlock(arg string) (string, error) {
 	blocks := s.CodeBlocks()
 	if len(blocks) == 0 {
 		return "", errors.New("/code: the last answer has no code block")

@@ -83,7 +83,7 @@ func (t *turn) compact(ctx context.Context) {
 
 // compactUpTo replaces the exchanges of history before cut and says what
 // it did, in one line.
-func (s *Session) compactUpTo(ctx context.Context, cut int) string {
+func (s *Conversation) compactUpTo(ctx context.Context, cut int) string {
 	n := len(exchangeStarts(s.history[:cut]))
 	var summary string
 	var err error
@@ -105,7 +105,7 @@ func (s *Session) compactUpTo(ctx context.Context, cut int) string {
 
 // summarise asks the model for the note that stands for old (and for the
 // note before it), without tools.
-func (s *Session) summarise(ctx context.Context, old []llm.Message) (string, error) {
+func (s *Conversation) summarise(ctx context.Context, old []llm.Message) (string, error) {
 	var b strings.Builder
 	if s.summary != "" {
 		fmt.Fprintf(&b, "Summary of what came before:\n%s\n\n", s.summary)
@@ -157,7 +157,7 @@ func (s *Session) summarise(ctx context.Context, old []llm.Message) (string, err
 
 // summaryPrompt is the part of the system message that carries the note
 // of compacted exchanges.
-func (s *Session) summaryPrompt() string {
+func (s *Conversation) summaryPrompt() string {
 	if s.summary == "" {
 		return ""
 	}
@@ -166,7 +166,7 @@ func (s *Session) summaryPrompt() string {
 
 // compactCommand is /compact: the whole conversation so far becomes the
 // summary.
-func (s *Session) compactCommand(ctx context.Context, out io.Writer) error {
+func (s *Conversation) compactCommand(ctx context.Context, out io.Writer) error {
 	if len(exchangeStarts(s.history)) == 0 {
 		_, err := fmt.Fprintln(out, "nothing to compact")
 		return err

@@ -59,7 +59,7 @@ func (c *compactingServer) requests() []wireReq {
 
 // askQuestions asks s "question 0" to "question n-1" and returns what was
 // shown.
-func askQuestions(t *testing.T, s *Session, n int) string {
+func askQuestions(t *testing.T, s *Conversation, n int) string {
 	t.Helper()
 	var shown strings.Builder
 	for i := 0; i < n; i++ {
@@ -85,7 +85,7 @@ func TestConversationCompactedToBudget(t *testing.T) {
 			compacted = append(compacted, ev)
 		}
 	}
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	if shown := askQuestions(t, s, 6); !strings.Contains(shown, "compacted into a summary") {
 		t.Errorf("no line said the conversation was compacted:\n%s", shown)
 	}
@@ -135,7 +135,7 @@ func TestCompactionWithoutASummaryDrops(t *testing.T) {
 		srv := newCompactingServer(t, strings.Repeat("word ", 200))
 		srv.fail = share == ShareRedacted
 		cfg := Config{BaseURL: srv.URL, APIKey: testKey, Model: "test-model", HistoryTokens: 1200, Share: share, View: view.For(view.Options{})}
-		s := NewSession(cfg, &fakeTools{}, nil)
+		s := NewConversation(cfg, &fakeTools{}, nil)
 		shown := askQuestions(t, s, 6)
 		if !strings.Contains(shown, "earlier exchange") || !strings.Contains(shown, "dropped to fit the context (no summary: ") {
 			t.Errorf("share %s: no line said what was dropped:\n%s", share, shown)
@@ -151,7 +151,7 @@ func TestCompactionWithoutASummaryDrops(t *testing.T) {
 // /compact makes the whole conversation a summary on demand.
 func TestCompactCommand(t *testing.T) {
 	srv := newCompactingServer(t, "short")
-	s := NewSession(Config{BaseURL: srv.URL, APIKey: testKey, Model: "test-model"}, &fakeTools{}, nil)
+	s := NewConversation(Config{BaseURL: srv.URL, APIKey: testKey, Model: "test-model"}, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	s.Handle(context.Background(), "/compact", out)
 	if out.String() != "nothing to compact\n" {
@@ -174,7 +174,7 @@ func TestCompactCommand(t *testing.T) {
 // that the conversation is an ended session's.
 func TestResumedSummarySent(t *testing.T) {
 	f := newFake(t, textReply("ok"))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	s.Resume("SUMMARY of the old session", nil)
 	if err := s.Handle(context.Background(), "and now?", newSyncBuffer()); err != nil {
 		t.Fatal(err)

@@ -131,7 +131,7 @@ func TestBaseURLChecks(t *testing.T) {
 			continue
 		}
 		// A Config made without LoadConfig fails the same way, at once.
-		s := NewSession(Config{BaseURL: c.base, APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
+		s := NewConversation(Config{BaseURL: c.base, APIKey: testKey, Model: "m"}, &fakeTools{}, nil)
 		out := newSyncBuffer()
 		if err := s.Handle(context.Background(), "q", out); err == nil || err.Error() != c.want || out.String() != "" {
 			t.Errorf("%q at ai>: err = %v, out %q", c.base, err, out.String())

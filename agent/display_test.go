@@ -104,7 +104,7 @@ func TestHostileTextIsMadeVisible(t *testing.T) {
 	for _, color := range []bool{true, false} {
 		cfg := f.config()
 		cfg.View = view.For(view.Options{Color: color})
-		s := NewSession(cfg, &fakeTools{}, nil)
+		s := NewConversation(cfg, &fakeTools{}, nil)
 		if color {
 			out := newSyncBuffer()
 			if err := s.Handle(context.Background(), "q", out); err != nil {
@@ -162,7 +162,7 @@ func TestKeySplitAcrossDeltasIsRedacted(t *testing.T) {
 			f := newFake(t)
 			cfg := f.config()
 			cfg.View = view.For(view.Options{Color: true})
-			s := NewSession(cfg, &fakeTools{}, nil)
+			s := NewConversation(cfg, &fakeTools{}, nil)
 			for _, pieces := range splits {
 				f.add(splitReply(field, pieces))
 				out, notes := newSyncBuffer(), newSyncBuffer()

@@ -16,7 +16,7 @@ const (
 )
 
 // emit hands ev to Config.Events, if set.
-func (s *Session) emit(ev event.Event) {
+func (s *Conversation) emit(ev event.Event) {
 	if s.cfg.Events != nil {
 		s.cfg.Events(ev)
 	}
@@ -81,13 +81,13 @@ func (t *turn) event(ev event.Event) {
 }
 
 // unconfigured emits a question that cannot be sent.
-func (s *Session) unconfigured(q string) {
+func (s *Conversation) unconfigured(q string) {
 	q, _ = s.filter.Text(q)
 	s.emit(event.Event{Kind: event.Question, Model: s.cfg.Model, Text: s.keyless(q)})
 	s.emit(event.Event{Kind: event.Error, Text: NotConfigured, ErrorKind: ErrorNotConfigured})
 }
 
 // keyless redacts the API key from text the model wrote (arguments).
-func (s *Session) keyless(text string) string {
+func (s *Conversation) keyless(text string) string {
 	return redactKey(strings.ToValidUTF8(text, "\uFFFD"), s.cfg.APIKey)
 }

@@ -56,7 +56,7 @@ func TestEventsOfAQuestion(t *testing.T) {
 	var log eventLog
 	cfg := f.config()
 	cfg.Events = log.add
-	s := NewSession(cfg, tools, nil)
+	s := NewConversation(cfg, tools, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "what is k?", out); err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestEventsOfFailures(t *testing.T) {
 	var log eventLog
 	cfg := f.config()
 	cfg.Events = log.add
-	s := NewSession(cfg, nil, nil)
+	s := NewConversation(cfg, nil, nil)
 	err := s.Ask(context.Background(), "q", newSyncBuffer())
 	last := log.last()
 	if err == nil || last.Kind != event.Error || last.ErrorKind != ErrorFailed || last.Text != err.Error() {
@@ -121,7 +121,7 @@ func TestEventsOfFailures(t *testing.T) {
 	log = eventLog{}
 	cfg = f.config()
 	cfg.Events, cfg.MaxSteps = log.add, 1
-	s = NewSession(cfg, &fakeTools{}, nil)
+	s = NewConversation(cfg, &fakeTools{}, nil)
 	err = s.Ask(context.Background(), "q", newSyncBuffer())
 	last = log.last()
 	if !isBound(err) || last.Kind != event.Error || last.ErrorKind != ErrorBound {
@@ -129,7 +129,7 @@ func TestEventsOfFailures(t *testing.T) {
 	}
 
 	log = eventLog{}
-	s = NewSession(Config{Events: log.add}, nil, nil)
+	s = NewConversation(Config{Events: log.add}, nil, nil)
 	if err := s.Ask(context.Background(), "q", newSyncBuffer()); ErrorKindOf(err) != ErrorNotConfigured {
 		t.Errorf("no key: %v", err)
 	}
@@ -146,7 +146,7 @@ func TestEventsOfCancel(t *testing.T) {
 	var log eventLog
 	cfg := f.config()
 	cfg.Events = log.add
-	s := NewSession(cfg, nil, nil)
+	s := NewConversation(cfg, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s.Ask(ctx, "q", newSyncBuffer())

@@ -37,7 +37,7 @@ func TestRetriesTransientFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, c.step, c.step, textReply("recovered"))
-			s := NewSession(f.config(), &fakeTools{}, nil)
+			s := NewConversation(f.config(), &fakeTools{}, nil)
 			out := newSyncBuffer()
 			if err := s.Handle(context.Background(), "q", out); err != nil {
 				t.Fatalf("Handle: %v", err)
@@ -71,7 +71,7 @@ func fixtureStep(t *testing.T, name string, status int) fakemodel.Reply {
 func TestGivesUpAfterRetries(t *testing.T) {
 	step := raw(503, "application/json", `{"error":{"message":"The server is overloaded"}}`)
 	f := newFake(t, step, step, step)
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	err := s.Handle(context.Background(), "q", newSyncBuffer())
 	if err == nil || err.Error() != "The server is overloaded (HTTP 503 from "+f.url()+")" {
 		t.Fatalf("err = %v", err)
@@ -88,7 +88,7 @@ func TestRetryAfterIsHonouredUpToACap(t *testing.T) {
 		raw(429, "application/json", `{"error":{"message":"slow down"}}`, "Retry-After", "1"),
 		raw(429, "application/json", `{"error":{"message":"slow down"}}`, "Retry-After-Ms", "20"),
 		textReply("ok"))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "q", out); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestStreamOptionsRejectedOnce(t *testing.T) {
 	f := newFake(t,
 		raw(400, "application/json", `{"error":{"message":"property 'stream_options' is unsupported"}}`),
 		textReply("ok"), textReply("ok"))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	for i := 0; i < 2; i++ {
 		if err := s.Handle(context.Background(), "q", newSyncBuffer()); err != nil {
 			t.Fatal(err)
@@ -175,7 +175,7 @@ func refusedURL(t *testing.T) string {
 
 func TestConnectionRefusedIsRetriedThenReported(t *testing.T) {
 	cfg := Config{BaseURL: refusedURL(t), Model: "m", Limits: llm.Limits{RetryBaseDelay: time.Millisecond, RetryMaxDelay: 2 * time.Millisecond}, View: view.For(view.Options{})}
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	err := s.Handle(context.Background(), "q", out)
 	want := "nothing listening at " + cfg.BaseURL
@@ -193,7 +193,7 @@ func TestFirstByteTimeout(t *testing.T) {
 	f := newFake(t, hangBeforeHeaders(release))
 	cfg := f.config()
 	cfg.FirstByteTimeout = 30 * time.Millisecond
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	var err error
 	within(t, "first-byte timeout", func() { err = s.Handle(context.Background(), "q", newSyncBuffer()) })
 	if err == nil || err.Error() != "no response from "+f.url()+" within 30ms" {
@@ -210,7 +210,7 @@ func TestIdleStreamTimeoutKeepsShownText(t *testing.T) {
 	f := newFake(t, textThen("Half an ans", false, release))
 	cfg := f.config()
 	cfg.IdleTimeout = 40 * time.Millisecond
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	var err error
 	within(t, "idle timeout", func() { err = s.Handle(context.Background(), "q", out) })
@@ -240,7 +240,7 @@ func TestKeepAliveCommentsAreNotIdle(t *testing.T) {
 	}))
 	cfg := f.config()
 	cfg.IdleTimeout = 500 * time.Millisecond
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "q", out); err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestMidStreamErrorLines(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, sse(c.body))
 			tools := &fakeTools{}
-			s := NewSession(f.config(), tools, nil)
+			s := NewConversation(f.config(), tools, nil)
 			out := newSyncBuffer()
 			err := s.Handle(context.Background(), "q", out)
 			want := strings.ReplaceAll(c.want, "{url}", f.url())
@@ -336,7 +336,7 @@ func TestStreamQuirks(t *testing.T) {
 			}
 			f := newFake(t, steps...)
 			tools := &fakeTools{}
-			s := NewSession(f.config(), tools, nil)
+			s := NewConversation(f.config(), tools, nil)
 			out := newSyncBuffer()
 			if err := s.Handle(context.Background(), "q", out); err != nil {
 				t.Fatalf("Handle: %v", err)
@@ -383,7 +383,7 @@ func TestKeyNeverShown(t *testing.T) {
 	for i, step := range steps {
 		f := newFake(t, step, step, step)
 		cfg := f.config() // retries on: the notices quote the server too
-		s := NewSession(cfg, &fakeTools{}, nil)
+		s := NewConversation(cfg, &fakeTools{}, nil)
 		out := newSyncBuffer()
 		err := s.Handle(context.Background(), "q", out)
 		errText := ""
@@ -409,7 +409,7 @@ func TestCancelDuringRetryWait(t *testing.T) {
 	f := newFake(t, raw(429, "application/json", `{"error":{"message":"wait"}}`, "Retry-After", "30"))
 	cfg := f.config()
 	cfg.RetryAfterCap = time.Hour // the wait would be 30 s
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newSyncBuffer()
 	go func() { <-out.wrote; cancel() }()
@@ -423,7 +423,7 @@ func TestCancelDuringRetryWait(t *testing.T) {
 // failedAsk is one question that a fake server made fail.
 type failedAsk struct {
 	server  *fakeServer
-	session *Session
+	session *Conversation
 	err     error
 	notices string // what was shown on the way (retry notices)
 }
@@ -433,7 +433,7 @@ type failedAsk struct {
 func askFailing(t *testing.T, want string, steps ...fakemodel.Reply) failedAsk {
 	t.Helper()
 	f := newFake(t, steps...)
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	out := newSyncBuffer()
 	err := s.Handle(context.Background(), "q", out)
 	want = strings.ReplaceAll(want, "{url}", f.url())

@@ -25,7 +25,7 @@ func messageTokens(m llm.Message) int {
 // rebuilt for every request so the model sees the session as it is now
 // rather than a copy per question in the history; it also returns what
 // redaction removed from the context.
-func (s *Session) systemMessage() (llm.Message, redact.Report) {
+func (s *Conversation) systemMessage() (llm.Message, redact.Report) {
 	prompt := systemPrompt
 	if s.restored {
 		prompt += restoredNote
@@ -70,7 +70,7 @@ func capContext(c string, budget int) string {
 // big, its oldest tool results are replaced by a stub in this request
 // only, so every tool-call id stays answered. The report is what
 // redaction removed from the system message's automatic context.
-func (s *Session) requestMessages() ([]llm.Message, redact.Report) {
+func (s *Conversation) requestMessages() ([]llm.Message, redact.Report) {
 	sys, rep := s.systemMessage()
 	budget := s.cfg.HistoryTokens - messageTokens(sys)
 	total := 0
@@ -113,7 +113,7 @@ func withheldResult(share string) string {
 // other history, and the system prompt says they are an ended session's.
 // Every message passes the filter again, under the policy in force now;
 // under share = "off" and "ask" the tool results' values are not sent.
-func (s *Session) Resume(summary string, msgs []llm.Message) {
+func (s *Conversation) Resume(summary string, msgs []llm.Message) {
 	s.summary, _ = s.filter.Text(summary)
 	s.history = s.history[:0:0]
 	for _, m := range msgs {

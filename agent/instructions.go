@@ -120,7 +120,7 @@ func readInstructions(path string) (Instructions, error) {
 
 // instructionsPrompt is the part of the system prompt that carries the
 // user's instructions, filtered as everything sent is.
-func (s *Session) instructionsPrompt() string {
+func (s *Conversation) instructionsPrompt() string {
 	if len(s.cfg.Instructions) == 0 {
 		return ""
 	}
@@ -135,7 +135,7 @@ func (s *Session) instructionsPrompt() string {
 
 // instructionsCommand is /instructions: what is in force and from where,
 // as the model gets it.
-func (s *Session) instructionsCommand(out io.Writer) error {
+func (s *Conversation) instructionsCommand(out io.Writer) error {
 	if len(s.cfg.Instructions) == 0 {
 		_, err := fmt.Fprintf(out, "no instructions: write them in %s or in %s of the project\n", s.cfg.InstructionsFile, ProjectInstructionsFile)
 		return err

@@ -12,7 +12,7 @@ func TestInstructionsCommand(t *testing.T) {
 	f := newFake(t)
 	cfg := f.config()
 	cfg.InstructionsFile = "/home/u/.config/pyaichat/instructions.md"
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "/instructions", out); err != nil {
 		t.Fatal(err)
@@ -21,7 +21,7 @@ func TestInstructionsCommand(t *testing.T) {
 		t.Errorf("/instructions without any: %q", out.String())
 	}
 	cfg.Instructions = []Instructions{{From: "/p/.pyaichat.md", Text: "Use polars. token AKIA" + "IOSFODNN7EXAMPLE\n", Cut: true}}
-	s = NewSession(cfg, &fakeTools{}, nil)
+	s = NewConversation(cfg, &fakeTools{}, nil)
 	out = newSyncBuffer()
 	if err := s.Handle(context.Background(), "/instructions", out); err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func TestMultiStepToolUse(t *testing.T) {
 		}
 		return "", true
 	}}
-	s := NewSession(f.config(), tools, func() string { return ">>> x = [1, 2, 3]" })
+	s := NewConversation(f.config(), tools, func() string { return ">>> x = [1, 2, 3]" })
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "what is x?", out); err != nil {
 		t.Fatalf("Handle: %v", err)
@@ -93,7 +93,7 @@ func TestParallelToolCalls(t *testing.T) {
 		json.Unmarshal(args, &a)
 		return map[string]string{"a": `{"repr":"1"}`, "b": `{"repr":"2"}`}[a.Expr], false
 	}}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	if err := s.Handle(context.Background(), "a and b?", newSyncBuffer()); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestStepCapEndsTheTurn(t *testing.T) {
 		f.add(toolReply("", fcall{fmt.Sprintf("call_%d", i), "eval_expr", fmt.Sprintf(`{"expr":"x[%d]"}`, i)}))
 	}
 	tools := &fakeTools{}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	out := newSyncBuffer()
 	err := s.Handle(context.Background(), "loop forever", out)
 	var be *BoundError
@@ -135,7 +135,7 @@ func TestDeadlineEndsTheTurn(t *testing.T) {
 	f := newFake(t, hangBeforeHeaders(release))
 	cfg := f.config()
 	cfg.QuestionTimeout = 50 * time.Millisecond
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	var err error
 	within(t, "Handle past its deadline", func() { err = s.Handle(context.Background(), "slow?", newSyncBuffer()) })
 	if !isBound(err) || !strings.Contains(err.Error(), "took longer than 50ms") {
@@ -154,7 +154,7 @@ func TestRepeatedIdenticalCallsAreDetected(t *testing.T) {
 		f.add(toolReply("", same))
 	}
 	tools := &fakeTools{}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	err := s.Handle(context.Background(), "df?", newSyncBuffer())
 	if !isBound(err) || !strings.Contains(err.Error(), "repeating the same call (get_type(df))") {
 		t.Fatalf("err = %v", err)
@@ -173,7 +173,7 @@ func TestToolResultIsCapped(t *testing.T) {
 	tools := &fakeTools{fn: func(context.Context, string, json.RawMessage) (string, bool) { return big, false }}
 	cfg := f.config()
 	cfg.ToolResultBytes = 1001
-	s := NewSession(cfg, tools, nil)
+	s := NewConversation(cfg, tools, nil)
 	if err := s.Handle(context.Background(), "big?", newSyncBuffer()); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestHistoryIsTrimmedToBudget(t *testing.T) {
 	cfg := f.config()
 	cfg.HistoryTokens = 1200
 	tools := &fakeTools{fn: func(context.Context, string, json.RawMessage) (string, bool) { return strings.Repeat("x", 3000), false }}
-	s := NewSession(cfg, tools, nil)
+	s := NewConversation(cfg, tools, nil)
 	if err := s.Handle(context.Background(), "two big ones", newSyncBuffer()); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestCancelMidStream(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	f := newFake(t, textThen("Partial answ", false, release))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newSyncBuffer()
 	go func() { <-out.wrote; cancel() }()
@@ -235,7 +235,7 @@ func TestCancelDuringToolCall(t *testing.T) {
 		<-stuck // a tool that ignores its context
 		return "late", false
 	}}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	var err error
@@ -263,7 +263,7 @@ func TestMidStreamFailureKeepsTextAndNeverRerunsTools(t *testing.T) {
 		textThen("x is an", true, nil),
 	)
 	tools := &fakeTools{}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	out := newSyncBuffer()
 	err := s.Handle(context.Background(), "x?", out)
 	if err == nil || !strings.Contains(err.Error(), "answer incomplete") {
@@ -287,7 +287,7 @@ func TestMidStreamFailureKeepsTextAndNeverRerunsTools(t *testing.T) {
 func TestLengthCutToolCallIsNotRun(t *testing.T) {
 	f := newFake(t, toolReply("length", fcall{"call_1", "eval_expr", `{"expr":"a+b"}`}))
 	tools := &fakeTools{}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	err := s.Handle(context.Background(), "sum?", newSyncBuffer())
 	if err == nil || !strings.Contains(err.Error(), "output limit") {
 		t.Fatalf("err = %v", err)
@@ -301,7 +301,7 @@ func TestToolsRunWhateverFinishReasonSays(t *testing.T) {
 	// OpenAI (forced calls), Gemini and LiteLLM say "stop" for tool calls.
 	f := newFake(t, toolReply("stop", fcall{"call_1", "get_type", `{"expr":"x"}`}), textReply("int"))
 	tools := &fakeTools{}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	if err := s.Handle(context.Background(), "x?", newSyncBuffer()); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestUnknownToolAndInvalidArgumentsBecomeErrorResults(t *testing.T) {
 		textReply("sorry"),
 	)
 	tools := &fakeTools{}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	if err := s.Handle(context.Background(), "go", newSyncBuffer()); err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestToolCallWrittenAsText(t *testing.T) {
 	tools := &fakeTools{fn: func(context.Context, string, json.RawMessage) (string, bool) {
 		return `{"type":"pandas.DataFrame"}`, false
 	}}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "df?", out); err != nil {
 		t.Fatal(err)
@@ -371,7 +371,7 @@ func TestToolCallWrittenAsText(t *testing.T) {
 }
 
 func TestNotConfiguredPrintsOneLine(t *testing.T) {
-	s := NewSession(Config{}, &fakeTools{}, nil)
+	s := NewConversation(Config{}, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "hello?", out); err != nil {
 		t.Fatal(err)
@@ -387,7 +387,7 @@ func TestNotConfiguredPrintsOneLine(t *testing.T) {
 	f := newFake(t, textReply("hi"))
 	cfg := f.config()
 	cfg.APIKey = ""
-	s = NewSession(cfg, nil, nil)
+	s = NewConversation(cfg, nil, nil)
 	if err := s.Handle(context.Background(), "hello?", newSyncBuffer()); err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +404,7 @@ func TestSlashCommands(t *testing.T) {
 		}
 		return `{"type":"int"}`, false
 	}}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	run := func(line string) string {
 		out := newSyncBuffer()
 		if err := s.Handle(context.Background(), line, out); err != nil {
@@ -472,7 +472,7 @@ func TestAskOneShot(t *testing.T) {
 		toolReply("", fcall{"c", "get_type", `{"expr":"x"}`}),
 		textReply("x is an int."),
 	)
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	notices := newSyncBuffer()
 	s.Notices = notices
 	out := newSyncBuffer()
@@ -495,7 +495,7 @@ func TestColorSummaryIsDim(t *testing.T) {
 	f := newFake(t, toolReply("", fcall{"c", "get_type", `{"expr":"x"}`}), textReply("int"))
 	cfg := f.config()
 	cfg.View = view.For(view.Options{Color: true})
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "x?", out); err != nil {
 		t.Fatal(err)
@@ -531,7 +531,7 @@ func TestReasoningShown(t *testing.T) {
 			f := newFake(t, reply)
 			cfg := f.config()
 			cfg.View = view.For(view.Options{Color: c.color})
-			s := NewSession(cfg, &fakeTools{}, nil)
+			s := NewConversation(cfg, &fakeTools{}, nil)
 			out, notes := newSyncBuffer(), newSyncBuffer()
 			var err error
 			if c.oneShot {
@@ -564,7 +564,7 @@ func TestCancelEndsTheEchoedLine(t *testing.T) {
 		}}
 		cfg := f.config()
 		cfg.View = view.For(view.Options{Color: true})
-		s := NewSession(cfg, tools, nil)
+		s := NewConversation(cfg, tools, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-started; cancel() }()
 		out, notices := newSyncBuffer(), newSyncBuffer()
@@ -589,7 +589,7 @@ func TestCancelEndsTheEchoedLine(t *testing.T) {
 	f := newFake(t, textThen("Partial answ", false, release))
 	cfg := f.config()
 	cfg.View = view.For(view.Options{Color: true})
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := newSyncBuffer()
 	go func() { <-out.wrote; cancel() }()
@@ -606,7 +606,7 @@ func TestTextToolCallIsNotShown(t *testing.T) {
 	call := "<tool_call>\n{\"name\": \"get_type\", \"arguments\": {\"expr\": \"df\"}}\n</tool_call>"
 	f := newFake(t, textReply(call), textReply("df is a DataFrame."))
 	tools := &fakeTools{}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "df?", out); err != nil {
 		t.Fatal(err)

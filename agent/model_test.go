@@ -67,7 +67,7 @@ func TestLoopOverAModelWithoutWire(t *testing.T) {
 		{Choices: []llm.Choice{{Content: "x is an int.", FinishReason: "stop"}}, Usage: &llm.Usage{PromptTokens: 10, CompletionTokens: 4}},
 	}}
 	tools := &fakeTools{fn: func(context.Context, string, json.RawMessage) (string, bool) { return `{"type":"int"}`, false }}
-	s := NewSession(Config{APIKey: testKey, View: view.For(view.Options{})}, tools, nil)
+	s := NewConversation(Config{APIKey: testKey, View: view.For(view.Options{})}, tools, nil)
 	s.model = m
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "what is x?", out); err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // modelsCommand is /models.
-func (s *Session) modelsCommand(ctx context.Context, out io.Writer) error {
+func (s *Conversation) modelsCommand(ctx context.Context, out io.Writer) error {
 	ids, err := s.model.Models(ctx)
 	if err != nil {
 		_, err = fmt.Fprintf(out, "pyaichat: %v\n", s.clean(err))
@@ -32,7 +32,7 @@ func (s *Session) modelsCommand(ctx context.Context, out io.Writer) error {
 // modelCommand is /model NAME [--save]: the model for the next questions,
 // with a warning when the server's list does not have it, and with --save
 // kept as the default in the config file.
-func (s *Session) modelCommand(ctx context.Context, arg string, out io.Writer) error {
+func (s *Conversation) modelCommand(ctx context.Context, arg string, out io.Writer) error {
 	name, save := strings.TrimSpace(strings.TrimSuffix(arg, "--save")), strings.HasSuffix(arg, "--save")
 	if name == "" {
 		_, err := fmt.Fprintln(out, "usage: /model NAME [--save]")

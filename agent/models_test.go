@@ -21,7 +21,7 @@ func TestModelsCommands(t *testing.T) {
 	f := newFake(t)
 	cfg := f.config()
 	cfg.File = xdgConfigFile()
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	run := func(line string) string {
 		out := newSyncBuffer()
 		if err := s.Handle(context.Background(), line, out); err != nil {
@@ -71,7 +71,7 @@ func TestCancelledCommandIsShown(t *testing.T) {
 	}))
 	defer srv.Close()
 	cfg := Config{BaseURL: srv.URL + "/v1", Model: "m", View: view.For(view.Options{Echo: true, Cancelled: "(cancelled)"})}
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

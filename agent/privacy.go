@@ -56,7 +56,7 @@ var valueFields = map[string]bool{
 }
 
 // outgoing makes a tool result fit to leave the machine.
-func (s *Session) outgoing(res string) (string, redact.Report) {
+func (s *Conversation) outgoing(res string) (string, redact.Report) {
 	if s.cfg.Share == ShareOff {
 		res = typesOnly(res)
 	}
@@ -65,7 +65,7 @@ func (s *Session) outgoing(res string) (string, redact.Report) {
 
 // filteredResult is a tool result through the filter: as JSON, whose
 // strings are filtered one by one, or as text when it is not JSON.
-func (s *Session) filteredResult(res string) (string, redact.Report) {
+func (s *Conversation) filteredResult(res string) (string, redact.Report) {
 	out, rep, err := s.filter.JSON([]byte(res))
 	if err != nil { // not JSON: a tool's plain error text
 		return s.filter.Text(res)
@@ -109,7 +109,7 @@ func typesOnly(res string) string {
 
 // secretEnvNames lists the names in the environment whose values the
 // filter redacts.
-func (s *Session) secretEnvNames() []string {
+func (s *Conversation) secretEnvNames() []string {
 	var names []string
 	for _, kv := range s.cfg.Environ {
 		name, v, ok := strings.Cut(kv, "=")
@@ -123,7 +123,7 @@ func (s *Session) secretEnvNames() []string {
 
 // privacyCommand is /privacy: the policy in force and what was redacted
 // from the last question's requests.
-func (s *Session) privacyCommand(out io.Writer) error {
+func (s *Conversation) privacyCommand(out io.Writer) error {
 	var b strings.Builder
 	switch s.cfg.Share {
 	case ShareOff:

@@ -60,7 +60,7 @@ func TestProviderPresets(t *testing.T) {
 			}}
 			cfg.View = view.For(view.Options{})
 			out := newSyncBuffer()
-			if err := NewSession(cfg, &fakeTools{}, nil).Handle(context.Background(), "hi?", out); err != nil {
+			if err := NewConversation(cfg, &fakeTools{}, nil).Handle(context.Background(), "hi?", out); err != nil {
 				t.Fatal(err)
 			}
 			reqs := f.Requests()

@@ -8,7 +8,7 @@ import "github.com/pyaichat/pyaichat/agent/markdown"
 
 // CodeBlocks are the fenced code blocks of the last answer, as its view
 // laid them out on a terminal, in the order of their [N] labels.
-func (s *Session) CodeBlocks() []markdown.CodeBlock { return s.code }
+func (s *Conversation) CodeBlocks() []markdown.CodeBlock { return s.code }
 
 // answerText splits a delta of answer text into thinking and answer.
 func (t *turn) answerText(text string) {

@@ -63,7 +63,7 @@ const mdAnswer = "<think>\nthe user wants a table\n</think>\n\n# Result\n\nThe *
 // it came, without its <think> block.
 func TestAskPrintsMarkdownWithoutThinking(t *testing.T) {
 	f := newFake(t, textReply(mdAnswer))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	var out strings.Builder
 	if err := s.Ask(context.Background(), "q", &out); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestTerminalAnswerIsRendered(t *testing.T) {
 		f := newFake(t, textReply(mdAnswer))
 		cfg := f.config()
 		cfg.View = view.For(view.Options{Terminal: true, Color: color, Width: func() int { return 40 }})
-		s := NewSession(cfg, &fakeTools{}, nil)
+		s := NewConversation(cfg, &fakeTools{}, nil)
 		out := newSyncBuffer()
 		if err := s.Handle(context.Background(), "q", out); err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestStatusLineWhileWaiting(t *testing.T) {
 	}}
 	cfg := f.config()
 	cfg.View = view.For(view.Options{Terminal: true, Color: true, StatusLine: true, Width: func() int { return 60 }})
-	s := NewSession(cfg, tools, nil)
+	s := NewConversation(cfg, tools, nil)
 	out := newSyncBuffer()
 	done := make(chan error, 1)
 	go func() { done <- s.Handle(context.Background(), "q", out) }()
@@ -215,7 +215,7 @@ func TestStatusLineCancelled(t *testing.T) {
 	f := newFake(t, hangBeforeHeaders(release))
 	cfg := f.config()
 	cfg.View = view.For(view.Options{Terminal: true, Color: true, StatusLine: true})
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -234,7 +234,7 @@ func TestStatusLineCancelled(t *testing.T) {
 func TestNoStatusLineOffTerminal(t *testing.T) {
 	f := newFake(t, toolReply("", fcall{"c1", "get_type", `{"expr":"x"}`}), textReply("done"))
 	cfg := f.config()
-	s := NewSession(cfg, &fakeTools{fn: func(ctx context.Context, _ string, _ json.RawMessage) (string, bool) {
+	s := NewConversation(cfg, &fakeTools{fn: func(ctx context.Context, _ string, _ json.RawMessage) (string, bool) {
 		time.Sleep(300 * time.Millisecond) // three frames of a status line, were there one
 		return "{}", false
 	}}, nil)

@@ -18,7 +18,7 @@ import (
 // they are an ended session's, until /clear.
 func TestResumeSendsToolCallsAsSent(t *testing.T) {
 	f := newFake(t, textReply("now 7."), textReply("cleared."))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	s.Resume("", []llm.Message{
 		{Role: "user", Content: "what is x?"},
 		{Role: "assistant", ToolCalls: []llm.ToolCall{
@@ -83,7 +83,7 @@ func TestToolCallEventsCarryTheirStep(t *testing.T) {
 			steps = append(steps, fmt.Sprintf("%s:%d", ev.ID, ev.Step))
 		}
 	}
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	if err := s.Handle(context.Background(), "what?", io.Discard); err != nil {
 		t.Fatal(err)
 	}

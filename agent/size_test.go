@@ -29,7 +29,7 @@ func manyDeltas(field string, n int, piece string) string {
 func TestLongAnswerOfSmallDeltasIsLinear(t *testing.T) {
 	const n = 20000
 	f := newFake(t, sse(manyDeltas("content", n, "0123456789")))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	if err := s.Ask(context.Background(), "q", newSyncBuffer()); err != nil {
@@ -53,7 +53,7 @@ func TestResponseSizeIsCapped(t *testing.T) {
 			f := newFake(t, sse(manyDeltas(field, 96, piece)))
 			cfg := f.config()
 			cfg.View = view.For(view.Options{Color: true})
-			s := NewSession(cfg, &fakeTools{}, nil)
+			s := NewConversation(cfg, &fakeTools{}, nil)
 			out, notices := newSyncBuffer(), newSyncBuffer()
 			s.Notices = notices
 			if err := s.Ask(context.Background(), "q", out); err != nil {

@@ -105,7 +105,7 @@ func (f *modelFacts) get(name string) *llm.ModelInfo {
 // spend is what a question used: its context (the tokens of its last
 // request) against the model's window, and its cost where the prices are
 // known: the config file's, else the server's.
-func (s *Session) spend(u llm.Usage, lastPrompt int) *event.Spend {
+func (s *Conversation) spend(u llm.Usage, lastPrompt int) *event.Spend {
 	sp := &event.Spend{Context: lastPrompt, Window: s.cfg.ContextWindow}
 	info := s.facts.get(s.cfg.Model)
 	if sp.Window == 0 && info != nil {
@@ -147,7 +147,7 @@ func (su *sessionUsage) add(u llm.Usage, sp *event.Spend) {
 
 // usageCommand is /usage: the session's tokens, its cost where known, and
 // how full the context was at the last question.
-func (s *Session) usageCommand(out io.Writer) error {
+func (s *Conversation) usageCommand(out io.Writer) error {
 	su := s.used
 	if su.questions == 0 {
 		_, err := fmt.Fprintln(out, "no question has reported its tokens yet")

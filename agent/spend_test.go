@@ -13,7 +13,7 @@ func TestSummaryShowsContextAndCostFromConfig(t *testing.T) {
 	cfg := f.config()
 	cfg.ContextWindow = 400
 	cfg.PriceIn, cfg.PriceOut, cfg.Priced = 2.5, 10, true
-	s := NewSession(cfg, &fakeTools{}, nil)
+	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "x?", out); err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestSummaryShowsContextAndCostFromTheServer(t *testing.T) {
 	f := newFake(t, textReply("int"), textReply("int"))
 	f.SetModelsJSON(`{"object":"list","data":[{"id":"test-model","context_length":1000,` +
 		`"pricing":{"prompt":"0.000002","completion":"0.00001"}},{"id":"other","context_length":"odd"}]}`)
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	s.Prepare()
 	s.facts.mu.Lock()
 	done := s.facts.done

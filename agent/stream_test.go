@@ -49,7 +49,7 @@ func TestBodiesThatAreNoChatStream(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFake(t, c.step)
-			s := NewSession(f.config(), &fakeTools{}, nil)
+			s := NewConversation(f.config(), &fakeTools{}, nil)
 			notices := newSyncBuffer()
 			s.Notices = notices
 			err := s.Ask(context.Background(), "q", newSyncBuffer())
@@ -74,7 +74,7 @@ func TestBodiesThatAreNoChatStream(t *testing.T) {
 func TestCleanCloseBeforeTheEndIsFlagged(t *testing.T) {
 	body := "data: " + chunk(`{"role":"assistant","content":"The answer is"}`, "") + "\n\n"
 	f := newFake(t, closeAfter("Content-Type: text/event-stream\r\n", body))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "q", out); err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func TestQuestionIsFiltered(t *testing.T) {
 						logged = append(logged, ev.Text)
 					}
 				}
-				s := NewSession(cfg, &fakeTools{}, nil)
+				s := NewConversation(cfg, &fakeTools{}, nil)
 				var err error
 				if via == "Handle" {
 					err = s.Handle(context.Background(), trustQuestion(), io.Discard)
@@ -107,7 +107,7 @@ func TestResumeFollowsTodaysPolicy(t *testing.T) {
 			f := newFake(t, textReply("ok."))
 			cfg := f.config()
 			cfg.Share = share
-			s := NewSession(cfg, &fakeTools{}, nil)
+			s := NewConversation(cfg, &fakeTools{}, nil)
 			s.Resume("", resumedConversation())
 			if err := s.Handle(context.Background(), "and now?", io.Discard); err != nil {
 				t.Fatal(err)
@@ -138,7 +138,7 @@ func TestCapShowsResultsHarmlessly(t *testing.T) {
 		}
 		return `{"repr":"\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202eok","type":"str"}`, false
 	}}
-	s := NewSession(f.config(), tools, nil)
+	s := NewConversation(f.config(), tools, nil)
 	var out strings.Builder
 	if err := s.Handle(context.Background(), "/cap get_repr x", &out); err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestAskLearnsFromWhatThePromptShowed(t *testing.T) {
 	tools := &fakeTools{fn: func(context.Context, string, json.RawMessage) (string, bool) {
 		return `{"repr":"'` + encoded + `'"}`, false
 	}}
-	s := NewSession(cfg, tools, func() string { return ">>> k\n'" + secret + "'" })
+	s := NewConversation(cfg, tools, func() string { return ">>> k\n'" + secret + "'" })
 	if err := s.Handle(context.Background(), "what is k in hex?", io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestFailedAnswerIsFiltered(t *testing.T) {
 	token := "gh" + "p_" + strings.Repeat("k9Qz", 9)
 	f := newFake(t, toolReply("", fcall{"call_1", "list_globals", `{}`}),
 		fakemodel.Reply{Status: 400, Error: "cannot use " + token + " here"}, textReply("ok."))
-	s := NewSession(f.config(), &fakeTools{}, nil)
+	s := NewConversation(f.config(), &fakeTools{}, nil)
 	if err := s.Handle(context.Background(), "first", io.Discard); err == nil {
 		t.Fatal("the 400 was not an error")
 	}

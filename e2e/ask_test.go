@@ -50,7 +50,7 @@ func toolMessages(fake *fakeOpenAI) []string {
 // askMarker at py>, asks at ai> a question whose scripted model calls
 // get_repr on it, and waits for pyaichat to show the result and ask
 // whether to send it.
-func askAtPrompt(t *testing.T) (*ptytest.Session, *fakeOpenAI) {
+func askAtPrompt(t *testing.T) (*ptytest.Proc, *fakeOpenAI) {
 	t.Helper()
 	fake := newFakeOpenAI(t, "get_repr", `{"expr":"note"}`)
 	home := t.TempDir()

@@ -13,7 +13,7 @@ const codeAnswer = "Run it with:\n\n```sh\npython3 sums.py\n```\n\nOr here:\n\n`
 
 // startWithAnswer starts pyaichat with a model that answers codeAnswer,
 // asks it a question at ai> and waits for the next ai> prompt.
-func startWithAnswer(t *testing.T) *ptytest.Session {
+func startWithAnswer(t *testing.T) *ptytest.Proc {
 	t.Helper()
 	srv := newMarkdownServer(t, codeAnswer, nil)
 	s := startAsking(t, srv.URL, "xterm", 80, "PYTHONSTARTUP=")

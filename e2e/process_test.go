@@ -45,7 +45,7 @@ func promptOf(program string) string {
 
 // idleSession starts program on a PTY, runs setup at its prompt and waits
 // until it is idle at the next prompt.
-func idleSession(t *testing.T, program string, setup ...string) *ptytest.Session {
+func idleSession(t *testing.T, program string, setup ...string) *ptytest.Proc {
 	t.Helper()
 	// 3.13's new REPL draws its line its own way: the basic one, as
 	// earlier versions', is the one compared with; no colours in

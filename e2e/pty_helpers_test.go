@@ -10,7 +10,7 @@ import (
 
 // startREPL runs the built pyaichat on a PTY with a private HOME and
 // XDG_STATE_HOME (home), TERM=xterm, and waits for the first prompt.
-func startREPL(t *testing.T, home string, args ...string) *ptytest.Session {
+func startREPL(t *testing.T, home string, args ...string) *ptytest.Proc {
 	t.Helper()
 	s := startREPLNoWait(t, home, nil, args...)
 	s.ExpectString("py> ")
@@ -19,7 +19,7 @@ func startREPL(t *testing.T, home string, args ...string) *ptytest.Session {
 
 // startREPLNoWait is startREPL without waiting for the prompt; extra is added
 // to the environment.
-func startREPLNoWait(t *testing.T, home string, extra []string, args ...string) *ptytest.Session {
+func startREPLNoWait(t *testing.T, home string, extra []string, args ...string) *ptytest.Proc {
 	t.Helper()
 	return startProgram(t, binary, home, extra, args...)
 }
@@ -27,7 +27,7 @@ func startREPLNoWait(t *testing.T, home string, extra []string, args ...string) 
 // startProgram starts program (pyaichat or the python3 it is compared
 // with) on a PTY in home, a new directory if "", with extra added to the
 // environment.
-func startProgram(t *testing.T, program, home string, extra []string, args ...string) *ptytest.Session {
+func startProgram(t *testing.T, program, home string, extra []string, args ...string) *ptytest.Proc {
 	t.Helper()
 	if home == "" {
 		home = t.TempDir()

@@ -140,7 +140,7 @@ func TestPTYNULAndInvalidUTF8(t *testing.T) {
 }
 
 // ttyOf finds the PTY slave of the session's program (its stdin).
-func ttyOf(t *testing.T, s *ptytest.Session) *os.File {
+func ttyOf(t *testing.T, s *ptytest.Proc) *os.File {
 	t.Helper()
 	name, err := os.Readlink(filepath.Join("/proc", itoa(s.Pid()), "fd", "0"))
 	if err != nil {

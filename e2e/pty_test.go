@@ -20,7 +20,7 @@ import (
 
 // enter types line and Enter and waits for the line editor's final echo of
 // it, so that what is expected next cannot match the echo.
-func enter(s *ptytest.Session, line string) {
+func enter(s *ptytest.Proc, line string) {
 	s.SendLine(line)
 	s.ExpectString(line + "\r\n")
 }
@@ -28,7 +28,7 @@ func enter(s *ptytest.Session, line string) {
 // typeLine types line and Enter at the py> prompt, waits for want (whole
 // output lines, without the final newline; "" for none) after the echoed
 // line, and for the next prompt.
-func typeLine(t *testing.T, s *ptytest.Session, line, want string) {
+func typeLine(t *testing.T, s *ptytest.Proc, line, want string) {
 	t.Helper()
 	enter(s, line)
 	if want != "" {
@@ -39,7 +39,7 @@ func typeLine(t *testing.T, s *ptytest.Session, line, want string) {
 
 // assertExit waits for the program to end and checks its status and that
 // the terminal modes are back to what they were before it started.
-func assertExit(t *testing.T, s *ptytest.Session, want int) {
+func assertExit(t *testing.T, s *ptytest.Proc, want int) {
 	t.Helper()
 	if got := s.ExpectExit(); got != want {
 		t.Errorf("exit status %d, want %d\n%s", got, want, s.Dump())
@@ -136,7 +136,7 @@ func TestPTYTraceback(t *testing.T) {
 // interrupt sends Ctrl-C and waits for KeyboardInterrupt and the prompt; it
 // logs how long the interrupt took (it should be under 0.5 s; no timing is
 // asserted here, the machine is shared).
-func interrupt(t *testing.T, s *ptytest.Session) {
+func interrupt(t *testing.T, s *ptytest.Proc) {
 	t.Helper()
 	start := time.Now()
 	s.Send(ptytest.CtrlC)
@@ -195,9 +195,9 @@ func TestPTYCtrlCAtPromptDiscardsLine(t *testing.T) {
 // signal while no code runs (kill -INT, or the key typed in the instant
 // between two prompts, when the terminal is cooked), as in python3.
 func TestPTYCtrlCDiscardsBlock(t *testing.T) {
-	for name, ctrlC := range map[string]func(*ptytest.Session) error{
-		"key":    func(s *ptytest.Session) error { s.Send(ptytest.CtrlC); return nil },
-		"signal": func(s *ptytest.Session) error { return syscall.Kill(s.Pid(), syscall.SIGINT) },
+	for name, ctrlC := range map[string]func(*ptytest.Proc) error{
+		"key":    func(s *ptytest.Proc) error { s.Send(ptytest.CtrlC); return nil },
+		"signal": func(s *ptytest.Proc) error { return syscall.Kill(s.Pid(), syscall.SIGINT) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -442,7 +442,7 @@ func makeVenv(t *testing.T) string {
 	return dir
 }
 
-func checkVenv(t *testing.T, s *ptytest.Session, venv string) {
+func checkVenv(t *testing.T, s *ptytest.Proc, venv string) {
 	t.Helper()
 	typeLine(t, s, "import e2e_venv_pkg; e2e_venv_pkg.VALUE", "'from the venv'")
 	typeLine(t, s, "import sys; sys.prefix == "+pyQuote(venv), "True")

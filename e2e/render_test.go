@@ -42,7 +42,7 @@ func newMarkdownServer(t *testing.T, answer string, release <-chan struct{}) *fa
 
 // startAsking starts pyaichat on a PTY of cols columns with the model at
 // baseURL, switches to ai> and asks a question.
-func startAsking(t *testing.T, baseURL, term string, cols int, extra ...string) *ptytest.Session {
+func startAsking(t *testing.T, baseURL, term string, cols int, extra ...string) *ptytest.Proc {
 	t.Helper()
 	home := t.TempDir()
 	env := append(testEnv(home, term), "OPENAI_BASE_URL="+baseURL, "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake")

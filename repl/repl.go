@@ -155,8 +155,8 @@ type Options struct {
 	Await   term.Await
 }
 
-// Session is one run of the REPL.
-type Session struct {
+// Loop is one run of the REPL.
+type Loop struct {
 	opts   Options
 	state  *modeState
 	read   func(initial string) (term.Event, error) // the next input
@@ -187,8 +187,8 @@ type Session struct {
 }
 
 // New prepares a REPL session; the line editor starts with Run.
-func New(o Options) (*Session, error) {
-	r := &Session{opts: o, state: &modeState{}, abandoned: make(chan struct{}), exited: make(chan int, 1)}
+func New(o Options) (*Loop, error) {
+	r := &Loop{opts: o, state: &modeState{}, abandoned: make(chan struct{}), exited: make(chan int, 1)}
 	switch {
 	case o.Term != nil && !o.Dumb:
 		// next reads with the line editor.
@@ -208,19 +208,19 @@ func New(o Options) (*Session, error) {
 }
 
 // SetAssistant gives ai> its assistant, before Run.
-func (r *Session) SetAssistant(a Assistant) {
+func (r *Loop) SetAssistant(a Assistant) {
 	r.opts.Assistant = a
 	r.state.onToggle = r.modeChanged
 }
 
 // SetComplete gives py> its inline suggestions (Options.Complete), before
 // Run.
-func (r *Session) SetComplete(complete func(path []string, prefix string) string) {
+func (r *Loop) SetComplete(complete func(path []string, prefix string) string) {
 	r.opts.Complete = complete
 }
 
 // startEditor starts the line editor, with the history of py>.
-func (r *Session) startEditor() error {
+func (r *Loop) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn, r.opts.SaveAI)
 	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle}
 	if r.opts.Complete != nil {
@@ -235,14 +235,14 @@ func (r *Session) startEditor() error {
 	return nil
 }
 
-func (r *Session) warn(msg string) {
+func (r *Loop) warn(msg string) {
 	fmt.Fprintf(r.opts.Stderr, "pyaichat: %s\n", msg)
 }
 
 // Run runs the REPL until the user exits, and returns the exit status.
 // abandoned says that the user gave up on a Python stuck in C code: the
 // interpreter is still running the code and must not be waited for.
-func (r *Session) Run() (status int, abandoned bool) {
+func (r *Loop) Run() (status int, abandoned bool) {
 	if r.opts.Term != nil && !r.opts.Dumb {
 		if err := r.startEditor(); err != nil {
 			r.warn(err.Error())
@@ -264,7 +264,7 @@ func (r *Session) Run() (status int, abandoned bool) {
 }
 
 // loop reads and runs input until exit.
-func (r *Session) loop() int {
+func (r *Loop) loop() int {
 	var initial string
 	var pendingPaste string // pasted lines awaiting their unfinished last line
 	for {
@@ -331,13 +331,13 @@ func (r *Session) loop() int {
 
 // keyIgnored says that Ctrl-C at py> does nothing: the user's code set
 // SIGINT to be ignored, as python3's prompt then ignores it.
-func (r *Session) keyIgnored(mode Mode, cont bool) bool {
+func (r *Loop) keyIgnored(mode Mode, cont bool) bool {
 	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTIgnored
 }
 
 // keyKeepsLine says whether Ctrl-C at the prompt leaves the line as it
 // was: SIGINT is ignored, or the user's handler ran and did not raise.
-func (r *Session) keyKeepsLine(mode Mode, cont bool) bool {
+func (r *Loop) keyKeepsLine(mode Mode, cont bool) bool {
 	return r.keyIgnored(mode, cont) || r.keyHandled(mode, cont)
 }
 
@@ -345,7 +345,7 @@ func (r *Session) keyKeepsLine(mode Mode, cont bool) bool {
 // at py>, as python3's prompt runs it; it says whether the line goes on:
 // the handler did not raise KeyboardInterrupt. An exception of another
 // kind comes back through SignalErrors and ends the line, as in python3.
-func (r *Session) keyHandled(mode Mode, cont bool) bool {
+func (r *Loop) keyHandled(mode Mode, cont bool) bool {
 	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTRaises &&
 		r.opts.Interp.RunSIGINTHandler()
 }
@@ -355,7 +355,7 @@ func (r *Session) keyHandled(mode Mode, cont bool) bool {
 // never run, as in python3, which says KeyboardInterrupt (a question just
 // goes), or shows what the handler raised; or, if the user's code set
 // SIGINT to kill, the process dies by it.
-func (r *Session) interrupted(mode Mode, cont bool) (status int, exit bool) {
+func (r *Loop) interrupted(mode Mode, cont bool) (status int, exit bool) {
 	if r.signalAtPrompt.Swap(false) {
 		if status, exit := r.showSignalError(); exit {
 			return status, true
@@ -376,7 +376,7 @@ func (r *Session) interrupted(mode Mode, cont bool) (status int, exit bool) {
 
 // line runs a line entered at the prompt, after the pasted lines it
 // finishes if there are any.
-func (r *Session) line(mode Mode, cont bool, text string, pendingPaste *string) (status int, exit bool) {
+func (r *Loop) line(mode Mode, cont bool, text string, pendingPaste *string) (status int, exit bool) {
 	if *pendingPaste != "" {
 		text = *pendingPaste + text + "\n"
 		*pendingPaste = ""
@@ -397,7 +397,7 @@ func (r *Session) line(mode Mode, cont bool, text string, pendingPaste *string) 
 // endOfInput is Ctrl-D at an empty prompt, or the end of a pipe: the end,
 // but for a pending block, which it finishes, as python3 does, running it
 // (or reporting it unfinished) before the next prompt.
-func (r *Session) endOfInput(pendingBlock bool) (status int, exit bool) {
+func (r *Loop) endOfInput(pendingBlock bool) (status int, exit bool) {
 	if r.plain != nil {
 		io.WriteString(r.plain.prompts, "\n") // as python3 -i does at EOF
 	}
@@ -421,7 +421,7 @@ func (r *Session) endOfInput(pendingBlock bool) (status int, exit bool) {
 // is set; what needs more than the typing lane, the rest of a line
 // (readline's keys, completion, TAB) or ai>, is back on the loop's
 // goroutine.
-func (r *Session) next(initial string, pendingPaste *string) (ev term.Event, status int, exit bool, err error) {
+func (r *Loop) next(initial string, pendingPaste *string) (ev term.Event, status int, exit bool, err error) {
 	if r.editor == nil {
 		ev, err = r.read(initial)
 		return ev, 0, false, err
@@ -463,14 +463,14 @@ func (r *Session) next(initial string, pendingPaste *string) (ev term.Event, sta
 
 // canHost says whether the next prompt may be read on the interpreter's
 // thread (Options.Host).
-func (r *Session) canHost() bool {
+func (r *Loop) canHost() bool {
 	return r.opts.Host != nil && (r.opts.CanHost == nil || r.opts.CanHost())
 }
 
 // onTab is the line editor's key hook: TAB switches modes, keeping what
 // was typed, or indents inside an incomplete py> block as in python3,
 // where switching to ai> would strand the block.
-func (r *Session) onTab(rune) term.KeyAction {
+func (r *Loop) onTab(rune) term.KeyAction {
 	if _, cont := r.state.get(); cont {
 		return term.KeyAction{Insert: indentUnit}
 	}
@@ -481,7 +481,7 @@ func (r *Session) onTab(rune) term.KeyAction {
 }
 
 // switchTo changes the mode as TAB does, from the loop.
-func (r *Session) switchTo(m Mode) {
+func (r *Loop) switchTo(m Mode) {
 	if cur, _ := r.state.get(); cur == m {
 		return
 	}
@@ -492,7 +492,7 @@ func (r *Session) switchTo(m Mode) {
 	}
 }
 
-func (r *Session) addHistory(m Mode, line string) {
+func (r *Loop) addHistory(m Mode, line string) {
 	if r.hist == nil {
 		return
 	}
@@ -504,7 +504,7 @@ func (r *Session) addHistory(m Mode, line string) {
 
 // echoPaste shows a multi-line paste the way it will run: the first line
 // after the prompt, the rest after continuation prompts.
-func (r *Session) echoPaste(mode Mode, cont bool, ev term.Event) {
+func (r *Loop) echoPaste(mode Mode, cont bool, ev term.Event) {
 	if r.opts.Term == nil {
 		return
 	}
@@ -525,7 +525,7 @@ func (r *Session) echoPaste(mode Mode, cont bool, ev term.Event) {
 }
 
 // submit runs one line (or a pasted block) in the current mode.
-func (r *Session) submit(mode Mode, cont bool, text string, block bool) (status int, exit bool) {
+func (r *Loop) submit(mode Mode, cont bool, text string, block bool) (status int, exit bool) {
 	if mode == ModeAI && !cont {
 		line := strings.TrimSpace(text)
 		if leaves[line] {
@@ -566,13 +566,13 @@ func (r *Session) submit(mode Mode, cont bool, text string, block bool) (status 
 }
 
 // pyCommand offers a line typed at py> to Options.PyCommand.
-func (r *Session) pyCommand(text string) bool {
+func (r *Loop) pyCommand(text string) bool {
 	return r.opts.Term != nil && r.opts.PyCommand != nil && r.opts.PyCommand(strings.TrimSpace(text), r.opts.Stdout)
 }
 
 // inputDone collects the lines of a py> block and tells OnInput of the
 // whole input once it has run.
-func (r *Session) inputDone(text string, out Outcome) {
+func (r *Loop) inputDone(text string, out Outcome) {
 	if r.opts.OnInput == nil {
 		return
 	}
@@ -597,7 +597,7 @@ var leaves = map[string]bool{"exit": true, "quit": true, "/exit": true, "/quit":
 // ai>, and lets it go on the way back to py>. It runs on the line editor's
 // goroutine, so the work (a job on the interpreter's thread) is left to
 // another.
-func (r *Session) modeChanged(m Mode) {
+func (r *Loop) modeChanged(m Mode) {
 	if m == ModeAI {
 		go r.opts.Assistant.Prepare()
 		return
@@ -609,7 +609,7 @@ func (r *Session) modeChanged(m Mode) {
 // off, so that keys typed while an answer streams wait for the next prompt
 // instead of landing in the answer. Ctrl-C still interrupts, and
 // onInterrupt shows it as the terminal would have.
-func (r *Session) whileAsking(fn func()) {
+func (r *Loop) whileAsking(fn func()) {
 	if r.opts.Term == nil {
 		fn()
 		return
@@ -622,7 +622,7 @@ func (r *Session) whileAsking(fn func()) {
 // included, so the prompt carries that text (partial, from sys.stdout) to
 // leave it in place. Text it could not redraw faithfully (escape
 // sequences, very long) is kept by moving to a new line instead.
-func (r *Session) keepPartialLine(partial string) {
+func (r *Loop) keepPartialLine(partial string) {
 	r.state.setLead("")
 	if r.opts.Term == nil {
 		return
@@ -654,7 +654,7 @@ func (r *Session) keepPartialLine(partial string) {
 }
 
 // width is the terminal's width, read for the coming prompt.
-func (r *Session) width() int {
+func (r *Loop) width() int {
 	if r.editor != nil {
 		return r.editor.Width()
 	}
@@ -687,7 +687,7 @@ const maxLead = 200
 func notPrintable(c rune) bool { return !unicode.IsPrint(c) && c != ' ' }
 
 // ask hands a line typed at ai> to the assistant; Ctrl-C cancels it.
-func (r *Session) ask(line string) {
+func (r *Loop) ask(line string) {
 	if line == "" {
 		return
 	}
@@ -722,7 +722,7 @@ func (r *Session) ask(line string) {
 // Ask runs fn, which asks the assistant, as a question at ai> runs: the
 // terminal does not echo meanwhile, and Ctrl-C cancels fn's context
 // (cancelled then reports it).
-func (r *Session) Ask(fn func(ctx context.Context) error) (cancelled bool, err error) {
+func (r *Loop) Ask(fn func(ctx context.Context) error) (cancelled bool, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r.aiCancel.Store(&cancel)
@@ -733,14 +733,14 @@ func (r *Session) Ask(fn func(ctx context.Context) error) (cancelled bool, err e
 
 // WatchInterrupts handles Ctrl-C until stop is called, outside Run (pyaichat
 // -p, setup code).
-func (r *Session) WatchInterrupts() (stop func()) { return r.handleSignals() }
+func (r *Loop) WatchInterrupts() (stop func()) { return r.handleSignals() }
 
 // handleSignals turns Ctrl-C into the right action for what is running.
 // At a line-editor prompt the terminal is raw and Ctrl-C is a key, not a
 // signal; while user code runs, SIGINT is Python's and the interpreter
 // tells of it (onUserInterrupt). A signal here means a question is being
 // answered, a plain prompt is waiting, or Ctrl-C came between two prompts.
-func (r *Session) handleSignals() (stop func()) {
+func (r *Loop) handleSignals() (stop func()) {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt)
 	done := make(chan struct{})
@@ -773,7 +773,7 @@ func (r *Session) handleSignals() (stop func()) {
 // its thread switch interval (5 ms); inside C code it does not answer.
 const stuckGrace = 50 * time.Millisecond
 
-func (r *Session) onInterrupt() {
+func (r *Loop) onInterrupt() {
 	if c := r.aiCancel.Load(); c != nil {
 		(*c)()
 		return
@@ -800,7 +800,7 @@ func (r *Session) onInterrupt() {
 // onUserInterrupt is a Ctrl-C that reached running user code, which
 // Python has been told of: if Python has not acted on the one before, it
 // is stuck inside C code, and pyaichat offers to abandon the session.
-func (r *Session) onUserInterrupt() {
+func (r *Loop) onUserInterrupt() {
 	if !r.opts.Interp.Stuck(stuckGrace) {
 		return
 	}
@@ -820,7 +820,7 @@ func (r *Session) onUserInterrupt() {
 // as for Ctrl-C and the loop shows it. A pipe's read cannot be ended and
 // loses nothing: it is shown at once, and the prompt again after it. An
 // answer on its way is let finish first.
-func (r *Session) onSignalError() {
+func (r *Loop) onSignalError() {
 	switch {
 	case r.aiCancel.Load() != nil:
 		r.signalDeferred.Store(true)
@@ -846,7 +846,7 @@ func (r *Session) onSignalError() {
 
 // deferredSignalError shows a signal handler's exception that came while
 // an answer was on its way (onSignalError).
-func (r *Session) deferredSignalError() (status int, exit bool) {
+func (r *Loop) deferredSignalError() (status int, exit bool) {
 	if !r.signalDeferred.Swap(false) {
 		return 0, false
 	}
@@ -855,7 +855,7 @@ func (r *Session) deferredSignalError() (status int, exit bool) {
 
 // showSignalError shows a signal handler's exception; exit says it was
 // SystemExit, with its status.
-func (r *Session) showSignalError() (status int, exit bool) {
+func (r *Loop) showSignalError() (status int, exit bool) {
 	out, err := r.opts.Interp.ShowSignalError()
 	if err != nil {
 		r.warn(err.Error())
@@ -866,7 +866,7 @@ func (r *Session) showSignalError() (status int, exit bool) {
 
 // pySIGINT is what SIGINT does at the prompt: at py>, what the user's
 // code set; at ai>, pyaichat's own (it cancels or discards).
-func (r *Session) pySIGINT() SIGINTAction {
+func (r *Loop) pySIGINT() SIGINTAction {
 	if mode, _ := r.state.get(); mode != ModePy {
 		return SIGINTRaises
 	}
@@ -875,7 +875,7 @@ func (r *Session) pySIGINT() SIGINTAction {
 
 // dieBySIGINT ends the process by SIGINT, as python3 ends under SIG_DFL,
 // with the terminal as it was.
-func (r *Session) dieBySIGINT() {
+func (r *Loop) dieBySIGINT() {
 	if r.opts.Term != nil {
 		r.opts.Term.Restore()
 	}

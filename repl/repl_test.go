@@ -134,7 +134,7 @@ func (a *fakeAssistant) Handle(ctx context.Context, line string, out io.Writer) 
 func (a *fakeAssistant) Prepare() { a.mu.Lock(); a.prepared++; a.mu.Unlock() }
 func (a *fakeAssistant) Release() { a.mu.Lock(); a.released++; a.mu.Unlock() }
 
-func pipeSession(t *testing.T, input string, in Interpreter) (*Session, *bytes.Buffer, *bytes.Buffer) {
+func pipeSession(t *testing.T, input string, in Interpreter) (*Loop, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	s, err := New(Options{Pipe: NewPipe(strings.NewReader(input), false), Stdout: &stdout, Stderr: &stderr, Interp: in})

@@ -10,7 +10,7 @@ import (
 // or attribute being typed at the end of line, from the interpreter
 // (Options.Complete: the namespace, builtins, keywords, module and class
 // attributes) or else from the names in py>'s history. Nothing at ai>.
-func (r *Session) suggest(line string) string {
+func (r *Loop) suggest(line string) string {
 	if mode, _ := r.state.get(); mode != ModePy {
 		return ""
 	}

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent"
-	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 )
 
 const configUsage = `usage: pyaichat config path            print the config file's path
@@ -115,8 +115,8 @@ func shownSettings(cfg agent.Config, fromFile map[string]bool) []setting {
 		{"suggest", strconv.FormatBool(!cfg.NoSuggest), fileOr("suggest")},
 		{"magics", strconv.FormatBool(!cfg.NoMagics), fileOr("magics")},
 		{"log", strconv.FormatBool(!cfg.NoLog), fileOr("log")},
-		{"log_keep", orDefault(int64(cfg.LogKeep), sessions.DefaultKeep), fileOr("log_keep")},
-		{"log_max_bytes", orDefault(cfg.LogMaxBytes, sessions.DefaultMaxBytes), fileOr("log_max_bytes")},
+		{"log_keep", orDefault(int64(cfg.LogKeep), sessionlog.DefaultKeep), fileOr("log_keep")},
+		{"log_max_bytes", orDefault(cfg.LogMaxBytes, sessionlog.DefaultMaxBytes), fileOr("log_max_bytes")},
 		{"log_output", strconv.FormatBool(cfg.LogOutput), fileOr("log_output")},
 	}
 }

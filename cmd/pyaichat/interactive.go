@@ -15,7 +15,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
-	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/quiet"
@@ -102,7 +102,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	}
 	capture.start(c, cfg, lg, std.warn)
 
-	var assistant *agent.Session
+	var assistant *agent.Conversation
 	if cfgErr != nil {
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
@@ -142,7 +142,7 @@ func restoreTerm(tm *term.Terminal) {
 // question's events go to three consumers: its view, which draws it on
 // std.out (agent/view, in colour if color), and events (nil: nobody), the
 // session log's and -p's JSON.
-func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Session {
+func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Conversation {
 	look := lookOf(std.out, color)
 	// The view draws Ctrl-C's line, as repl.Assistant asks: the ^C where
 	// the REPL's terminal does not echo it, and at ai> the line that says
@@ -160,7 +160,7 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 	cfg.MoreHelp = "\n  /save FILE        write this session as FILE.ipynb, FILE.py or FILE.md"
 	recent := func() string { s, _ := in.RecentContext(); return s }
 	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
-	return agent.NewSession(cfg, capabilityTools(reg), recent)
+	return agent.NewConversation(cfg, capabilityTools(reg), recent)
 }
 
 // greet is what a terminal shows before the first prompt: python3's
@@ -226,7 +226,7 @@ const (
 
 // askOnce is pyaichat -p: the answer alone goes to stdout, or with
 // --json and --json-stream, the report (the answer is in it).
-func askOnce(session *repl.Session, assistant *agent.Session, question string, std stdio, report *jsonResult) int {
+func askOnce(session *repl.Loop, assistant *agent.Conversation, question string, std stdio, report *jsonResult) int {
 	assistant.Notices = std.err
 	stop := session.WatchInterrupts()
 	defer stop()
@@ -380,9 +380,9 @@ func (i interpreter) ShowSignalError() (repl.Outcome, error) {
 // typed at ai>, the capabilities get a copy of the session ready, and
 // back at py> it goes.
 type aiAssistant struct {
-	*agent.Session
+	*agent.Conversation
 	in  *pybridge.Interp
-	log *sessions.Writer
+	log *sessionlog.Writer
 }
 
 func (a aiAssistant) Release() { a.in.DiscardIsolated() }
@@ -409,7 +409,7 @@ func (a aiAssistant) Handle(ctx context.Context, line string, out io.Writer) err
 	if saveAt(a.log)(line, out) {
 		return nil
 	}
-	return a.Session.Handle(ctx, line, out)
+	return a.Conversation.Handle(ctx, line, out)
 }
 
 // startPython starts the interpreter as every mode of pyaichat needs it:

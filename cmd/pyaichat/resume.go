@@ -10,7 +10,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
-	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/term"
@@ -18,11 +18,11 @@ import (
 
 // resumeFrom is what --continue and --resume need of the new session.
 type resumeFrom struct {
-	session   *repl.Session
-	assistant *agent.Session // nil when ai> is unavailable
+	session   *repl.Loop
+	assistant *agent.Conversation // nil when ai> is unavailable
 	in        *pybridge.Interp
 	tm        *term.Terminal // nil: no terminal to ask on
-	log       *sessions.Writer
+	log       *sessionlog.Writer
 	output    *outputCapture
 	std       stdio
 }
@@ -39,20 +39,20 @@ func resume(id string, r resumeFrom) {
 	var path string
 	var err error
 	if id == resumeLatest {
-		path, err = sessions.Latest(dir, logPath(r.log))
+		path, err = sessionlog.Latest(dir, logPath(r.log))
 	} else {
-		path, err = sessions.Find(dir, id)
+		path, err = sessionlog.Find(dir, id)
 	}
-	var old sessions.Restored
+	var old sessionlog.Restored
 	if err == nil {
-		old, err = sessions.Load(path)
+		old, err = sessionlog.Load(path)
 	}
 	if err != nil {
 		r.std.warn("cannot resume: " + err.Error())
 		return
 	}
 	if r.log != nil {
-		r.log.Write(sessions.Record{Ev: "resumed", Text: old.ID})
+		r.log.Write(sessionlog.Record{Ev: "resumed", Text: old.ID})
 	}
 	out := r.std.out
 	if r.assistant != nil && (len(old.Conversation) > 0 || old.Summary != "") {
@@ -94,7 +94,7 @@ func resume(id string, r resumeFrom) {
 // message with those calls and a tool message with each result (the same
 // ids), then the answer. The text a response said before its calls is in
 // the answer, which the log keeps whole.
-func conversationMessages(conv []sessions.Exchange) []llm.Message {
+func conversationMessages(conv []sessionlog.Exchange) []llm.Message {
 	var msgs []llm.Message
 	for _, e := range conv {
 		msgs = append(msgs, llm.Message{Role: "user", Content: e.Question})
@@ -141,7 +141,7 @@ func replay(inputs []string, r resumeFrom) {
 }
 
 // callsNote says how many tool calls come back with the conversation.
-func callsNote(conv []sessions.Exchange) string {
+func callsNote(conv []sessionlog.Exchange) string {
 	n := 0
 	for _, e := range conv {
 		for _, s := range e.Steps {
@@ -154,7 +154,7 @@ func callsNote(conv []sessions.Exchange) string {
 	return fmt.Sprintf(", with %s (results as they were then)", plural(n, "tool call", "tool calls"))
 }
 
-func logPath(w *sessions.Writer) string {
+func logPath(w *sessionlog.Writer) string {
 	if w == nil {
 		return ""
 	}

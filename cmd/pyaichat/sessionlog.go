@@ -12,7 +12,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/redact"
-	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessions"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 )
@@ -29,13 +29,13 @@ func sessionsDir() string {
 // openLog starts this session's log, unless --no-log, log = false or -p
 // (a one-shot question is not a session). A log that cannot be written
 // is a warning, never a reason not to start.
-func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *sessions.Writer {
+func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *sessionlog.Writer {
 	dir := sessionsDir()
 	if c.noLog || cfg.NoLog || c.question != "" || !terminal || dir == "" {
 		return nil
 	}
 	key := cfg.APIKey
-	w, err := sessions.CreateNew(dir, time.Now(), sessions.Options{
+	w, err := sessionlog.CreateNew(dir, time.Now(), sessionlog.Options{
 		Keep: cfg.LogKeep, MaxBytes: cfg.LogMaxBytes,
 		Redact: func(s string) string { return redact.ReplaceToken(s, key, "[key]") },
 		Warn:   warn,
@@ -49,23 +49,23 @@ func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *ses
 	if venv == "" {
 		venv = os.Getenv("VIRTUAL_ENV")
 	}
-	w.Write(sessions.Record{Ev: "start", ID: sessions.IDOf(w.Path), Version: version,
+	w.Write(sessionlog.Record{Ev: "start", ID: sessionlog.IDOf(w.Path), Version: version,
 		Python: strings.Fields(pybridge.Version() + " ?")[0], Venv: venv, Cwd: cwd, Model: cfg.Model})
 	return w
 }
 
 // endLog writes the session's last record.
-func endLog(w *sessions.Writer, status int) {
+func endLog(w *sessionlog.Writer, status int) {
 	if w == nil {
 		return
 	}
-	w.Write(sessions.Record{Ev: "end", Code: &status})
+	w.Write(sessionlog.Record{Ev: "end", Code: &status})
 	w.Close()
 }
 
 // pyRecord is a py> input and how it ended, as the log keeps it.
-func pyRecord(src string, o repl.Outcome) sessions.Record {
-	r := sessions.Record{Ev: "py", Src: src, Status: "ok"}
+func pyRecord(src string, o repl.Outcome) sessionlog.Record {
+	r := sessionlog.Record{Ev: "py", Src: src, Status: "ok"}
 	switch {
 	case o.Exit:
 		status := o.Status
@@ -79,8 +79,8 @@ func pyRecord(src string, o repl.Outcome) sessions.Record {
 // eventRecord is an agent event as the log keeps it; the pieces of text
 // and thinking are not kept (the whole answer is), nor what only shows
 // the question (the status line's, the summary: its usage is kept).
-func eventRecord(ev event.Event) (sessions.Record, bool) {
-	r := sessions.Record{Ev: string(ev.Kind), Text: ev.Text}
+func eventRecord(ev event.Event) (sessionlog.Record, bool) {
+	r := sessionlog.Record{Ev: string(ev.Kind), Text: ev.Text}
 	if ev.Kind.Shown() {
 		return r, false
 	}
@@ -108,7 +108,7 @@ func eventRecord(ev event.Event) (sessions.Record, bool) {
 
 // logInputs is repl.Options.OnInput for the log (nil: no log), with
 // each input's output when out captures it.
-func logInputs(w *sessions.Writer, out *outputCapture) func(string, repl.Outcome) {
+func logInputs(w *sessionlog.Writer, out *outputCapture) func(string, repl.Outcome) {
 	if w == nil {
 		return nil
 	}
@@ -125,14 +125,14 @@ type outputCapture struct {
 
 // start turns capture on for a logged session that asked for it, after
 // the setup code ran (whose output is not logged).
-func (o *outputCapture) start(c cmdline, cfg agent.Config, w *sessions.Writer, warn func(string)) {
+func (o *outputCapture) start(c cmdline, cfg agent.Config, w *sessionlog.Writer, warn func(string)) {
 	if w == nil && c.logOutput {
 		warn("--log-output does nothing: this session is not logged (--no-log, log = false, -p, or no state directory)")
 	}
 	if w == nil || !(c.logOutput || cfg.LogOutput) {
 		return
 	}
-	if err := o.in.CaptureOutput(sessions.MaxOutput); err != nil {
+	if err := o.in.CaptureOutput(sessionlog.MaxOutput); err != nil {
 		warn(fmt.Sprintf("Python's output is not logged: %v", err))
 		return
 	}
@@ -149,14 +149,14 @@ func (o *outputCapture) begin() {
 
 // log writes r with the output of its input, and stops capturing once the
 // log keeps no more of it (its output_off record says so).
-func (o *outputCapture) log(w *sessions.Writer, r sessions.Record) {
+func (o *outputCapture) log(w *sessionlog.Writer, r sessionlog.Record) {
 	if !o.on.Load() {
 		w.Write(r)
 		return
 	}
 	parts, written := o.in.TakeOutput()
 	for _, p := range parts {
-		r.Output = append(r.Output, sessions.Output{Kind: p.Kind, Text: p.Text})
+		r.Output = append(r.Output, sessionlog.Output{Kind: p.Kind, Text: p.Text})
 	}
 	r.OutputBytes = written
 	w.Write(r)
@@ -167,7 +167,7 @@ func (o *outputCapture) log(w *sessions.Writer, r sessions.Record) {
 }
 
 // logEvents is Config.Events for the log (nil: no log).
-func logEvents(w *sessions.Writer) func(event.Event) {
+func logEvents(w *sessionlog.Writer) func(event.Event) {
 	if w == nil {
 		return nil
 	}
@@ -192,12 +192,12 @@ type answerParts struct{ held strings.Builder }
 
 const maxAnswerPart = 1 << 10
 
-func (a *answerParts) add(w *sessions.Writer, text string) {
+func (a *answerParts) add(w *sessionlog.Writer, text string) {
 	a.held.WriteString(text)
 	if a.held.Len() < maxAnswerPart && !strings.Contains(text, "\n") {
 		return
 	}
-	w.Write(sessions.Record{Ev: "answer_part", Text: a.held.String()})
+	w.Write(sessionlog.Record{Ev: "answer_part", Text: a.held.String()})
 	a.held.Reset()
 }
 
@@ -223,15 +223,15 @@ ID may be any unique prefix of a session's id.`
 func runSessions(std stdio, args []string) int {
 	dir := sessionsDir()
 	if len(args) == 0 || args[0] == "list" {
-		sessions.WriteList(std.out, sessions.List(dir))
+		sessionlog.WriteList(std.out, sessionlog.List(dir))
 		return 0
 	}
-	var fn func([]sessions.Record) error
+	var fn func([]sessionlog.Record) error
 	switch {
 	case args[0] == "show" && len(args) == 2:
-		fn = func(recs []sessions.Record) error { sessions.Transcript(std.out, recs); return nil }
+		fn = func(recs []sessionlog.Record) error { sessionlog.Transcript(std.out, recs); return nil }
 	case args[0] == "export" && len(args) == 3:
-		fn = func(recs []sessions.Record) error { return sessions.Export(recs, args[2]) }
+		fn = func(recs []sessionlog.Record) error { return sessionlog.Export(recs, args[2]) }
 	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
 		fmt.Fprintln(std.out, sessionsUsage)
 		return 0
@@ -239,12 +239,12 @@ func runSessions(std stdio, args []string) int {
 		fmt.Fprintln(std.err, sessionsUsage)
 		return exitUsage
 	}
-	path, err := sessions.Find(dir, args[1])
+	path, err := sessionlog.Find(dir, args[1])
 	if err != nil {
 		std.warn(err.Error())
 		return exitUsage
 	}
-	recs, err := sessions.Read(path)
+	recs, err := sessionlog.Read(path)
 	if err == nil {
 		err = fn(recs)
 	}
@@ -256,7 +256,7 @@ func runSessions(std stdio, args []string) int {
 }
 
 // saveAt runs /save FILE, at py> or ai>, and says whether line was one.
-func saveAt(w *sessions.Writer) func(line string, out io.Writer) bool {
+func saveAt(w *sessionlog.Writer) func(line string, out io.Writer) bool {
 	return func(line string, out io.Writer) bool {
 		t := strings.TrimSpace(line)
 		if t != "/save" && !strings.HasPrefix(t, "/save ") {
@@ -268,7 +268,7 @@ func saveAt(w *sessions.Writer) func(line string, out io.Writer) bool {
 }
 
 // saveCommand is /save FILE at py> or ai>: this session so far, exported.
-func saveCommand(w *sessions.Writer, line string, out io.Writer) {
+func saveCommand(w *sessionlog.Writer, line string, out io.Writer) {
 	path := strings.TrimSpace(strings.TrimPrefix(line, "/save"))
 	switch {
 	case w == nil:
@@ -283,9 +283,9 @@ func saveCommand(w *sessions.Writer, line string, out io.Writer) {
 			path = filepath.Join(home, path[2:])
 		}
 	}
-	recs, err := sessions.Read(w.Path)
+	recs, err := sessionlog.Read(w.Path)
 	if err == nil {
-		err = sessions.Export(recs, path)
+		err = sessionlog.Export(recs, path)
 	}
 	if err != nil {
 		fmt.Fprintf(out, "could not save: %v\n", err)

@@ -46,7 +46,7 @@ func newSuggester(in *pybridge.Interp, gen *atomic.Uint64) (*suggester, error) {
 }
 
 // startSuggestions gives py> its inline suggestions, or says why not.
-func startSuggestions(session *repl.Session, in *pybridge.Interp, ran *runs, std stdio) {
+func startSuggestions(session *repl.Loop, in *pybridge.Interp, ran *runs, std stdio) {
 	sg, err := newSuggester(in, &ran.n)
 	if err != nil {
 		std.warn(fmt.Sprintf("inline suggestions are off: %v", err))

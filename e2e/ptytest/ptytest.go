@@ -43,8 +43,8 @@ type Options struct {
 	Timeout time.Duration // default timeout of expectations; default DefaultTimeout
 }
 
-// Session is one program running on a PTY.
-type Session struct {
+// Proc is one program running on a PTY.
+type Proc struct {
 	t       testing.TB
 	console *expect.Console
 	term    vt10x.Terminal
@@ -73,7 +73,7 @@ func (r *responder) Write(p []byte) (int, error) {
 // Start runs program on a new PTY (its controlling terminal, in a new
 // session, so Ctrl-C typed in cooked mode is SIGINT to it). The program is
 // killed and the PTY closed when the test ends.
-func Start(t testing.TB, program string, o Options) *Session {
+func Start(t testing.TB, program string, o Options) *Proc {
 	t.Helper()
 	if o.Rows == 0 {
 		o.Rows, o.Cols = 30, 100
@@ -81,7 +81,7 @@ func Start(t testing.TB, program string, o Options) *Session {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
-	s := &Session{t: t, timeout: o.Timeout, done: make(chan struct{})}
+	s := &Proc{t: t, timeout: o.Timeout, done: make(chan struct{})}
 	resp := &responder{}
 	s.term = vt10x.New(vt10x.WithSize(o.Cols, o.Rows), vt10x.WithWriter(resp))
 	c, err := expect.NewConsole(expect.WithStdout(&wideScreen{term: s.term}, &s.raw))
@@ -117,7 +117,7 @@ func Start(t testing.TB, program string, o Options) *Session {
 	return s
 }
 
-func (s *Session) cleanup() {
+func (s *Proc) cleanup() {
 	select {
 	case <-s.done:
 	default:
@@ -132,10 +132,10 @@ func (s *Session) cleanup() {
 }
 
 // Pid is the program's process id.
-func (s *Session) Pid() int { return s.cmd.Process.Pid }
+func (s *Proc) Pid() int { return s.cmd.Process.Pid }
 
 // Send writes text to the terminal as if typed (or pasted) at once.
-func (s *Session) Send(text string) {
+func (s *Proc) Send(text string) {
 	s.t.Helper()
 	if _, err := s.console.Send(text); err != nil {
 		s.fail("sending %q: %v", text, err)
@@ -143,7 +143,7 @@ func (s *Session) Send(text string) {
 }
 
 // Type sends text a byte at a time, gap apart, as a person types.
-func (s *Session) Type(text string, gap time.Duration) {
+func (s *Proc) Type(text string, gap time.Duration) {
 	s.t.Helper()
 	for i := 0; i < len(text); i++ {
 		s.Send(text[i : i+1])
@@ -152,10 +152,10 @@ func (s *Session) Type(text string, gap time.Duration) {
 }
 
 // SendLine types text and Enter (a carriage return, as a terminal sends).
-func (s *Session) SendLine(text string) { s.t.Helper(); s.Send(text + "\r") }
+func (s *Proc) SendLine(text string) { s.t.Helper(); s.Send(text + "\r") }
 
 // Paste sends text as a bracketed paste (ESC[200~ text ESC[201~).
-func (s *Session) Paste(text string) { s.t.Helper(); s.Send("\x1b[200~" + text + "\x1b[201~") }
+func (s *Proc) Paste(text string) { s.t.Helper(); s.Send("\x1b[200~" + text + "\x1b[201~") }
 
 // Keys worth naming.
 const (
@@ -169,7 +169,7 @@ const (
 
 // matcher adapts a condition on the session to go-expect's Matcher.
 type matcher struct {
-	s      *Session
+	s      *Proc
 	check  func() bool
 	ok     bool
 	runes  int
@@ -204,7 +204,7 @@ func (m *matcher) Criteria() interface{} { return "ptytest condition" }
 
 // wait reads output until check is true, the deadline passes or the
 // program exits (then it drains what is left and checks once more).
-func (s *Session) wait(what string, timeout time.Duration, screen bool, check func() bool) {
+func (s *Proc) wait(what string, timeout time.Duration, screen bool, check func() bool) {
 	s.t.Helper()
 	if check() {
 		return
@@ -238,13 +238,13 @@ func (s *Session) wait(what string, timeout time.Duration, screen bool, check fu
 
 // ExpectString waits for text in the output after the previous match and
 // moves past it. It returns the output between the previous match and text.
-func (s *Session) ExpectString(text string) string {
+func (s *Proc) ExpectString(text string) string {
 	s.t.Helper()
 	return s.ExpectStringTimeout(text, s.timeout)
 }
 
 // ExpectStringTimeout is ExpectString with its own deadline.
-func (s *Session) ExpectStringTimeout(text string, timeout time.Duration) string {
+func (s *Proc) ExpectStringTimeout(text string, timeout time.Duration) string {
 	s.t.Helper()
 	var before string
 	checked := s.mark
@@ -264,7 +264,7 @@ func (s *Session) ExpectStringTimeout(text string, timeout time.Duration) string
 
 // ExpectRegexp waits for re to match the output after the previous match and
 // moves past the match; it returns the submatches.
-func (s *Session) ExpectRegexp(re *regexp.Regexp) []string {
+func (s *Proc) ExpectRegexp(re *regexp.Regexp) []string {
 	s.t.Helper()
 	var sub []string
 	s.wait(re.String(), s.timeout, true, func() bool {
@@ -288,14 +288,14 @@ func (s *Session) ExpectRegexp(re *regexp.Regexp) []string {
 
 // ExpectScreen waits until the rendered screen satisfies ok; what says what
 // is awaited, for the failure message.
-func (s *Session) ExpectScreen(what string, ok func(screen string) bool) {
+func (s *Proc) ExpectScreen(what string, ok func(screen string) bool) {
 	s.t.Helper()
 	s.wait(what, s.timeout, true, func() bool { return ok(s.Screen()) })
 }
 
 // ExpectCursorLine waits until the screen line holding the cursor, trailing
 // spaces removed, equals line (what a person sees on the line being typed).
-func (s *Session) ExpectCursorLine(line string) {
+func (s *Proc) ExpectCursorLine(line string) {
 	s.t.Helper()
 	s.wait(fmt.Sprintf("the cursor line to read %q", line), s.timeout, true, func() bool {
 		return s.CursorLine() == line
@@ -304,7 +304,7 @@ func (s *Session) ExpectCursorLine(line string) {
 
 // Settle reads output until none has come for quiet (at most timeout),
 // without failing: for when the next step needs the screen up to date.
-func (s *Session) Settle(quiet time.Duration) {
+func (s *Proc) Settle(quiet time.Duration) {
 	deadline := time.Now().Add(s.timeout)
 	for time.Now().Before(deadline) {
 		before := s.raw.Len()
@@ -320,7 +320,7 @@ func (s *Session) Settle(quiet time.Duration) {
 
 // ExpectExit drains the output until the program exits and returns its
 // exit status (-1 when killed by a signal).
-func (s *Session) ExpectExit() int {
+func (s *Proc) ExpectExit() int {
 	s.t.Helper()
 	s.wait("the program to exit", s.timeout, false, func() bool {
 		select {
@@ -345,7 +345,7 @@ func (s *Session) ExpectExit() int {
 
 // ExpectSignaled drains the output until the program exits and returns the
 // signal that killed it, or 0 if it exited.
-func (s *Session) ExpectSignaled() syscall.Signal {
+func (s *Proc) ExpectSignaled() syscall.Signal {
 	s.t.Helper()
 	s.ExpectExit()
 	var ee *exec.ExitError
@@ -358,7 +358,7 @@ func (s *Session) ExpectSignaled() syscall.Signal {
 }
 
 // Exited reports whether the program has ended.
-func (s *Session) Exited() bool {
+func (s *Proc) Exited() bool {
 	select {
 	case <-s.done:
 		return true
@@ -368,16 +368,16 @@ func (s *Session) Exited() bool {
 }
 
 // Output returns all the raw output so far.
-func (s *Session) Output() string { return s.raw.String() }
+func (s *Proc) Output() string { return s.raw.String() }
 
 // Unmatched returns the raw output after the last match.
-func (s *Session) Unmatched() string { return string(s.raw.Bytes()[s.mark:]) }
+func (s *Proc) Unmatched() string { return string(s.raw.Bytes()[s.mark:]) }
 
 // Resize changes the window's size, as a terminal emulator does: the
 // screen first, then the PTY, which sends the program SIGWINCH. Output not
 // yet read is drawn at the new size, so call it when the screen is up to
 // date with what the program wrote (after an expectation on the screen).
-func (s *Session) Resize(rows, cols int) {
+func (s *Proc) Resize(rows, cols int) {
 	s.t.Helper()
 	s.term.Resize(cols, rows)
 	if err := pty.Setsize(s.console.Tty(), &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
@@ -386,14 +386,14 @@ func (s *Session) Resize(rows, cols int) {
 }
 
 // Cursor is the cursor's column and row on the screen, from 0.
-func (s *Session) Cursor() (col, row int) {
+func (s *Proc) Cursor() (col, row int) {
 	c := s.term.Cursor()
 	return c.X, c.Y
 }
 
 // Screen renders the terminal: one line per row, trailing spaces and
 // trailing empty rows removed.
-func (s *Session) Screen() string {
+func (s *Proc) Screen() string {
 	lines := strings.Split(screenText(s.term), "\n")
 	for i := range lines {
 		lines[i] = strings.TrimRight(lines[i], " ")
@@ -410,7 +410,7 @@ const visibleModes = 1 | 2 | 4 | 16 | 32
 // attribute (bold, underline, reverse...) other than the terminal's
 // default, as a person would see it stand out: its words, one screen row
 // a line, rows without any left out.
-func (s *Session) StyledText() string {
+func (s *Proc) StyledText() string {
 	s.term.Lock()
 	defer s.term.Unlock()
 	cols, rows := s.term.Size()
@@ -432,7 +432,7 @@ func (s *Session) StyledText() string {
 }
 
 // CursorLine is the screen row holding the cursor, trailing spaces removed.
-func (s *Session) CursorLine() string {
+func (s *Proc) CursorLine() string {
 	y := s.term.Cursor().Y
 	lines := strings.Split(screenText(s.term), "\n")
 	if y < 0 || y >= len(lines) {
@@ -443,7 +443,7 @@ func (s *Session) CursorLine() string {
 
 // TermiosChanges compares the PTY's terminal modes now with those before the
 // program started and describes what differs ("" when nothing does).
-func (s *Session) TermiosChanges() string {
+func (s *Proc) TermiosChanges() string {
 	now, err := unix.IoctlGetTermios(int(s.console.Tty().Fd()), unix.TCGETS)
 	if err != nil {
 		return fmt.Sprintf("cannot read termios: %v", err)
@@ -471,13 +471,13 @@ func (s *Session) TermiosChanges() string {
 }
 
 // fail stops the test with the screen and the end of the raw output.
-func (s *Session) fail(format string, args ...interface{}) {
+func (s *Proc) fail(format string, args ...interface{}) {
 	s.t.Helper()
 	s.t.Fatalf("%s\n%s", fmt.Sprintf(format, args...), s.Dump())
 }
 
 // Dump describes the session's state for a failure message.
-func (s *Session) Dump() string {
+func (s *Proc) Dump() string {
 	raw := s.raw.Bytes()
 	tail := raw
 	if len(tail) > 1500 {
@@ -565,7 +565,7 @@ func StringWidth(text string) int {
 
 // ExpectCursorAt waits until the screen line holding the cursor, trailing
 // spaces removed, equals line and the cursor is in column col.
-func (s *Session) ExpectCursorAt(line string, col int) {
+func (s *Proc) ExpectCursorAt(line string, col int) {
 	s.t.Helper()
 	s.wait(fmt.Sprintf("the cursor line to read %q with the cursor in column %d", line, col), s.timeout, true, func() bool {
 		x, _ := s.Cursor()

@@ -216,7 +216,7 @@ func (c *client) onAttach(m inbound) error {
 	return nil
 }
 
-func (c *client) session(m inbound) (*session, error) {
+func (c *client) session(m inbound) (*shell, error) {
 	if m.SessionID == "" {
 		return nil, errors.New("no sessionId")
 	}
@@ -294,7 +294,7 @@ type pump struct {
 // show sends opened, then sess's output from offset from on. A session
 // already shown on this connection has its old pump stopped first, so
 // that nothing of it follows the new opened.
-func (c *client) show(sess *session, from int64, opened openedMsg) {
+func (c *client) show(sess *shell, from int64, opened openedMsg) {
 	c.mu.Lock()
 	old := c.pumps[sess.id]
 	delete(c.pumps, sess.id)
@@ -339,7 +339,7 @@ func (c *client) show(sess *session, from int64, opened openedMsg) {
 // that message, so that a fast stream goes as a few large messages, not
 // one per PTY read (often 1 KiB): each message costs a browser far more
 // than its bytes do. A key's echo after a pause is sent at once.
-func (c *client) pump(ctx context.Context, sess *session, cursor int64) {
+func (c *client) pump(ctx context.Context, sess *shell, cursor int64) {
 	var sent time.Time
 	var cols, rows uint16 // the size this page was last told
 	for ctx.Err() == nil {

@@ -433,7 +433,7 @@ func TestUploadIntoTheSessionDirectory(t *testing.T) {
 // Injected paths are pasted as a terminal pastes: bracketed when the
 // child asked for it, even when the request came split across reads.
 func TestPasteModeFollowsTheChild(t *testing.T) {
-	s := &session{}
+	s := &shell{}
 	steps := []struct {
 		out  string
 		want bool

@@ -74,7 +74,7 @@ type Server struct {
 	ownsDir bool
 
 	mu       sync.Mutex
-	sessions map[string]*session
+	sessions map[string]*shell
 	closed   bool
 	code     string // the one-time code valid now (see login.go)
 	// ended remembers why recent sessions ended (the newest maxEnded), so
@@ -135,7 +135,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, sessions: map[string]*session{}, ended: map[string]string{}, code: code}
+	s := &Server{opts: opts, sessions: map[string]*shell{}, ended: map[string]string{}, code: code}
 	if s.opts.UploadRoot == "" {
 		dir, err := os.MkdirTemp("", "pyaichat-serve-")
 		if err != nil {
@@ -163,7 +163,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // open starts a session of the given size.
-func (s *Server) open(cols, rows uint16) (*session, error) {
+func (s *Server) open(cols, rows uint16) (*shell, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -172,7 +172,7 @@ func (s *Server) open(cols, rows uint16) (*session, error) {
 	if s.liveLocked() >= s.opts.MaxSessions {
 		return nil, fmt.Errorf("too many sessions (%d); close one first", s.opts.MaxSessions)
 	}
-	sess, err := startSession(s.opts.Command(), cols, rows, s.opts.ReplayBytes, s.opts.UploadRoot)
+	sess, err := startShell(s.opts.Command(), cols, rows, s.opts.ReplayBytes, s.opts.UploadRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (s *Server) liveLocked() int {
 	return n
 }
 
-func (s *Server) lookup(id string) (*session, error) {
+func (s *Server) lookup(id string) (*shell, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
@@ -238,7 +238,7 @@ func (s *Server) rememberLocked(id, why string) {
 }
 
 // attach counts a client showing sess, which stops its idle clock.
-func (s *Server) attach(sess *session) {
+func (s *Server) attach(sess *shell) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.attached++
@@ -249,7 +249,7 @@ func (s *Server) attach(sess *session) {
 }
 
 // detach uncounts one; with none left, the idle clock starts.
-func (s *Server) detach(sess *session) {
+func (s *Server) detach(sess *shell) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	sess.attached--
@@ -272,7 +272,7 @@ func (s *Server) detach(sess *session) {
 func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
-	all := make([]*session, 0, len(s.sessions))
+	all := make([]*shell, 0, len(s.sessions))
 	for id, sess := range s.sessions {
 		all = append(all, sess)
 		delete(s.sessions, id)

@@ -71,7 +71,7 @@ var errUploadLimit = errors.New("upload limit reached")
 // store writes body as name in sess's upload directory (name-1, name-2
 // and so on when taken). The bytes count against the session's limit as
 // they are written, so uploads running at once share it.
-func (s *Server) store(sess *session, name string, body io.Reader) (string, error) {
+func (s *Server) store(sess *shell, name string, body io.Reader) (string, error) {
 	f, path, err := sess.createUpload(name)
 	if err != nil {
 		return "", err
@@ -95,7 +95,7 @@ func (s *Server) store(sess *session, name string, body io.Reader) (string, erro
 // createUpload makes a new file for an upload, unless the session has
 // ended: under the lock its end takes, so that no directory is made again
 // after the end has removed it.
-func (s *session) createUpload(name string) (*os.File, string, error) {
+func (s *shell) createUpload(name string) (*os.File, string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.uploadsShut {
@@ -107,14 +107,14 @@ func (s *session) createUpload(name string) (*os.File, string, error) {
 	return createFree(s.uploadDir, name)
 }
 
-func (s *session) uploadsEnded() bool {
+func (s *shell) uploadsEnded() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.uploadsShut
 }
 
 // reserveUpload counts n more bytes against limit, or reports false.
-func (s *session) reserveUpload(n, limit int64) bool {
+func (s *shell) reserveUpload(n, limit int64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.uploaded+n > limit {
@@ -124,7 +124,7 @@ func (s *session) reserveUpload(n, limit int64) bool {
 	return true
 }
 
-func (s *session) releaseUpload(n int64) {
+func (s *shell) releaseUpload(n int64) {
 	s.mu.Lock()
 	s.uploaded -= n
 	s.mu.Unlock()
@@ -133,7 +133,7 @@ func (s *session) releaseUpload(n int64) {
 // quotaWriter writes an upload's bytes while the session's limit has
 // room for them.
 type quotaWriter struct {
-	sess    *session
+	sess    *shell
 	f       *os.File
 	limit   int64
 	written int64 // reserved and written

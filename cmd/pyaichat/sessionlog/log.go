@@ -6,7 +6,7 @@
 //
 // It knows nothing of the agent or the interpreter: cmd/pyaichat turns
 // their events into Records.
-package sessions
+package sessionlog
 
 import (
 	"crypto/rand"

@@ -23,9 +23,9 @@ const NotConfigured = "the assistant (ai>) is not configured: set OPENAI_API_KEY
 
 const systemPrompt = `You are the assistant inside pyaichat, a Python REPL. You see the user's live Python session only through the tools. They are read-only: they inspect values and never change the session. Check facts with them instead of guessing, using the smallest call that answers (get_type, get_repr, or eval_expr on a narrow expression). Expressions run in the session's namespace; never import modules. Answer concisely in plain text, grounded in the tool results, and say when the session cannot tell.`
 
-// Session is one ai> conversation: the memory across questions, the bounds,
+// Conversation is one ai> conversation: the memory across questions, the bounds,
 // and the model it asks. It is used from one goroutine at a time.
-type Session struct {
+type Conversation struct {
 	cfg   Config
 	tools Toolset
 	ctxFn func() string
@@ -67,10 +67,10 @@ type Session struct {
 	Notices io.Writer
 }
 
-// NewSession starts a conversation. tools may be nil (no capabilities);
+// NewConversation starts a conversation. tools may be nil (no capabilities);
 // ctxFn may be nil (no automatic context).
-func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
-	s := &Session{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn, shownFn: ctxFn}
+func NewConversation(cfg Config, tools Toolset, ctxFn func() string) *Conversation {
+	s := &Conversation{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn, shownFn: ctxFn}
 	s.model = llmModel{llm.New(s.cfg.options())}
 	s.filter = s.cfg.Filter()
 	if tools != nil {
@@ -100,10 +100,10 @@ func NewSession(cfg Config, tools Toolset, ctxFn func() string) *Session {
 }
 
 // Model is the model questions go to.
-func (s *Session) Model() string { return s.cfg.Model }
+func (s *Conversation) Model() string { return s.cfg.Model }
 
 // History returns a copy of the conversation (for tests and transcripts).
-func (s *Session) History() []llm.Message { return append([]llm.Message(nil), s.history...) }
+func (s *Conversation) History() []llm.Message { return append([]llm.Message(nil), s.history...) }
 
 // Handle answers one line typed at ai>: a question or a slash command.
 // What it shows goes to out through a view (Config.View) as it arrives;
@@ -112,7 +112,7 @@ func (s *Session) History() []llm.Message { return append([]llm.Message(nil), s.
 // is one line for the REPL to print (it never contains the API key).
 // Ctrl-C (ctx cancelled) returns an error that errors.Is(err,
 // context.Canceled), and leaves the conversation valid.
-func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error {
+func (s *Conversation) Handle(ctx context.Context, line string, out io.Writer) error {
 	line = strings.TrimSpace(line)
 	switch {
 	case line == "":
@@ -129,7 +129,7 @@ func (s *Session) Handle(ctx context.Context, line string, out io.Writer) error 
 // shownCommand runs a slash command; what it prints is shown by a view,
 // as a question's events are, so that its Ctrl-C (a command may wait on
 // the server: /models) is drawn in order with it.
-func (s *Session) shownCommand(ctx context.Context, line string, out io.Writer) error {
+func (s *Conversation) shownCommand(ctx context.Context, line string, out io.Writer) error {
 	if s.cfg.View == nil {
 		return s.command(ctx, line, out)
 	}
@@ -150,7 +150,7 @@ func (s *Session) shownCommand(ctx context.Context, line string, out io.Writer) 
 
 // say shows one message of pyaichat's own, through a view where there is
 // one (which wraps it at words on a terminal).
-func (s *Session) say(ctx context.Context, out io.Writer, text string) error {
+func (s *Conversation) say(ctx context.Context, out io.Writer, text string) error {
 	if s.cfg.View == nil {
 		_, err := fmt.Fprintln(out, text)
 		return err
@@ -176,7 +176,7 @@ func (o output) Write(p []byte) (int, error) {
 // to ai>), so that their first calls are fast, and compiles the redaction
 // rules the first request is filtered with (a millisecond, otherwise spent
 // between Enter and the request); it returns quickly.
-func (s *Session) Prepare() {
+func (s *Conversation) Prepare() {
 	if p, ok := s.tools.(interface{ Prepare() }); ok {
 		p.Prepare()
 	}
@@ -186,7 +186,7 @@ func (s *Session) Prepare() {
 
 // Ask answers one question for `pyaichat -p`: the answer goes to out, and a
 // non-nil error (one line) means the process should exit non-zero.
-func (s *Session) Ask(ctx context.Context, question string, out io.Writer) error {
+func (s *Conversation) Ask(ctx context.Context, question string, out io.Writer) error {
 	if !s.cfg.Configured() {
 		s.unconfigured(question)
 		return errors.New(NotConfigured)
@@ -205,7 +205,7 @@ const maxErrorLine = 600
 // clean is the last step of every error that leaves the package, because
 // the REPL prints it as it is: the key redacted whatever a server echoed,
 // and the message made one harmless line (see visible).
-func (s *Session) clean(err error) error {
+func (s *Conversation) clean(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -214,7 +214,7 @@ func (s *Session) clean(err error) error {
 
 // turn is the state of one question.
 type turn struct {
-	s      *Session
+	s      *Conversation
 	view   event.View
 	bounds *bounds
 	calls  []string // labels of the calls run, as the summary names them
@@ -246,7 +246,7 @@ type turn struct {
 
 // ask answers one question; its view shows it on out, and its notices on
 // notices (out itself for Handle).
-func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) error {
+func (s *Conversation) ask(ctx context.Context, q string, out, notices io.Writer) error {
 	t := &turn{s: s, bounds: newBounds(s.cfg), view: s.newView(ctx, out, notices)}
 	qctx, cancel := t.bounds.question(ctx)
 	defer cancel()
@@ -278,7 +278,7 @@ func (s *Session) ask(ctx context.Context, q string, out, notices io.Writer) err
 
 // newView is the view of one question (Config.View; without one, the
 // question is shown nowhere).
-func (s *Session) newView(ctx context.Context, out, notices io.Writer) event.View {
+func (s *Conversation) newView(ctx context.Context, out, notices io.Writer) event.View {
 	if s.cfg.View == nil {
 		return noView{}
 	}
@@ -489,7 +489,7 @@ func (t *turn) final(ch llm.Choice) error {
 	return nil
 }
 
-func (s *Session) addAssistant(content string, calls []llm.ToolCall) {
+func (s *Conversation) addAssistant(content string, calls []llm.ToolCall) {
 	if content == "" && len(calls) == 0 {
 		return
 	}
@@ -499,14 +499,14 @@ func (s *Session) addAssistant(content string, calls []llm.ToolCall) {
 // scrub filters text a model or server sent before it is kept in the
 // conversation, which later requests carry, and drops its <think> blocks,
 // which chat templates expect to be left out of the history.
-func (s *Session) scrub(text string) string {
+func (s *Conversation) scrub(text string) string {
 	out, _ := s.filter.Text(redactKey(withoutThinking(text), s.cfg.APIKey))
 	return out
 }
 
 // filteredCalls is calls as the history keeps them: their arguments pass
 // the filter, since later requests send them back.
-func (s *Session) filteredCalls(calls []llm.ToolCall) []llm.ToolCall {
+func (s *Conversation) filteredCalls(calls []llm.ToolCall) []llm.ToolCall {
 	if len(calls) == 0 {
 		return calls
 	}
@@ -522,7 +522,7 @@ func (s *Session) filteredCalls(calls []llm.ToolCall) []llm.ToolCall {
 // answered, and never a question left without a reply (some local chat
 // templates reject two user messages in a row). A question that got nothing
 // at all is forgotten, so asking again starts clean.
-func (s *Session) repair(start int, err error) {
+func (s *Conversation) repair(start int, err error) {
 	h := s.history
 	for i := start; i < len(h); i++ {
 		m := h[i]
@@ -657,7 +657,7 @@ func rawLabel(name, args string) string {
 	return name + "(" + termsafe.Shorten(args, 60) + ")"
 }
 
-func (s *Session) toolNames() string {
+func (s *Conversation) toolNames() string {
 	names := make([]string, len(s.list))
 	for i, t := range s.list {
 		names[i] = t.Name

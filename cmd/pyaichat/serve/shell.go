@@ -21,10 +21,10 @@ import (
 // serve's is pyaichat itself with serve's arguments; tests use others.
 type Command func() *exec.Cmd
 
-// session is one child program in its own PTY. It outlives the
+// shell is one child program in its own PTY. It outlives the
 // connections that show it: it ends when the child exits, when a client
 // closes it, or when no client has been attached for the idle timeout.
-type session struct {
+type shell struct {
 	id        string
 	ptmx      *os.File
 	cmd       *exec.Cmd
@@ -58,8 +58,8 @@ var (
 	pasteOff = []byte("\x1b[?2004l")
 )
 
-// startSession starts cmd in a new PTY of the given size.
-func startSession(cmd *exec.Cmd, cols, rows uint16, replay int, uploadRoot string) (*session, error) {
+// startShell starts cmd in a new PTY of the given size.
+func startShell(cmd *exec.Cmd, cols, rows uint16, replay int, uploadRoot string) (*shell, error) {
 	id, err := randomHex(8)
 	if err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func startSession(cmd *exec.Cmd, cols, rows uint16, replay int, uploadRoot strin
 		cmd.Wait()
 		return nil, err
 	}
-	s := &session{
+	s := &shell{
 		id: id, ptmx: ptmx, cmd: cmd, out: newOutput(replay),
 		uploadDir: filepath.Join(uploadRoot, id),
 		done:      make(chan struct{}),
@@ -107,7 +107,7 @@ const drainGrace = 500 * time.Millisecond
 
 // pump copies the PTY's output into the replay buffer until the child
 // has gone, then reaps it.
-func (s *session) pump() {
+func (s *shell) pump() {
 	reaped := make(chan struct{})
 	go func() {
 		s.cmd.Wait() // its status is in ProcessState
@@ -150,7 +150,7 @@ func exitStatus(st *os.ProcessState) int {
 
 // notePasteMode follows the child's bracketed-paste mode, so that
 // injected paths are pasted the way a terminal would paste them.
-func (s *session) notePasteMode(p []byte) {
+func (s *shell) notePasteMode(p []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keep := len(pasteOn) - 1
@@ -167,7 +167,7 @@ func (s *session) notePasteMode(p []byte) {
 }
 
 // exited says whether the child is gone, and its status.
-func (s *session) exited() (bool, int) {
+func (s *shell) exited() (bool, int) {
 	select {
 	case <-s.done:
 		s.mu.Lock()
@@ -179,7 +179,7 @@ func (s *session) exited() (bool, int) {
 }
 
 // input writes keys to the child.
-func (s *session) input(p []byte) error {
+func (s *shell) input(p []byte) error {
 	if done, _ := s.exited(); done {
 		return errors.New("the session has exited")
 	}
@@ -189,7 +189,7 @@ func (s *session) input(p []byte) error {
 
 // pasteText writes text as a terminal pastes it: inside bracketed-paste
 // markers when the child asked for them.
-func (s *session) pasteText(text string) error {
+func (s *shell) pasteText(text string) error {
 	s.mu.Lock()
 	bracketed := s.paste
 	s.mu.Unlock()
@@ -199,7 +199,7 @@ func (s *session) pasteText(text string) error {
 	return s.input([]byte(text))
 }
 
-func (s *session) resize(cols, rows uint16) error {
+func (s *shell) resize(cols, rows uint16) error {
 	if done, _ := s.exited(); done {
 		return errors.New("the session has exited")
 	}
@@ -227,7 +227,7 @@ func (s *session) resize(cols, rows uint16) error {
 }
 
 // size is the terminal's size.
-func (s *session) size() (cols, rows uint16) {
+func (s *shell) size() (cols, rows uint16) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cols, s.rows
@@ -235,7 +235,7 @@ func (s *session) size() (cols, rows uint16) {
 
 // terminate ends the child as closing a terminal window does: SIGHUP to
 // its process group, then SIGKILL if it is still there after grace.
-func (s *session) terminate(grace time.Duration) {
+func (s *shell) terminate(grace time.Duration) {
 	s.closeOnce.Do(func() {
 		if done, _ := s.exited(); done {
 			return // reaped: its pid may be another process's by now
@@ -260,7 +260,7 @@ func randomHex(n int) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-func (s *session) info() sessionInfo {
+func (s *shell) info() sessionInfo {
 	exited, code := s.exited()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -270,7 +270,7 @@ func (s *session) info() sessionInfo {
 // endedBecause records why the server ends the session, unless its child
 // has exited already (that exit is what ended it), and returns the
 // reason to remember: why, or the child's exit status.
-func (s *session) endedBecause(why string) string {
+func (s *shell) endedBecause(why string) string {
 	if done, code := s.exited(); done {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -288,7 +288,7 @@ func (s *session) endedBecause(why string) string {
 }
 
 // exitReason is why the server ended the session, if it did.
-func (s *session) exitReason() string {
+func (s *shell) exitReason() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.endReason
