@@ -4,7 +4,8 @@
 # interpreter's and the isolation's own tests and the end-to-end tests that
 # hold py> to that version's python3 -i; then the same against the system
 # Python linked the other way, through its shared libpython (the fallback
-# for Pythons without a static one). The system Python gets the whole
+# for Pythons without a static one), and against the CPython built for
+# speed when make python-fast has made one. The system Python gets the whole
 # suite from `make test`; this is the matrix beside it. Fails if any
 # version fails; says which ran what.
 set -uo pipefail
@@ -29,6 +30,14 @@ fi
 # before a path sets PYAICHAT_LINK=shared for python-flags.sh.
 system="$(scripts/python-flags.sh | sed -n 3p)"
 [ -n "$system" ] && pythons+=("shared:$system")
+# The CPython built for speed (make python-fast), when the cache holds one:
+# "fast:" before its directory takes its flags file.
+fast="$(scripts/python-fast.sh --dir)"
+if [ -s "$fast/flags" ]; then
+  pythons+=("fast:$fast")
+else
+  echo "test-pythons: no CPython built for speed in $fast (make python-fast): not tested against it"
+fi
 
 # The e2e tests that compare py> with the oracle, and the terminal and
 # signal tests whose behaviour depends on the Python.
@@ -39,8 +48,15 @@ caps_skip='TestNumpy|TestPandas|TestDataFrame|TestScientific|TestSummariesImport
 failed=()
 for entry in "${pythons[@]}"; do
   link=auto py="$entry" skip="$caps_skip"
-  case "$entry" in shared:*) link=shared py="${entry#shared:}" skip='^$' ;; esac
-  flags="$(PYAICHAT_LINK=$link scripts/python-flags.sh "$py")" || { failed+=("$entry (flags)"); continue; }
+  case "$entry" in
+    shared:*) link=shared py="${entry#shared:}" skip='^$' ;;
+    fast:*) py="$(sed -n 3p "${entry#fast:}/flags")" skip='^$' ;;
+  esac
+  if [ "${entry#fast:}" != "$entry" ]; then
+    flags="$(cat "${entry#fast:}/flags")"
+  else
+    flags="$(PYAICHAT_LINK=$link scripts/python-flags.sh "$py")" || { failed+=("$entry (flags)"); continue; }
+  fi
   cflags="$(sed -n 1p <<<"$flags")"
   ldflags="$(sed -n 2p <<<"$flags")"
   goflags="${GOFLAGS:-} -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(sed -n 3p <<<"$flags")"
