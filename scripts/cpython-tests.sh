@@ -23,6 +23,12 @@ tests=(${TESTS:-test_threading test_atexit test_signal test_cmd_line})
 # A test that hangs (3.12.1's own test_threading has one that recurses
 # forever in python3 as well) fails after this many seconds, in both.
 timeout="${TIMEOUT:-300}"
+# Cases left out in both: 3.12.1's test_print_exception_gh_102056 recurses
+# through exception groups for tens of minutes in python3 itself on this
+# machine (a timeout ends the whole run, with no results at all).
+ignore=(${IGNORE:-test_print_exception_gh_102056})
+ignore_args=()
+for pattern in "${ignore[@]}"; do ignore_args+=(--ignore "$pattern"); done
 pythons=("$@")
 if [ ${#pythons[@]} -eq 0 ]; then
   for dir in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*; do
@@ -71,8 +77,8 @@ for py in "${pythons[@]}"; do
     continue
   fi
   echo "=== $version: ${tests[*]}, in python3 and in pyaichat"
-  (cd "$work" && "$py" -m test --timeout "$timeout" "${tests[@]}" --junit-xml "$work/python-$version.xml" >"$work/python-$version.out" 2>&1)
-  (cd "$work" && "$bin" -q -m test --timeout "$timeout" "${tests[@]}" --junit-xml "$work/pyaichat-$version.xml" </dev/null >"$work/pyaichat-$version.out" 2>&1)
+  (cd "$work" && "$py" -m test --timeout "$timeout" "${ignore_args[@]}" "${tests[@]}" --junit-xml "$work/python-$version.xml" >"$work/python-$version.out" 2>&1)
+  (cd "$work" && "$bin" -q -m test --timeout "$timeout" "${ignore_args[@]}" "${tests[@]}" --junit-xml "$work/pyaichat-$version.xml" </dev/null >"$work/pyaichat-$version.out" 2>&1)
   for who in python pyaichat; do
     if [ ! -s "$work/$who-$version.xml" ]; then
       echo "$who wrote no results; its output ends:"
