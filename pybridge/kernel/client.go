@@ -202,3 +202,20 @@ func (c *Client) Close() {
 		_ = s.Close()
 	}
 }
+
+// Completeness is is_complete_reply's verdict on a piece of input: a
+// line-at-a-time prompt sends the lines typed so far and reads on while
+// the kernel says "incomplete", as IPython's own console does.
+type Completeness struct {
+	Status string `json:"status"` // complete, incomplete, invalid or unknown
+	Indent string `json:"indent"` // for incomplete: the next line's indent
+}
+
+// IsComplete asks whether code is a whole input the kernel would run.
+func (c *Client) IsComplete(ctx context.Context, code string) (Completeness, error) {
+	c.shellMu.Lock()
+	defer c.shellMu.Unlock()
+	var verdict Completeness
+	err := c.request(ctx, c.shell, c.shellIn, "is_complete_request", map[string]string{"code": code}, &verdict)
+	return verdict, err
+}

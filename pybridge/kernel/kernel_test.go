@@ -16,7 +16,7 @@ const hang = 60 * time.Second
 
 // startKernel runs Debian's ipykernel (the system python3's) writing its
 // connection file in a temporary runtime directory, and returns the file.
-func startKernel(t *testing.T) string {
+func startKernel(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "kernel-test.json")
@@ -189,5 +189,48 @@ func TestKernelShutdownEndsAnOwnedKernel(t *testing.T) {
 	case <-exited:
 	case <-time.After(hang):
 		t.Fatal("the kernel did not end after shutdown_request")
+	}
+}
+
+func TestKernelSaysWhetherInputIsComplete(t *testing.T) {
+	c := dial(t, startKernel(t))
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	for code, want := range map[string]Completeness{
+		"x = 1":              {Status: "complete"},
+		"for i in range(3):": {Status: "incomplete", Indent: "    "},
+		"1 +* 2":             {Status: "invalid"},
+	} {
+		got, err := c.IsComplete(ctx, code)
+		if err != nil || got != want {
+			t.Errorf("IsComplete(%q) = %+v, %v; want %+v", code, got, err, want)
+		}
+	}
+}
+
+// BenchmarkKernelLightLine is a light line's round trip through a local
+// kernel: execute_request to the reply and the idle status, with the
+// result shown on the way. PYAICHAT_KERNEL_FILE names a running kernel
+// to measure instead, to compare with `jupyter console` on the same one.
+func BenchmarkKernelLightLine(b *testing.B) {
+	file := os.Getenv("PYAICHAT_KERNEL_FILE")
+	if file == "" {
+		file = startKernel(b)
+	}
+	info, err := ReadConnectionFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := Dial(ctx, info)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.Execute(ctx, "1 + 1", ExecuteOptions{StoreHistory: true}, func(Output) {}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
