@@ -234,3 +234,27 @@ func BenchmarkKernelLightLine(b *testing.B) {
 		}
 	}
 }
+
+func TestKernelHistoryIsWhatRanThere(t *testing.T) {
+	c := dial(t, startKernel(t))
+	run(t, c, "a = 2")
+	run(t, c, "a * 21")
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	// Silent executions (the client's own helpers) stay out of history.
+	if _, err := c.Execute(ctx, "hidden = 1", ExecuteOptions{Silent: true}, func(Output) {}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := c.History(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Input+"=>"+e.Output)
+	}
+	// IPython logs no outputs unless told to (db_log_output).
+	if want := []string{"a = 2=>", "a * 21=>"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("history %q, want %q", got, want)
+	}
+}
