@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -26,15 +27,21 @@ func startKernel(t testing.TB) string {
 		t.Fatalf("starting ipykernel: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(hang)
-	for {
+	awaitConnectionFile(t, file)
+	return file
+}
+
+// awaitConnectionFile waits until a starting kernel has written a whole
+// connection file.
+func awaitConnectionFile(t testing.TB, file string) {
+	t.Helper()
+	for deadline := time.Now().Add(hang); ; time.Sleep(50 * time.Millisecond) {
 		if _, err := ReadConnectionFile(file); err == nil {
-			return file
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ipykernel wrote no connection file in %s", hang)
+			t.Fatalf("the kernel wrote no connection file %s in %s", file, hang)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -119,17 +126,22 @@ func TestKernelInterruptStopsASleep(t *testing.T) {
 	c := dial(t, startKernel(t))
 	done := make(chan Reply, 1)
 	started := make(chan struct{})
+	var once sync.Once
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hang)
 		defer cancel()
 		reply, _ := c.Execute(ctx, "import time\nprint('sleeping', flush=True)\ntime.sleep(30)", ExecuteOptions{}, func(o Output) {
 			if o.Kind == Stream {
-				close(started)
+				once.Do(func() { close(started) })
 			}
 		})
 		done <- reply
 	}()
-	<-started
+	select {
+	case <-started:
+	case reply := <-done:
+		t.Fatalf("the sleep ended before it was interrupted: %+v", reply)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
 	if err := c.Interrupt(ctx); err != nil {
@@ -171,14 +183,7 @@ func TestKernelShutdownEndsAnOwnedKernel(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	for deadline := time.Now().Add(hang); ; time.Sleep(50 * time.Millisecond) {
-		if _, err := ReadConnectionFile(file); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no connection file")
-		}
-	}
+	awaitConnectionFile(t, file)
 	c := dial(t, file)
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()

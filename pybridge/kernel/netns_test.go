@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -24,12 +25,17 @@ func TestKernelInAnotherNetworkNamespace(t *testing.T) {
 	hostIP, guestIP := fmt.Sprintf("10.235.%d.1", id), fmt.Sprintf("10.235.%d.2", id)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "kernel-remote.json")
-	// The kernel's side waits for a line on stdin: the veth end must be
-	// moved into its namespace before it is configured and the kernel binds.
-	script := fmt.Sprintf("read go && ip link set lo up && ip addr add %s/24 dev %s && ip link set %s up && exec /usr/bin/python3 -m ipykernel_launcher --ip=%s -f %s",
+	// The kernel's side says it is in its namespace, then waits for a line
+	// on stdin: the veth end must be moved into the namespace (which exists
+	// only once unshare has run) before it is configured and the kernel binds.
+	script := fmt.Sprintf("echo ready && read go && ip link set lo up && ip addr add %s/24 dev %s && ip link set %s up && exec /usr/bin/python3 -m ipykernel_launcher --ip=%s -f %s",
 		guestIP, guest, guest, guestIP, file)
 	cmd := exec.Command("unshare", "-n", "sh", "-c", script)
 	cmd.Env = append(os.Environ(), "IPYTHONDIR="+filepath.Join(dir, "ipython"))
+	ready := &firstWrite{done: make(chan struct{})}
+	cmd.Stdout = ready
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +43,18 @@ func TestKernelInAnotherNetworkNamespace(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = exec.Command("ip", "link", "del", host).Run() })
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited; _ = exec.Command("ip", "link", "del", host).Run() })
+	select {
+	case <-ready.done:
+	case <-exited:
+		t.Fatalf("the namespace's side ended: %s", stderr.String())
+	case <-time.After(hang):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the namespace's side did not start: %s", stderr.String())
+	}
 	ipRun(t, "link", "add", host, "type", "veth", "peer", "name", guest, "netns", fmt.Sprint(cmd.Process.Pid))
 	ipRun(t, "addr", "add", hostIP+"/24", "dev", host)
 	ipRun(t, "link", "set", host, "up")
@@ -48,8 +65,15 @@ func TestKernelInAnotherNetworkNamespace(t *testing.T) {
 		if _, err := ReadConnectionFile(file); err == nil {
 			break
 		}
+		select {
+		case <-exited:
+			t.Fatalf("the kernel's side of the namespace ended: %s", stderr.String())
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("the kernel in the namespace wrote no connection file")
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Fatalf("the kernel in the namespace wrote no connection file in %s: %s", hang, stderr.String())
 		}
 	}
 	info, err := ReadConnectionFile(file)
@@ -77,4 +101,16 @@ func ipRun(t *testing.T, args ...string) {
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 	}
+}
+
+// firstWrite closes done at the first output written to it, and drops
+// the output.
+type firstWrite struct {
+	once sync.Once
+	done chan struct{}
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.done) })
+	return len(p), nil
 }
