@@ -4,7 +4,9 @@
 # apt-get, as root or through sudo): make, a C compiler, pkg-config,
 # CPython's embedding headers (python3-dev), numpy and pandas (the
 # capabilities' summaries are tested against them), nbformat (exported
-# notebooks are validated with it), node and npm (the build fetches the
+# notebooks are validated with it), ipykernel and jupyter-console (the
+# kernel client is tested against a real kernel, and compared with
+# `jupyter console` on it), node and npm (the build fetches the
 # xterm.js files `pyaichat serve` embeds with npm ci), the CA certificates
 # the Go module proxy needs, zsh and fish (the completion scripts are
 # tested in them), and a Go of 1.21 or newer. From 1.21 on, the
@@ -154,6 +156,8 @@ pkg-config --exists python3-embed 2>/dev/null || pkgs+=(python3-dev)
 /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null || pkgs+=(python3-numpy python3-pandas)
 /usr/bin/python3 -c 'import nbformat' 2>/dev/null || pkgs+=(python3-nbformat)
 [ -x /usr/bin/ipython3 ] || pkgs+=(ipython3) # the tests' oracle for the magics
+/usr/bin/python3 -c 'import ipykernel' 2>/dev/null || pkgs+=(python3-ipykernel)
+/usr/bin/python3 -c 'import jupyter_console' 2>/dev/null || pkgs+=(python3-jupyter-console)
 command -v npm >/dev/null || pkgs+=(nodejs npm)
 command -v zsh >/dev/null || pkgs+=(zsh)
 command -v fish >/dev/null || pkgs+=(fish)

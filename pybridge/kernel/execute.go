@@ -1,0 +1,125 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// OutputKind says what one piece of an execution's output is.
+type OutputKind int
+
+const (
+	// Stream is text the code wrote to stdout or stderr.
+	Stream OutputKind = iota
+	// Result is the value of the input's last expression (Out[n]).
+	Result
+	// Display is display_data: output shown by display() and the like.
+	Display
+	// Error is an exception the input ended with, with its traceback.
+	Error
+)
+
+// Output is one piece of an execution's output, in the order the kernel
+// sent it. Text is the stream's text or the value's text/plain form.
+type Output struct {
+	Kind      OutputKind
+	Name      string // stdout or stderr, for Stream
+	Text      string
+	Count     int // the execution count, for Result
+	EName     string
+	EValue    string
+	Traceback []string
+}
+
+// ExecuteOptions are execute_request's switches.
+type ExecuteOptions struct {
+	// Silent runs without output, history or a new execution count.
+	Silent bool
+	// StoreHistory records the input in the kernel's history (In/Out).
+	StoreHistory bool
+}
+
+// Reply is the execute_reply.
+type Reply struct {
+	Status         string `json:"status"` // ok, error or aborted
+	ExecutionCount int    `json:"execution_count"`
+	EName          string `json:"ename"`
+	EValue         string `json:"evalue"`
+}
+
+// Execute runs code in the kernel and passes each output to out as it
+// comes. It returns once the kernel has replied and gone idle, so every
+// output of the input has been passed on; when ctx ends first it returns
+// ctx's error and the code may still be running (Interrupt stops it).
+func (c *Client) Execute(ctx context.Context, code string, opts ExecuteOptions, out func(Output)) (Reply, error) {
+	c.shellMu.Lock()
+	defer c.shellMu.Unlock()
+	// stop_on_error would make the kernel abort requests arriving just
+	// after an error, and this client sends one request at a time anyway.
+	h, err := c.send(c.shell, "execute_request", map[string]any{
+		"code": code, "silent": opts.Silent, "store_history": opts.StoreHistory,
+		"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": false,
+	})
+	if err != nil {
+		return Reply{}, err
+	}
+	var reply Reply
+	replied, idle := false, false
+	for !replied || !idle {
+		select {
+		case <-ctx.Done():
+			return reply, fmt.Errorf("kernel execute: %w", ctx.Err())
+		case m, ok := <-c.shellIn:
+			if !ok {
+				return reply, fmt.Errorf("kernel execute: shell channel closed")
+			}
+			if m.Parent.MsgID == h.MsgID {
+				if err := json.Unmarshal(m.Content, &reply); err != nil {
+					return reply, fmt.Errorf("kernel execute_reply: %w", err)
+				}
+				replied = true
+			}
+		case m, ok := <-c.iopubIn:
+			if !ok {
+				return reply, fmt.Errorf("kernel execute: iopub channel closed")
+			}
+			if m.Parent.MsgID == h.MsgID {
+				idle = deliver(m, out)
+			}
+		}
+	}
+	return reply, nil
+}
+
+// deliver passes an iopub message of the execution on to out and says
+// whether it was the kernel going idle, the end of the execution.
+func deliver(m message, out func(Output)) (idle bool) {
+	var content struct {
+		ExecutionState string         `json:"execution_state"`
+		Name           string         `json:"name"`
+		Text           string         `json:"text"`
+		Data           map[string]any `json:"data"`
+		ExecutionCount int            `json:"execution_count"`
+		EName          string         `json:"ename"`
+		EValue         string         `json:"evalue"`
+		Traceback      []string       `json:"traceback"`
+	}
+	if json.Unmarshal(m.Content, &content) != nil {
+		return false
+	}
+	plain, _ := content.Data["text/plain"].(string)
+	switch m.Header.MsgType {
+	case "status":
+		return content.ExecutionState == "idle"
+	case "stream":
+		out(Output{Kind: Stream, Name: content.Name, Text: content.Text})
+	case "execute_result":
+		out(Output{Kind: Result, Text: plain, Count: content.ExecutionCount})
+	case "display_data", "update_display_data":
+		out(Output{Kind: Display, Text: plain})
+	case "error":
+		out(Output{Kind: Error, EName: content.EName, EValue: content.EValue, Traceback: content.Traceback})
+	}
+	return false
+}
