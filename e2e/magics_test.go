@@ -27,7 +27,8 @@ func magicLines(t *testing.T, home string, argv []string, inputs []string) []str
 		t.Fatalf("%s: %v\n%s", argv[0], err, out)
 	}
 	prompt := regexp.MustCompile(`^((py|\.\.\.)> |In \[\d+\]: |Out\[\d+\]: )+`)
-	times := regexp.MustCompile(`[\d.]+ (ns|µs|ms|s)\b`)
+	// IPython's "%.3g" writes 999.9 µs as 1e+03 µs.
+	times := regexp.MustCompile(`[\d.]+(e[+-]?\d+)? (ns|µs|ms|s)\b`)
 	var lines []string
 	for _, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimRight(prompt.ReplaceAllString(line, ""), " ")
