@@ -87,9 +87,10 @@ for py in "${pythons[@]}"; do
       continue 2
     fi
     cases "$work/$who-$version.xml" | sort >"$work/$who-$version.cases"
-    echo "$who: $(awk '{n[$2]++} END {printf "%d cases: %d ok, %d failure, %d error, %d skipped", NR, n["ok"], n["failure"], n["error"], n["skipped"]}' "$work/$who-$version.cases")"
+    echo "$who: $(awk '{n[$NF]++} END {printf "%d cases: %d ok, %d failure, %d error, %d skipped", NR, n["ok"], n["failure"], n["error"], n["skipped"]}' "$work/$who-$version.cases")"
   done
-  if diff -U0 "$work/python-$version.cases" "$work/pyaichat-$version.cases" | grep -E '^[-+][^-+]' >"$work/diff"; then
+  diff -U0 "$work/python-$version.cases" "$work/pyaichat-$version.cases" | grep -E '^[-+][^-+]' >"$work/diff"
+  if [ -s "$work/diff" ]; then
     echo "=== $version: cases that differ (- python3, + pyaichat):"
     cat "$work/diff"
     status=1
