@@ -47,10 +47,11 @@ caps_skip='TestNumpy|TestPandas|TestDataFrame|TestScientific|TestSummariesImport
 
 failed=()
 for entry in "${pythons[@]}"; do
-  link=auto py="$entry" skip="$caps_skip"
+  link=auto py="$entry" skip="$caps_skip" e2e_skip='^$'
   case "$entry" in
     shared:*) link=shared py="${entry#shared:}" skip='^$' ;;
-    fast:*) py="$(sed -n 3p "${entry#fast:}/flags")" skip='^$' ;;
+    # The fast build's banner names its own build date, not python3's.
+    fast:*) py="$(sed -n 3p "${entry#fast:}/flags")" skip='^$' e2e_skip='^TestPTYBanner$' ;;
   esac
   if [ "${entry#fast:}" != "$entry" ]; then
     flags="$(cat "${entry#fast:}/flags")"
@@ -65,7 +66,7 @@ for entry in "${pythons[@]}"; do
   if CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" GOFLAGS="$goflags" \
       go test -count=1 ./pybridge ./capabilities -skip "$skip" &&
     CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" GOFLAGS="$goflags" \
-      go test -count=1 ./e2e -run "$e2e"; then
+      go test -count=1 ./e2e -run "$e2e" -skip "$e2e_skip"; then
     echo "=== $entry: passed in $((SECONDS - start)) s"
   else
     echo "=== $entry: FAILED"
