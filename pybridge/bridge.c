@@ -1075,27 +1075,21 @@ done:
     return rc;
 }
 
-void pyb_idle_signals(void) {
-    PyEval_RestoreThread(main_tstate);
-    set_busy(1);
-    pyb_signals_user_begin();
-    if (PyErr_CheckSignals() < 0) keep_signal_error();
-    settle_after_user_code(0, 0);
-    set_busy(0);
-    main_tstate = PyEval_SaveThread();
-}
-
-int pyb_sigint_at_prompt(void) {
+/* Runs the Python handlers of the signals that arrived while no user code
+ * ran, as python3's prompt does when its read is interrupted; with ctrl_c,
+ * a Ctrl-C typed at the prompt counts as SIGINT arriving (the key is not a
+ * signal there: the terminal is raw), and the KeyboardInterrupt of
+ * Python's default handler is told apart rather than kept. */
+static int run_idle_handlers(int ctrl_c) {
     PyEval_RestoreThread(main_tstate);
     set_busy(1);
     pyb_signals_user_begin();
     int rc = PYB_SIGINT_RETURNED;
-    /* Trips SIGINT as Python's own C handler would have, had the key been
-     * a signal; PyErr_CheckSignals then runs whatever Python handler the
-     * user's code set (default_int_handler raises KeyboardInterrupt). */
-    PyErr_SetInterruptEx(SIGINT);
+    /* Trips SIGINT as Python's own C handler would have; PyErr_CheckSignals
+     * then runs whatever Python handler the user's code set. */
+    if (ctrl_c) PyErr_SetInterruptEx(SIGINT);
     if (PyErr_CheckSignals() < 0) {
-        if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+        if (ctrl_c && PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
             PyErr_Clear();
             rc = PYB_SIGINT_RAISED_KI;
         } else {
@@ -1108,6 +1102,11 @@ int pyb_sigint_at_prompt(void) {
     main_tstate = PyEval_SaveThread();
     return rc;
 }
+
+void pyb_idle_signals(void) { run_idle_handlers(0); }
+
+int pyb_sigint_at_prompt(void) { return run_idle_handlers(1); }
+
 
 int pyb_show_signal_error(pyb_outcome *out, pyb_error *err) {
     memset(out, 0, sizeof *out);

@@ -329,25 +329,22 @@ func (r *Loop) loop() int {
 	}
 }
 
-// keyIgnored says that Ctrl-C at py> does nothing: the user's code set
-// SIGINT to be ignored, as python3's prompt then ignores it.
-func (r *Loop) keyIgnored(mode Mode, cont bool) bool {
-	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTIgnored
-}
-
-// keyKeepsLine says whether Ctrl-C at the prompt leaves the line as it
-// was: SIGINT is ignored, or the user's handler ran and did not raise.
+// keyKeepsLine says whether Ctrl-C at py> leaves the line as it was, as
+// python3's prompt does with what the user's code set SIGINT to do: it is
+// ignored (SIG_IGN), or the user's handler ran and did not raise
+// KeyboardInterrupt. An exception of another kind from the handler comes
+// back through SignalErrors and ends the line, as in python3.
 func (r *Loop) keyKeepsLine(mode Mode, cont bool) bool {
-	return r.keyIgnored(mode, cont) || r.keyHandled(mode, cont)
-}
-
-// keyHandled runs the handler the user's code set for SIGINT on a Ctrl-C
-// at py>, as python3's prompt runs it; it says whether the line goes on:
-// the handler did not raise KeyboardInterrupt. An exception of another
-// kind comes back through SignalErrors and ends the line, as in python3.
-func (r *Loop) keyHandled(mode Mode, cont bool) bool {
-	return !r.signalAtPrompt.Load() && (mode == ModePy || cont) && r.pySIGINT() == SIGINTRaises &&
-		r.opts.Interp.RunSIGINTHandler()
+	if r.signalAtPrompt.Load() || (mode != ModePy && !cont) {
+		return false
+	}
+	switch r.pySIGINT() {
+	case SIGINTIgnored:
+		return true
+	case SIGINTRaises:
+		return r.opts.Interp.RunSIGINTHandler()
+	}
+	return false
 }
 
 // interrupted is Ctrl-C at the prompt (or a signal handler's exception,
