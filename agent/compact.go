@@ -65,20 +65,20 @@ func compactionCut(history []llm.Message, budget int) int {
 	return cut
 }
 
-// compact brings the conversation within budget before a question's
-// first request: the exchanges before cut are summarised by the model
-// into the note the system message carries (with the note before them,
-// if any), and leave the history. Without a summary (share = "off", or
-// the model failed) they are dropped. Either way one dim line says so,
-// and a Compacted event records it for the session log.
-func (t *turn) compact(ctx context.Context) {
-	s := t.s
-	sys, _ := s.systemMessage()
-	cut := compactionCut(s.history, s.cfg.HistoryTokens-messageTokens(sys))
+// compact brings the conversation within budget before a request whose
+// system message takes sysTokens: the oldest exchanges are summarised by
+// the model into the note the system message carries (with the note
+// before them, if any), and leave the history. Without a summary (share =
+// "off", or the model failed) they are dropped. Either way one dim line
+// says so, and a Compacted event records it for the session log. It
+// reports whether the history changed.
+func (t *turn) compact(ctx context.Context, sysTokens int) bool {
+	cut := compactionCut(t.s.history, t.s.cfg.HistoryTokens-sysTokens)
 	if cut == 0 {
-		return
+		return false
 	}
-	t.notify(s.compactUpTo(ctx, cut))
+	t.notify(t.s.compactUpTo(ctx, cut))
+	return true
 }
 
 // compactUpTo replaces the exchanges of history before cut and says what

@@ -343,8 +343,11 @@ func (t *turn) run(ctx context.Context) error {
 		if err := t.bounds.stop(ctx, t.lastCall()); err != nil {
 			return err
 		}
-		t.compact(ctx)
-		msgs, ctxRedacted := s.requestMessages()
+		sys, ctxRedacted := s.systemMessage()
+		if t.compact(ctx, messageTokens(sys)) {
+			sys, ctxRedacted = s.systemMessage() // with the new summary
+		}
+		msgs := s.requestMessages(sys)
 		t.context = ctxRedacted
 		t.busy("", "thinking")
 		stream, err := s.model.Open(ctx, s.cfg.Model, msgs, s.offered, t.notify)

@@ -64,14 +64,12 @@ func capContext(c string, budget int) string {
 	return mark + c[cut:]
 }
 
-// requestMessages is what one request sends: the system message and the
-// conversation within HistoryTokens. Older exchanges were compacted
-// before it (turn.compact); if the current exchange alone is still too
-// big, its oldest tool results are replaced by a stub in this request
-// only, so every tool-call id stays answered. The report is what
-// redaction removed from the system message's automatic context.
-func (s *Conversation) requestMessages() ([]llm.Message, redact.Report) {
-	sys, rep := s.systemMessage()
+// requestMessages is what one request sends: sys, the system message,
+// and the conversation within HistoryTokens. Older exchanges were
+// compacted before it (turn.compact); if the current exchange alone is
+// still too big, its oldest tool results are replaced by a stub in this
+// request only, so every tool-call id stays answered.
+func (s *Conversation) requestMessages(sys llm.Message) []llm.Message {
 	budget := s.cfg.HistoryTokens - messageTokens(sys)
 	total := 0
 	for _, m := range s.history {
@@ -88,7 +86,7 @@ func (s *Conversation) requestMessages() ([]llm.Message, redact.Report) {
 			total += messageTokens(msgs[i])
 		}
 	}
-	return msgs, rep
+	return msgs
 }
 
 // restoredNote follows the system prompt in a resumed conversation. Its
