@@ -56,10 +56,10 @@ type Conversation struct {
 	modelChosen bool
 	// summary is the note that stands for compacted exchanges (compact).
 	summary string
-	// facts is what the server lists of the model in use; used is the
-	// session's tokens and cost, for /usage.
-	facts modelFacts
-	used  sessionUsage
+	// models is the server's model list; used is the session's tokens
+	// and cost, for /usage.
+	models serverModels
+	used   sessionUsage
 
 	// Notices, when set, is where Ask's view shows retry waits and the
 	// summary line (Ask's out is the answer only, for scripts). Handle's
@@ -180,7 +180,7 @@ func (s *Conversation) Prepare() {
 	if p, ok := s.tools.(interface{ Prepare() }); ok {
 		p.Prepare()
 	}
-	s.facts.ask(s.model, s.cfg.Model)
+	s.models.ask(s.model)
 	redact.Warm()
 }
 

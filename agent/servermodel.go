@@ -46,7 +46,11 @@ func (t *turn) chooseServerModel(ctx context.Context) error {
 	if s.modelChosen || s.cfg.Source != "default" || !s.cfg.localServer() {
 		return nil
 	}
-	ids, err := s.model.Models(ctx)
+	infos, err := s.models.wait(ctx)
+	ids := make([]string, len(infos))
+	for i, m := range infos {
+		ids[i] = m.ID
+	}
 	if err != nil || len(ids) == 0 || contains(ids, s.cfg.Model) {
 		s.modelChosen = err == nil
 		return nil

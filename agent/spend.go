@@ -57,49 +57,67 @@ func knownWindow(model string) int {
 	return tokens
 }
 
-// modelFacts is what the server's model list says of the model in use,
-// asked once per model on a goroutine of its own, so that no question
-// waits for it: a question that ends before it came does without.
-type modelFacts struct {
+// serverModels is the server's model list (GET /models), asked once per
+// conversation on a goroutine of its own when the user switches to ai>
+// (Prepare), so that no question waits for it but one that must choose
+// a model; a list that could not be had is asked again the next time.
+type serverModels struct {
 	mu    sync.Mutex
-	model string // the model asked about
-	info  *llm.ModelInfo
-	done  chan struct{} // closed when the lookup of model has ended
+	done  chan struct{} // closed when the latest asking ended
+	infos []llm.ModelInfo
+	err   error
 }
 
-// ask starts looking up model, unless that is under way or done.
-func (f *modelFacts) ask(m model, name string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.model == name {
-		return
+// ask starts asking m for the list, unless it is under way or was had.
+func (l *serverModels) ask(m model) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done != nil {
+		select {
+		case <-l.done:
+			if l.err == nil {
+				return
+			}
+		default:
+			return
+		}
 	}
 	done := make(chan struct{})
-	f.model, f.info, f.done = name, nil, done
+	l.done = done
 	go func() {
 		defer close(done)
 		infos, err := m.ModelInfos(context.Background())
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.model != name || err != nil {
-			return
-		}
-		for i := range infos {
-			if infos[i].ID == name {
-				f.info = &infos[i]
-			}
-		}
+		l.mu.Lock()
+		l.infos, l.err = infos, err
+		l.mu.Unlock()
 	}()
 }
 
-// get is what the list said of name, nil if nothing (yet).
-func (f *modelFacts) get(name string) *llm.ModelInfo {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.model != name {
-		return nil
+// wait is the list once the asking (ask, first) has ended, or ctx's error.
+func (l *serverModels) wait(ctx context.Context) ([]llm.ModelInfo, error) {
+	l.mu.Lock()
+	done := l.done
+	l.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	return f.info
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.infos, l.err
+}
+
+// info is what the list says of the model name, nil if nothing (yet).
+func (l *serverModels) info(name string) *llm.ModelInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.infos {
+		if l.infos[i].ID == name {
+			return &l.infos[i]
+		}
+	}
+	return nil
 }
 
 // spend is what a question used: its context (the tokens of its last
@@ -107,7 +125,7 @@ func (f *modelFacts) get(name string) *llm.ModelInfo {
 // known: the config file's, else the server's.
 func (s *Conversation) spend(u llm.Usage, lastPrompt int) *event.Spend {
 	sp := &event.Spend{Context: lastPrompt, Window: s.cfg.ContextWindow}
-	info := s.facts.get(s.cfg.Model)
+	info := s.models.info(s.cfg.Model)
 	if sp.Window == 0 && info != nil {
 		sp.Window = info.ContextWindow
 	}

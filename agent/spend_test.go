@@ -33,10 +33,9 @@ func TestSummaryShowsContextAndCostFromTheServer(t *testing.T) {
 		`"pricing":{"prompt":"0.000002","completion":"0.00001"}},{"id":"other","context_length":"odd"}]}`)
 	s := NewConversation(f.config(), &fakeTools{}, nil)
 	s.Prepare()
-	s.facts.mu.Lock()
-	done := s.facts.done
-	s.facts.mu.Unlock()
-	<-done
+	if _, err := s.models.wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "x?", out); err != nil {
 		t.Fatal(err)
