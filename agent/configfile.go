@@ -12,25 +12,16 @@ import (
 const MaxConfigBytes = 1 << 20
 
 // readConfigFile reads the config file at path, which must be a regular
-// file of at most MaxConfigBytes: a FIFO would hang start-up until
-// something wrote to it, and a symlink to /dev/zero would fill memory.
-// It is opened without blocking, so a FIFO is refused at once; a missing
-// file is fs.ErrNotExist.
+// file (openRegular) of at most MaxConfigBytes: a symlink to /dev/zero
+// would otherwise fill memory. A missing file is fs.ErrNotExist.
 func readConfigFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))
-	}
-	if st.Size() > MaxConfigBytes {
-		return nil, fmt.Errorf("%d bytes, over the %d-byte limit of a config file", st.Size(), MaxConfigBytes)
+	if size > MaxConfigBytes {
+		return nil, fmt.Errorf("%d bytes, over the %d-byte limit of a config file", size, MaxConfigBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
@@ -40,6 +31,26 @@ func readConfigFile(path string) ([]byte, error) {
 		return nil, errors.New("grew past the 1 MiB limit of a config file while it was read")
 	}
 	return data, nil
+}
+
+// openRegular opens a file pyaichat reads at start (its config, the
+// instructions), with its size, if it is a regular file: a FIFO would
+// hang start-up until something wrote to it. It is opened without
+// blocking, so a FIFO is refused at once.
+func openRegular(path string) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
 
 // fileKind names what a non-regular file is, for the error.

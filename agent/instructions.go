@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
@@ -87,22 +86,14 @@ func repositoryRoot(dir string) string {
 	}
 }
 
-// readInstructions reads one file, as the config file is read (a regular
-// file, never a FIFO that would block start-up), cut at
+// readInstructions reads one file, a regular one (openRegular), cut at
 // MaxInstructionBytes on a line's end where one is near.
 func readInstructions(path string) (Instructions, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return Instructions{}, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return Instructions{}, err
-	}
-	if !st.Mode().IsRegular() {
-		return Instructions{}, fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))
-	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxInstructionBytes+1))
 	if err != nil {
 		return Instructions{}, err
