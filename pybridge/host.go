@@ -8,6 +8,7 @@ import "C"
 import (
 	"time"
 
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,7 +47,7 @@ func (in *Interp) CanHost() bool { return C.pyb_sole_thread() != 0 }
 // thread does between jobs. It waits only on the interpreter's thread
 // while Host runs, and reports false at once elsewhere. With ahead set, it
 // reads ahead.FD, one of fds, as soon as that is readable (see ReadAhead).
-func (in *Interp) AwaitInput(fds []int, ahead *ReadAhead) (bool, error) {
+func (in *Interp) AwaitInput(fds []int, ahead *interp.ReadAhead) (bool, error) {
 	if !in.onThread() {
 		return false, nil
 	}
@@ -78,7 +79,7 @@ func (in *Interp) inline(j job) error {
 // and no job has come for readyIdle, forks a ready copy (see isolate.go).
 // With inputs, it returns as soon as one is readable too, read with ahead
 // if set.
-func (in *Interp) serveOnce(inputs []int, ahead *ReadAhead) (readable bool, err error) {
+func (in *Interp) serveOnce(inputs []int, ahead *interp.ReadAhead) (readable bool, err error) {
 	timeout := time.Duration(-1)
 	if in.want.Load() && in.ready.pid == 0 && !in.dead {
 		timeout = readyIdle

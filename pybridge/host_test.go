@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"golang.org/x/sys/unix"
 )
 
@@ -129,7 +130,7 @@ func TestAwaitInputReadsAheadAndEchoesAKey(t *testing.T) {
 		{"é", "x", screenW, "é", ""},
 	} {
 		unix.Write(keysW, []byte(c.typed))
-		ahead := ReadAhead{FD: keysR, Buf: make([]byte, 16), Echo: []byte(c.echo), EchoFD: c.echoFD}
+		ahead := interp.ReadAhead{FD: keysR, Buf: make([]byte, 16), Echo: []byte(c.echo), EchoFD: c.echoFD}
 		var readable bool
 		hostOrFail(t, func() { readable, err = testInterp.AwaitInput([]int{keysR}, &ahead) })
 		shown := make([]byte, 64)
@@ -144,7 +145,7 @@ func TestAwaitInputReadsAheadAndEchoesAKey(t *testing.T) {
 	// Another of the descriptors readable, the keys not: nothing is read.
 	otherR, otherW := pipe()
 	unix.Write(otherW, []byte{1})
-	ahead := ReadAhead{FD: keysR, Buf: make([]byte, 16), Echo: []byte("x"), EchoFD: screenW}
+	ahead := interp.ReadAhead{FD: keysR, Buf: make([]byte, 16), Echo: []byte("x"), EchoFD: screenW}
 	var readable bool
 	hostOrFail(t, func() { readable, err = testInterp.AwaitInput([]int{keysR, otherR}, &ahead) })
 	if !readable || err != nil || ahead.N != 0 || ahead.Echoed != 0 {

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"golang.org/x/sys/unix"
 )
 
@@ -117,7 +118,7 @@ func (l *jobLine) take() []job {
 // passes (timeout < 0: no limit). It reports whether a wake-up came and
 // whether an input is readable; with ahead set, ahead.FD, if readable,
 // has been read already (see ReadAhead).
-func (l *jobLine) wait(timeout time.Duration, inputs []int, ahead *ReadAhead) (woken, readable bool, err error) {
+func (l *jobLine) wait(timeout time.Duration, inputs []int, ahead *interp.ReadAhead) (woken, readable bool, err error) {
 	if timeout >= 0 || len(inputs) > 0 {
 		found, err := l.poll(timeout, inputs, ahead)
 		if err != nil {
@@ -143,7 +144,7 @@ const maxInputs = C.PYB_AWAIT_INPUTS
 
 // poll is pyb_await (await.c) on the wake-up pipe and inputs, with ahead's
 // read and echo if set: the PYB_AWAIT bits found.
-func (l *jobLine) poll(timeout time.Duration, inputs []int, ahead *ReadAhead) (C.int, error) {
+func (l *jobLine) poll(timeout time.Duration, inputs []int, ahead *interp.ReadAhead) (C.int, error) {
 	if len(inputs) > maxInputs {
 		return 0, fmt.Errorf("%d inputs, more than %d", len(inputs), maxInputs)
 	}

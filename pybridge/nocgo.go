@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/pyaichat/pyaichat/repl/interp"
 )
 
 // errNoCgo is every call's answer in a build without cgo.
@@ -39,41 +41,41 @@ func TrimCHeap()                            {}
 func SeccompActive() (bool, bool)           { return false, false }
 func VenvExecutable(string) (string, error) { return "", errNoCgo }
 
-func (*Interp) Busy() bool                                      { return false }
-func (*Interp) Host(func()) error                               { return errNoCgo }
-func (*Interp) CanHost() bool                                   { return false }
-func (*Interp) AwaitInput([]int, *ReadAhead) (bool, error)      { return false, nil }
-func (*Interp) Stuck(time.Duration) bool                        { return false }
-func (*Interp) Interrupt()                                      {}
-func (*Interp) Interrupts() <-chan struct{}                     { return nil }
-func (*Interp) SignalErrors() <-chan struct{}                   { return nil }
-func (*Interp) SIGINT() SIGINTAction                            { return SIGINTRaises }
-func (*Interp) RunSIGINTHandler() bool                          { return false }
-func (*Interp) SetMagics(bool) error                            { return errNoCgo }
-func (*Interp) DieBySIGINT()                                    {}
-func (*Interp) SetMainImporter(string) error                    { return errNoCgo }
-func (*Interp) SkipSourceFirstLine() error                      { return errNoCgo }
-func (*Interp) ShowSignalError() (Outcome, error)               { return Outcome{}, errNoCgo }
-func (*Interp) Close(time.Duration) bool                        { return true }
-func (*Interp) Exit(s int, _ time.Duration, _ func(string)) int { return s }
-func (*Interp) CaptureOutput(int) error                         { return errNoCgo }
-func (*Interp) StopCapture()                                    {}
-func (*Interp) TakeOutput() ([]OutputPart, int)                 { return nil, 0 }
-func (*Interp) LoadModule(string, string) error                 { return errNoCgo }
-func (*Interp) PrepareIsolated()                                {}
-func (*Interp) DiscardIsolated()                                {}
-func (*Interp) IsolationStats() IsolationStats                  { return IsolationStats{} }
-func (*Interp) RouteStdin(bool) error                           { return errNoCgo }
-func (*Interp) SetPath0(string) error                           { return errNoCgo }
-func (*Interp) RecentContext() (string, error)                  { return "", errNoCgo }
-func (*Interp) ResetBlock() error                               { return errNoCgo }
-func (*Interp) Push(string) (Outcome, error)                    { return Outcome{}, errNoCgo }
-func (*Interp) PushEOF() (Outcome, error)                       { return Outcome{}, errNoCgo }
-func (*Interp) RunBlock(string) (Outcome, error)                { return Outcome{}, errNoCgo }
-func (*Interp) RunCommand(string) (Outcome, error)              { return Outcome{}, errNoCgo }
-func (*Interp) RunFile(string) (Outcome, error)                 { return Outcome{}, errNoCgo }
-func (*Interp) RunModule(string) (Outcome, error)               { return Outcome{}, errNoCgo }
-func (*Interp) RunStartup(string) (Outcome, error)              { return Outcome{}, errNoCgo }
+func (*Interp) Busy() bool                                        { return false }
+func (*Interp) Host(func()) error                                 { return errNoCgo }
+func (*Interp) CanHost() bool                                     { return false }
+func (*Interp) AwaitInput([]int, *interp.ReadAhead) (bool, error) { return false, nil }
+func (*Interp) Stuck(time.Duration) bool                          { return false }
+func (*Interp) Interrupt()                                        {}
+func (*Interp) Interrupts() <-chan struct{}                       { return nil }
+func (*Interp) SignalErrors() <-chan struct{}                     { return nil }
+func (*Interp) SIGINT() interp.SIGINTAction                       { return interp.SIGINTRaises }
+func (*Interp) RunSIGINTHandler() bool                            { return false }
+func (*Interp) SetMagics(bool) error                              { return errNoCgo }
+func (*Interp) DieBySIGINT()                                      {}
+func (*Interp) SetMainImporter(string) error                      { return errNoCgo }
+func (*Interp) SkipSourceFirstLine() error                        { return errNoCgo }
+func (*Interp) ShowSignalError() (interp.Outcome, error)          { return interp.Outcome{}, errNoCgo }
+func (*Interp) Close(time.Duration) bool                          { return true }
+func (*Interp) Exit(s int, _ time.Duration, _ func(string)) int   { return s }
+func (*Interp) CaptureOutput(int) error                           { return errNoCgo }
+func (*Interp) StopCapture()                                      {}
+func (*Interp) TakeOutput() ([]OutputPart, int)                   { return nil, 0 }
+func (*Interp) LoadModule(string, string) error                   { return errNoCgo }
+func (*Interp) PrepareIsolated()                                  {}
+func (*Interp) DiscardIsolated()                                  {}
+func (*Interp) IsolationStats() IsolationStats                    { return IsolationStats{} }
+func (*Interp) RouteStdin(bool) error                             { return errNoCgo }
+func (*Interp) SetPath0(string) error                             { return errNoCgo }
+func (*Interp) RecentContext() (string, error)                    { return "", errNoCgo }
+func (*Interp) ResetBlock() error                                 { return errNoCgo }
+func (*Interp) Push(string) (interp.Outcome, error)               { return interp.Outcome{}, errNoCgo }
+func (*Interp) PushEOF() (interp.Outcome, error)                  { return interp.Outcome{}, errNoCgo }
+func (*Interp) RunBlock(string) (interp.Outcome, error)           { return interp.Outcome{}, errNoCgo }
+func (*Interp) RunCommand(string) (interp.Outcome, error)         { return interp.Outcome{}, errNoCgo }
+func (*Interp) RunFile(string) (interp.Outcome, error)            { return interp.Outcome{}, errNoCgo }
+func (*Interp) RunModule(string) (interp.Outcome, error)          { return interp.Outcome{}, errNoCgo }
+func (*Interp) RunStartup(string) (interp.Outcome, error)         { return interp.Outcome{}, errNoCgo }
 func (*Interp) Call(context.Context, CallKind, string, string, string) (string, error) {
 	return "", errNoCgo
 }

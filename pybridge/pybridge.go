@@ -33,6 +33,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pyaichat/pyaichat/python"
+	"github.com/pyaichat/pyaichat/repl/interp"
 )
 
 // Interp is the embedded interpreter. Only one can exist per process.
@@ -373,14 +374,14 @@ func takeError(cerr *C.pyb_error) *Error {
 // SIGINT says what user code set SIGINT to do (signal.signal), as of the
 // end of its last statement: at pyaichat's prompt, where SIGINT is Go's,
 // the REPL does that with a Ctrl-C or a SIGINT, as python3's prompt would.
-func (in *Interp) SIGINT() SIGINTAction {
+func (in *Interp) SIGINT() interp.SIGINTAction {
 	switch C.pyb_signals_sigint_action() {
 	case C.PYB_SIGINT_DEFAULT:
-		return SIGINTKills
+		return interp.SIGINTKills
 	case C.PYB_SIGINT_IGNORED:
-		return SIGINTIgnored
+		return interp.SIGINTIgnored
 	}
-	return SIGINTRaises
+	return interp.SIGINTRaises
 }
 
 // DieBySIGINT ends the process by SIGINT, as SIGINT under SIG_DFL does.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/repl/interp"
 )
 
 var testInterp *Interp
@@ -307,14 +309,14 @@ cap_written = [cap_out.write(b"hello\n"), cap_out.write(b"llo\n"), cap_out.write
 func TestStepOutcome(t *testing.T) {
 	for _, c := range []struct {
 		line string
-		want Outcome
+		want interp.Outcome
 	}{
-		{"if True:", Outcome{More: true}},
-		{"    so_x = 5", Outcome{More: true}},
-		{"", Outcome{}},
-		{"raise SystemExit(so_x + 2)", Outcome{Exit: true, Status: 7}},
-		{"raise SystemExit('bye')", Outcome{Exit: true, Status: 1}},
-		{"print('so_line')", Outcome{}},
+		{"if True:", interp.Outcome{More: true}},
+		{"    so_x = 5", interp.Outcome{More: true}},
+		{"", interp.Outcome{}},
+		{"raise SystemExit(so_x + 2)", interp.Outcome{Exit: true, Status: 7}},
+		{"raise SystemExit('bye')", interp.Outcome{Exit: true, Status: 1}},
+		{"print('so_line')", interp.Outcome{}},
 	} {
 		out, err := testInterp.Push(c.line)
 		if err != nil {

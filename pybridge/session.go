@@ -11,6 +11,8 @@ import "C"
 import (
 	"context"
 	"unsafe"
+
+	"github.com/pyaichat/pyaichat/repl/interp"
 )
 
 // The REPL's operations, each one call into python/repl.py.
@@ -19,18 +21,18 @@ const replModule = "_pyaichat_repl"
 
 // runInput is one REPL step: the helper fn compiles arg and, when that
 // queued code, the code runs, all in one job and one crossing into C.
-func (in *Interp) runInput(fn, arg string) (Outcome, error) {
-	var out Outcome
+func (in *Interp) runInput(fn, arg string) (interp.Outcome, error) {
+	var out interp.Outcome
 	var err error
 	derr := in.job(func() { out, err = in.replStep(fn, arg) })
 	if derr != nil {
-		return Outcome{}, derr
+		return interp.Outcome{}, derr
 	}
 	return out, err
 }
 
 // replStep runs on the interpreter's thread.
-func (in *Interp) replStep(fn, arg string) (Outcome, error) {
+func (in *Interp) replStep(fn, arg string) (interp.Outcome, error) {
 	cfn := C.CString(fn)
 	defer C.free(unsafe.Pointer(cfn))
 	// Passed with its length: arg may hold NUL bytes.
@@ -39,7 +41,7 @@ func (in *Interp) replStep(fn, arg string) (Outcome, error) {
 	var o C.pyb_outcome
 	var cerr C.pyb_error
 	if C.pyb_repl_step(cfn, carg, C.size_t(len(arg)), &o, &cerr) != 0 {
-		return Outcome{}, takeError(&cerr)
+		return interp.Outcome{}, takeError(&cerr)
 	}
 	return takeOutcome(&o), nil
 }
@@ -63,8 +65,8 @@ func (in *Interp) RunSIGINTHandler() bool {
 // SignalErrors) as python3's prompt does: a traceback, and sys.last_*
 // set; for SystemExit, the outcome says to exit. With nothing to show it
 // shows nothing.
-func (in *Interp) ShowSignalError() (Outcome, error) {
-	var out Outcome
+func (in *Interp) ShowSignalError() (interp.Outcome, error) {
+	var out interp.Outcome
 	var err error
 	derr := in.job(func() {
 		var o C.pyb_outcome
@@ -76,15 +78,15 @@ func (in *Interp) ShowSignalError() (Outcome, error) {
 		out = takeOutcome(&o)
 	})
 	if derr != nil {
-		return Outcome{}, derr
+		return interp.Outcome{}, derr
 	}
 	return out, err
 }
 
 // takeOutcome converts and frees o.
-func takeOutcome(o *C.pyb_outcome) Outcome {
+func takeOutcome(o *C.pyb_outcome) interp.Outcome {
 	defer C.pyb_outcome_free(o)
-	out := Outcome{More: o.more != 0, Exit: o.exit != 0, Status: int(o.status)}
+	out := interp.Outcome{More: o.more != 0, Exit: o.exit != 0, Status: int(o.status)}
 	if o.error != nil {
 		out.Error = C.GoString(o.error)
 	}
@@ -96,12 +98,12 @@ func takeOutcome(o *C.pyb_outcome) Outcome {
 
 // Push feeds one line typed at the prompt, as CPython's interactive loop
 // does: output and tracebacks go to the process's stdout and stderr.
-func (in *Interp) Push(line string) (Outcome, error) {
+func (in *Interp) Push(line string) (interp.Outcome, error) {
 	return in.runInput("push", line)
 }
 
 // PushEOF finishes a pending statement at end of input, as python3 does.
-func (in *Interp) PushEOF() (Outcome, error) {
+func (in *Interp) PushEOF() (interp.Outcome, error) {
 	return in.runInput("push_eof", "")
 }
 
@@ -112,12 +114,12 @@ func (in *Interp) ResetBlock() error {
 }
 
 // RunBlock runs pasted text: parsed whole, top-level statements in order.
-func (in *Interp) RunBlock(source string) (Outcome, error) {
+func (in *Interp) RunBlock(source string) (interp.Outcome, error) {
 	return in.runInput("run_block", source)
 }
 
 // RunFile runs a script in __main__, like python3 -i FILE.
-func (in *Interp) RunFile(path string) (Outcome, error) {
+func (in *Interp) RunFile(path string) (interp.Outcome, error) {
 	return in.runInput("run_file", path)
 }
 
@@ -141,17 +143,17 @@ func (in *Interp) SkipSourceFirstLine() error {
 
 // RunStartup runs the file named by PYTHONSTARTUP in __main__, as python3
 // does before the first prompt of a bare interactive session.
-func (in *Interp) RunStartup(path string) (Outcome, error) {
+func (in *Interp) RunStartup(path string) (interp.Outcome, error) {
 	return in.runInput("run_startup", path)
 }
 
 // RunCommand runs -c code in __main__.
-func (in *Interp) RunCommand(source string) (Outcome, error) {
+func (in *Interp) RunCommand(source string) (interp.Outcome, error) {
 	return in.runInput("run_command", source)
 }
 
 // RunModule runs library module name as __main__, as python3 -m does.
-func (in *Interp) RunModule(name string) (Outcome, error) {
+func (in *Interp) RunModule(name string) (interp.Outcome, error) {
 	return in.runInput("run_module", name)
 }
 

@@ -70,19 +70,6 @@ type IsolationStats struct {
 	Ready     bool  // a ready copy is waiting now
 }
 
-// Outcome is what running py> input led to.
-type Outcome struct {
-	More   bool // the statement is incomplete: show the continuation prompt
-	Exit   bool // the code raised SystemExit
-	Status int  // the exit status CPython would use, when Exit
-	// Error is the type of the exception the input raised (shown as a
-	// traceback), or of its SyntaxError; "" when it ran without one.
-	Error string
-	// Partial is what the code's output left on the terminal's current
-	// line (print(x, end="")), to draw the next prompt after it.
-	Partial string
-}
-
 // OutputPart is one run of what Python wrote while output is captured
 // (CaptureOutput), in the order written.
 type OutputPart struct {
@@ -114,35 +101,6 @@ const (
 	// have a deadline: the copy is killed then (an *Error of Type
 	// ErrTypeTimeout), or when ctx is canceled (ErrTypeCanceled).
 	CallIsolated
-)
-
-// ReadAhead is a read that AwaitInput makes on the waiting thread as soon
-// as FD is readable, before it returns to Go, and the echo of a
-// key that read gave: a person at the keyboard waits for the echo, and
-// what Go does first on the way out of a wait can take two thread
-// wake-ups. (Once a wait has lasted 10 ms the runtime's monitor marks the
-// goroutine for preemption, and a goroutine locked to its thread, as the
-// interpreter's is, is then handed to another thread and back before it
-// runs on.)
-type ReadAhead struct {
-	FD  int    // one of the descriptors waited on; non-blocking
-	Buf []byte // what the read may fill
-	// Echo is written to EchoFD (-1: nowhere), followed by the key, when
-	// the read gave one byte from ' ' to '~': a key typed and read as it
-	// was typed, which the caller can tell how to draw beforehand.
-	Echo   []byte
-	EchoFD int
-	N      int // bytes read, 0 when none were
-	Echoed int // bytes of Echo and the key written, 0 when none were
-}
-
-// SIGINTAction is what SIGINT does to the user's Python (Interp.SIGINT).
-type SIGINTAction int
-
-const (
-	SIGINTRaises  SIGINTAction = iota // a Python handler: KeyboardInterrupt by default
-	SIGINTKills                       // SIG_DFL: the process dies by it
-	SIGINTIgnored                     // SIG_IGN
 )
 
 // ExitError is Start's error when Python exits as it starts, as python3

@@ -20,17 +20,18 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
 // Interpreter runs what is typed at py>, as python3 -i would.
 type Interpreter interface {
 	// Push feeds one line typed at the prompt.
-	Push(line string) (Outcome, error)
+	Push(line string) (interp.Outcome, error)
 	// PushEOF finishes a pending statement at the end of input.
-	PushEOF() (Outcome, error)
+	PushEOF() (interp.Outcome, error)
 	// RunBlock runs a pasted block, statement by statement.
-	RunBlock(source string) (Outcome, error)
+	RunBlock(source string) (interp.Outcome, error)
 	// ResetBlock drops a pending statement.
 	ResetBlock() error
 	// Interrupt raises KeyboardInterrupt in running code, for a Ctrl-C
@@ -48,37 +49,14 @@ type Interpreter interface {
 	// python3's prompt does, and its Outcome says whether to exit
 	// (SystemExit).
 	SignalErrors() <-chan struct{}
-	ShowSignalError() (Outcome, error)
+	ShowSignalError() (interp.Outcome, error)
 	// SIGINT says what the user's code set SIGINT to do; DieBySIGINT
 	// ends the process by it (SIG_DFL).
-	SIGINT() SIGINTAction
+	SIGINT() interp.SIGINTAction
 	DieBySIGINT()
 	// RunSIGINTHandler runs the user's SIGINT handler for a Ctrl-C at
 	// the prompt; false when it raised KeyboardInterrupt (the default).
 	RunSIGINTHandler() bool
-}
-
-// SIGINTAction is what the user's code set SIGINT to do: python3's prompt
-// does that with a Ctrl-C or a SIGINT, and so does the REPL at py>.
-type SIGINTAction int
-
-const (
-	SIGINTRaises  SIGINTAction = iota // a Python handler (KeyboardInterrupt)
-	SIGINTKills                       // SIG_DFL: the process dies by it
-	SIGINTIgnored                     // SIG_IGN: nothing happens
-)
-
-// Outcome is what running py> input led to.
-type Outcome struct {
-	More   bool // the statement is incomplete: show the continuation prompt
-	Exit   bool // the code raised SystemExit
-	Status int  // its exit status
-	// Error is the type of the exception the input raised, or of its
-	// SyntaxError; "" when it ran without one.
-	Error string
-	// Partial is what the code's output left on the terminal's current
-	// line (print(x, end="")), to draw the next prompt after it.
-	Partial string
 }
 
 // Assistant answers what is typed at ai>.
@@ -138,7 +116,7 @@ type Options struct {
 	// OnInput, when set, is told of each py> input once it has run: its
 	// whole source (a block typed line by line is one input) and how it
 	// ended. The session log records it.
-	OnInput func(source string, o Outcome)
+	OnInput func(source string, o interp.Outcome)
 	// PyCommand, when set, is offered each line typed at py> on a
 	// terminal outside a block, before Python sees it, and returns true
 	// when it was its command (/save FILE), which never reaches Python.
@@ -339,9 +317,9 @@ func (r *Loop) keyKeepsLine(mode Mode, cont bool) bool {
 		return false
 	}
 	switch r.pySIGINT() {
-	case SIGINTIgnored:
+	case interp.SIGINTIgnored:
 		return true
-	case SIGINTRaises:
+	case interp.SIGINTRaises:
 		return r.opts.Interp.RunSIGINTHandler()
 	}
 	return false
@@ -358,7 +336,7 @@ func (r *Loop) interrupted(mode Mode, cont bool) (status int, exit bool) {
 			return status, true
 		}
 	} else if mode == ModePy || cont {
-		if r.pySIGINT() == SIGINTKills {
+		if r.pySIGINT() == interp.SIGINTKills {
 			r.dieBySIGINT()
 		}
 		fmt.Fprintln(r.opts.Stdout, "KeyboardInterrupt")
@@ -535,7 +513,7 @@ func (r *Loop) submit(mode Mode, cont bool, text string, block bool) (status int
 		return 0, false
 	}
 	in := r.opts.Interp
-	var out Outcome
+	var out interp.Outcome
 	var err error
 	if block {
 		if cont {
@@ -569,7 +547,7 @@ func (r *Loop) pyCommand(text string) bool {
 
 // inputDone collects the lines of a py> block and tells OnInput of the
 // whole input once it has run.
-func (r *Loop) inputDone(text string, out Outcome) {
+func (r *Loop) inputDone(text string, out interp.Outcome) {
 	if r.opts.OnInput == nil {
 		return
 	}
@@ -781,9 +759,9 @@ func (r *Loop) onInterrupt() {
 		return
 	}
 	switch r.pySIGINT() {
-	case SIGINTIgnored:
+	case interp.SIGINTIgnored:
 		return
-	case SIGINTKills:
+	case interp.SIGINTKills:
 		r.dieBySIGINT()
 	}
 	switch {
@@ -863,9 +841,9 @@ func (r *Loop) showSignalError() (status int, exit bool) {
 
 // pySIGINT is what SIGINT does at the prompt: at py>, what the user's
 // code set; at ai>, pyaichat's own (it cancels or discards).
-func (r *Loop) pySIGINT() SIGINTAction {
+func (r *Loop) pySIGINT() interp.SIGINTAction {
 	if mode, _ := r.state.get(); mode != ModePy {
-		return SIGINTRaises
+		return interp.SIGINTRaises
 	}
 	return r.opts.Interp.SIGINT()
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
@@ -46,18 +47,18 @@ func (f *fakeInterp) log() string {
 	return strings.Join(f.calls, "|")
 }
 
-func (f *fakeInterp) Push(line string) (Outcome, error) {
+func (f *fakeInterp) Push(line string) (interp.Outcome, error) {
 	f.record("push " + line)
 	switch {
 	case strings.HasSuffix(line, ":"):
 		f.pending = true
-		return Outcome{More: true}, nil
+		return interp.Outcome{More: true}, nil
 	case f.pending && line != "":
-		return Outcome{More: true}, nil
+		return interp.Outcome{More: true}, nil
 	case strings.HasPrefix(line, "exit("):
-		return Outcome{Exit: true, Status: int(line[5] - '0')}, nil
+		return interp.Outcome{Exit: true, Status: int(line[5] - '0')}, nil
 	case line == "raise":
-		return Outcome{Error: "RuntimeError"}, nil
+		return interp.Outcome{Error: "RuntimeError"}, nil
 	case line == "block":
 		f.mu.Lock()
 		f.busy = true
@@ -66,18 +67,18 @@ func (f *fakeInterp) Push(line string) (Outcome, error) {
 		<-f.release
 	}
 	f.pending = false
-	return Outcome{}, nil
+	return interp.Outcome{}, nil
 }
 
-func (f *fakeInterp) PushEOF() (Outcome, error) {
+func (f *fakeInterp) PushEOF() (interp.Outcome, error) {
 	f.record("eof")
 	f.pending = false
-	return Outcome{}, nil
+	return interp.Outcome{}, nil
 }
 
-func (f *fakeInterp) RunBlock(source string) (Outcome, error) {
+func (f *fakeInterp) RunBlock(source string) (interp.Outcome, error) {
 	f.record("block " + source)
-	return Outcome{}, nil
+	return interp.Outcome{}, nil
 }
 
 func (f *fakeInterp) ResetBlock() error {
@@ -100,12 +101,12 @@ func (f *fakeInterp) Interrupts() <-chan struct{} { return f.interrupts }
 
 func (f *fakeInterp) SignalErrors() <-chan struct{} { return nil }
 
-func (f *fakeInterp) SIGINT() SIGINTAction   { return SIGINTRaises }
-func (f *fakeInterp) RunSIGINTHandler() bool { return false }
+func (f *fakeInterp) SIGINT() interp.SIGINTAction { return interp.SIGINTRaises }
+func (f *fakeInterp) RunSIGINTHandler() bool      { return false }
 
 func (f *fakeInterp) DieBySIGINT() {}
 
-func (f *fakeInterp) ShowSignalError() (Outcome, error) { return Outcome{}, nil }
+func (f *fakeInterp) ShowSignalError() (interp.Outcome, error) { return interp.Outcome{}, nil }
 
 // fakeAssistant answers every question with its text reversed, or, for
 // "wait", waits to be cancelled.
@@ -169,7 +170,7 @@ func TestLoopReportsInputs(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	s, err := New(Options{
 		Pipe: NewPipe(strings.NewReader("x = 1\nif x:\n    y = 2\n\nraise\nif y:\n    z\n"), false), Stdout: &stdout, Stderr: &stderr, Interp: in,
-		OnInput: func(src string, o Outcome) { got = append(got, src+" => "+o.Error) },
+		OnInput: func(src string, o interp.Outcome) { got = append(got, src+" => "+o.Error) },
 	})
 	if err != nil {
 		t.Fatal(err)

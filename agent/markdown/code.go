@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/alecthomas/chroma/v2"
+	"github.com/pyaichat/pyaichat/termwidth"
 )
 
 // The lexers of the languages an answer is likely to show, copied from
@@ -133,7 +134,7 @@ func (r *Renderer) startCode(b block) {
 	if b.info != "" {
 		label += " " + b.info
 	}
-	r.put(r.style(stDim, Truncate(label, r.opt.Width, "…")) + "\n")
+	r.put(r.style(stDim, termwidth.Truncate(label, r.opt.Width, "…")) + "\n")
 }
 
 func (r *Renderer) endCode() {
@@ -251,7 +252,7 @@ func (r *Renderer) codeRows(toks []chroma.Token) {
 func fitWidth(s string, width int) (int, int) {
 	w := 0
 	for i, c := range s {
-		cw := RuneWidth(c)
+		cw := termwidth.Rune(c)
 		if w+cw > width {
 			return i, w
 		}
@@ -298,7 +299,7 @@ func expandTabs(s string) string {
 			continue
 		}
 		b.WriteRune(c)
-		col += RuneWidth(c)
+		col += termwidth.Rune(c)
 	}
 	return b.String()
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/pyaichat/pyaichat/termwidth"
 )
 
 // maxHold bounds how far past an opening marker (**, `, [) the renderer
@@ -457,7 +459,7 @@ func (f *flow) endWord() {
 func (f *flow) cut(text string, st style) {
 	start := 0
 	for i, r := range text {
-		w := RuneWidth(r)
+		w := termwidth.Rune(r)
 		if f.col+w > f.width && f.col > f.rowBegin {
 			f.put(text[start:i], st)
 			start = i
@@ -529,7 +531,7 @@ func trimRow(row []seg) []seg {
 	return row
 }
 
-func displayWidth(s string) int { return StringWidth(s) }
+func displayWidth(s string) int { return termwidth.String(s) }
 
 func segsWidth(segs []seg) int {
 	w := 0

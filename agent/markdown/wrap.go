@@ -1,6 +1,10 @@
 package markdown
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pyaichat/pyaichat/termwidth"
+)
 
 // Wrap breaks each line of text that is wider than width columns at the
 // spaces between its words, as a terminal never does (it breaks
@@ -15,7 +19,7 @@ func Wrap(text string, width int) string {
 	}
 	lines := strings.Split(text, "\n")
 	for i, line := range lines {
-		if StringWidth(line) > width {
+		if termwidth.String(line) > width {
 			lines[i] = wrapLine(line, width)
 		}
 	}
@@ -27,22 +31,22 @@ func wrapLine(line string, width int) string {
 	indent := line[:len(line)-len(body)]
 	if gap := strings.Index(body, "  "); gap > 0 {
 		second := len(body[gap:]) - len(strings.TrimLeft(body[gap:], " "))
-		indent = strings.Repeat(" ", StringWidth(line[:len(indent)+gap+second]))
+		indent = strings.Repeat(" ", termwidth.String(line[:len(indent)+gap+second]))
 	}
-	if StringWidth(indent) > width/2 {
+	if termwidth.String(indent) > width/2 {
 		indent = ""
 	}
 	var b strings.Builder
 	b.WriteString(line[:len(line)-len(body)])
-	col := StringWidth(line) - StringWidth(body)
+	col := termwidth.String(line) - termwidth.String(body)
 	atStart := true // nothing after the indentation yet
 	for _, word := range strings.Split(body, " ") {
-		w := StringWidth(word)
+		w := termwidth.String(word)
 		switch {
 		case atStart:
 		case col+1+w > width && word != "":
 			b.WriteString("\n" + indent)
-			col = StringWidth(indent)
+			col = termwidth.String(indent)
 		default:
 			b.WriteByte(' ')
 			col++

@@ -3,6 +3,8 @@ package markdown
 import (
 	"strings"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/termwidth"
 )
 
 func TestWrap(t *testing.T) {
@@ -27,7 +29,7 @@ func TestWrap(t *testing.T) {
 			t.Errorf("Wrap(%q, %d) = %q, want %q", c.text, c.width, got, c.want)
 		}
 		for _, line := range strings.Split(got, "\n") {
-			if StringWidth(line) > c.width && c.width > 0 && !strings.Contains(line, "supercali") {
+			if termwidth.String(line) > c.width && c.width > 0 && !strings.Contains(line, "supercali") {
 				t.Errorf("Wrap(%q, %d): line %q is wider", c.text, c.width, line)
 			}
 		}

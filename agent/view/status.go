@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pyaichat/pyaichat/agent/markdown"
+	"github.com/pyaichat/pyaichat/termwidth"
 )
 
 // statusLine is the one line that shows the assistant at work while
@@ -93,7 +93,7 @@ func (s *statusLine) draw() {
 	}
 	// One column short of the width: a line that wrapped could not be
 	// erased with one erase-line.
-	text = markdown.Truncate(text, max(width-1, 10), "…")
+	text = termwidth.Truncate(text, max(width-1, 10), "…")
 	if s.color {
 		text = "\x1b[2m" + text + "\x1b[0m"
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"github.com/pyaichat/pyaichat/repl/quiet"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
@@ -65,7 +66,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
 	opts.OnInput = logInputs(lg, capture)
 	opts.PyCommand = saveAt(lg)
-	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, awaitInput(in)
+	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
 	opts.SaveAI = aiHistoryLine(cfg)
 	session, err := repl.New(opts)
 	if err != nil {
@@ -340,40 +341,22 @@ func (r *runs) settle() {
 	}
 }
 
-func outcome(o pybridge.Outcome, err error) (repl.Outcome, error) {
-	return repl.Outcome{More: o.More, Exit: o.Exit, Status: o.Status, Partial: o.Partial, Error: o.Error}, err
-}
-
-func (i interpreter) Push(line string) (repl.Outcome, error) {
+func (i interpreter) Push(line string) (interp.Outcome, error) {
 	defer i.ran.done()
 	i.output.begin()
-	return outcome(i.Interp.Push(line))
+	return i.Interp.Push(line)
 }
 
-func (i interpreter) PushEOF() (repl.Outcome, error) {
+func (i interpreter) PushEOF() (interp.Outcome, error) {
 	defer i.ran.done()
 	i.output.begin()
-	return outcome(i.Interp.PushEOF())
+	return i.Interp.PushEOF()
 }
 
-func (i interpreter) RunBlock(source string) (repl.Outcome, error) {
+func (i interpreter) RunBlock(source string) (interp.Outcome, error) {
 	defer i.ran.done()
 	i.output.begin()
-	return outcome(i.Interp.RunBlock(source))
-}
-
-func (i interpreter) SIGINT() repl.SIGINTAction {
-	switch i.Interp.SIGINT() {
-	case pybridge.SIGINTKills:
-		return repl.SIGINTKills
-	case pybridge.SIGINTIgnored:
-		return repl.SIGINTIgnored
-	}
-	return repl.SIGINTRaises
-}
-
-func (i interpreter) ShowSignalError() (repl.Outcome, error) {
-	return outcome(i.Interp.ShowSignalError())
+	return i.Interp.RunBlock(source)
 }
 
 // aiAssistant is the REPL's view of the assistant: while a question is
@@ -469,25 +452,25 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 // session (startup), the file named by PYTHONSTARTUP. A failure is shown
 // and the rest goes on; exit reports a SystemExit, with its status.
 func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (status int, exit bool) {
-	var steps []func() (pybridge.Outcome, error)
+	var steps []func() (interp.Outcome, error)
 	for _, code := range c.commands {
-		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunCommand(code) })
+		steps = append(steps, func() (interp.Outcome, error) { return in.RunCommand(code) })
 	}
 	if c.module != "" {
-		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunModule(c.module) })
+		steps = append(steps, func() (interp.Outcome, error) { return in.RunModule(c.module) })
 	}
 	if c.script != "" {
-		steps = append(steps, func() (pybridge.Outcome, error) {
+		steps = append(steps, func() (interp.Outcome, error) {
 			if c.skipFirstLine {
 				if err := in.SkipSourceFirstLine(); err != nil {
-					return pybridge.Outcome{}, err
+					return interp.Outcome{}, err
 				}
 			}
 			return in.RunFile(c.script)
 		})
 	}
 	if path := os.Getenv("PYTHONSTARTUP"); path != "" && startup && len(steps) == 0 && !c.ignoreEnv {
-		steps = append(steps, func() (pybridge.Outcome, error) { return in.RunStartup(path) })
+		steps = append(steps, func() (interp.Outcome, error) { return in.RunStartup(path) })
 	}
 	for _, step := range steps {
 		out, err := step()
@@ -500,18 +483,4 @@ func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (
 		}
 	}
 	return 0, false
-}
-
-// awaitInput is in's wait for input, for the prompt's key wait: repl/term
-// mirrors pybridge's ReadAhead rather than import the cgo package.
-func awaitInput(in *pybridge.Interp) term.Await {
-	return func(fds []int, ahead *term.ReadAhead) (bool, error) {
-		if ahead == nil {
-			return in.AwaitInput(fds, nil)
-		}
-		read := pybridge.ReadAhead(*ahead)
-		readable, err := in.AwaitInput(fds, &read)
-		*ahead = term.ReadAhead(read)
-		return readable, err
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
@@ -121,7 +122,7 @@ func replay(inputs []string, r resumeFrom) {
 		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, "py> ")))
 		r.output.begin()
 		o, err := r.in.RunBlock(src + "\n")
-		res := repl.Outcome{Exit: o.Exit, Status: o.Status, Error: o.Error}
+		res := interp.Outcome{Exit: o.Exit, Status: o.Status, Error: o.Error}
 		if r.log != nil && err == nil {
 			r.output.log(r.log, pyRecord(src, res))
 		}

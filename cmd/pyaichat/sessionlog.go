@@ -14,7 +14,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent/redact"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
-	"github.com/pyaichat/pyaichat/repl"
+	"github.com/pyaichat/pyaichat/repl/interp"
 )
 
 // sessionsDir is where session logs live: $XDG_STATE_HOME/pyaichat/sessions
@@ -64,7 +64,7 @@ func endLog(w *sessionlog.Writer, status int) {
 }
 
 // pyRecord is a py> input and how it ended, as the log keeps it.
-func pyRecord(src string, o repl.Outcome) sessionlog.Record {
+func pyRecord(src string, o interp.Outcome) sessionlog.Record {
 	r := sessionlog.Record{Ev: "py", Src: src, Status: "ok"}
 	switch {
 	case o.Exit:
@@ -108,11 +108,11 @@ func eventRecord(ev event.Event) (sessionlog.Record, bool) {
 
 // logInputs is repl.Options.OnInput for the log (nil: no log), with
 // each input's output when out captures it.
-func logInputs(w *sessionlog.Writer, out *outputCapture) func(string, repl.Outcome) {
+func logInputs(w *sessionlog.Writer, out *outputCapture) func(string, interp.Outcome) {
 	if w == nil {
 		return nil
 	}
-	return func(src string, o repl.Outcome) { out.log(w, pyRecord(src, o)) }
+	return func(src string, o interp.Outcome) { out.log(w, pyRecord(src, o)) }
 }
 
 // outputCapture is --log-output (log_output = true): what each py> input

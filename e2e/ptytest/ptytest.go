@@ -26,7 +26,7 @@ import (
 	expect "github.com/Netflix/go-expect"
 	"github.com/creack/pty"
 	"github.com/hinshun/vt10x"
-	"github.com/mattn/go-runewidth"
+	"github.com/pyaichat/pyaichat/termwidth"
 	"golang.org/x/sys/unix"
 )
 
@@ -517,10 +517,6 @@ const filler = '\U0010FFFD'
 // waiting to wrap with the next character.
 const wrapNext = 1 << 1
 
-// widths is how wide characters are on the terminal modelled here: as
-// wcwidth(3) of a current glibc counts them, as xterm and VTE do.
-var widths = &runewidth.Condition{StrictEmojiNeutral: true}
-
 func (w *wideScreen) Write(p []byte) (int, error) {
 	data := append(w.partial, p...)
 	w.partial = nil
@@ -532,7 +528,7 @@ func (w *wideScreen) Write(p []byte) (int, error) {
 			data = data[:i]
 			break
 		}
-		if r < utf8.RuneSelf || widths.RuneWidth(r) != 2 {
+		if r < utf8.RuneSelf || termwidth.Rune(r) != 2 {
 			i += size
 			continue
 		}
@@ -556,11 +552,7 @@ func screenText(term vt10x.Terminal) string {
 
 // StringWidth is how many cells text takes on the terminal modelled here.
 func StringWidth(text string) int {
-	n := 0
-	for _, r := range text {
-		n += widths.RuneWidth(r)
-	}
-	return n
+	return termwidth.String(text)
 }
 
 // ExpectCursorAt waits until the screen line holding the cursor, trailing

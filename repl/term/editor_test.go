@@ -11,6 +11,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/hinshun/vt10x"
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"golang.org/x/sys/unix"
 )
 
@@ -111,7 +112,7 @@ func TestEditorDrawsThePromptBeforeKeysTypedAhead(t *testing.T) {
 // after ahead.Echo. It counts the keys it echoed. Each wait it enters is told on entered, if there is room, before it
 // polls: a key typed after that is read by the wait, not by the lane.
 func awaitReadingAhead(echoed *atomic.Int32, entered chan<- struct{}) Await {
-	return func(fds []int, ahead *ReadAhead) (bool, error) {
+	return func(fds []int, ahead *interp.ReadAhead) (bool, error) {
 		select {
 		case entered <- struct{}{}:
 		default:

@@ -9,14 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/chzyer/readline"
-	"github.com/mattn/go-runewidth"
+	"github.com/pyaichat/pyaichat/termwidth"
 )
-
-// widths counts columns as terminals do today (wcwidth(3) of a current
-// glibc, xterm, VTE): East Asian wide and fullwidth characters, emoji among
-// them, take two, combining marks and format characters none, and the
-// ambiguous ones one, as GNU readline counts them in python3 -i.
-var widths = &runewidth.Condition{StrictEmojiNeutral: true}
 
 // StringWidth is how many columns s takes on a terminal.
 func StringWidth(s string) int {
@@ -33,7 +27,7 @@ func RuneWidth(r rune) int {
 	if r == '\t' {
 		return readline.TabWidth
 	}
-	return widths.RuneWidth(r)
+	return termwidth.Rune(r)
 }
 
 // lineView draws the line editor's line. chzyer/readline counts an emoji

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pyaichat/pyaichat/repl/interp"
 	"golang.org/x/sys/unix"
 )
 
@@ -110,22 +111,7 @@ type ttyReader struct {
 // pybridge's wait also runs the interpreter's other jobs: see
 // Editor.StartLine.) With ahead set, it reads the terminal as soon as that
 // is readable, and may echo the key it read.
-type Await func(fds []int, ahead *ReadAhead) (bool, error)
-
-// ReadAhead is a read that an Await makes on the waiting thread as soon as
-// FD is readable, and the echo of a key that read gave, before it returns
-// to Go, where the runtime can take two thread wake-ups on the way out of
-// a wait (pybridge's ReadAhead, which it mirrors, says why).
-type ReadAhead struct {
-	FD  int    // one of the descriptors waited on; non-blocking
-	Buf []byte // what the read may fill
-	// Echo is written to EchoFD (-1: nowhere), followed by the key, when
-	// the read gave one byte from ' ' to '~'.
-	Echo   []byte
-	EchoFD int
-	N      int // bytes read, 0 when none were
-	Echoed int // bytes of Echo and the key written, 0 when none were
-}
+type Await func(fds []int, ahead *interp.ReadAhead) (bool, error)
 
 // echoArm lets a wait through an Await echo the key it reads: called once
 // the line is drawn, just before the wait, it says what to write before a
@@ -253,7 +239,7 @@ func (t *ttyReader) read(b []byte, idle func(), await Await, arm echoArm) (n, ec
 			if err := t.poll(false); err != nil {
 				return 0, 0, err
 			}
-			ahead := ReadAhead{FD: t.fd, Buf: b, EchoFD: -1}
+			ahead := interp.ReadAhead{FD: t.fd, Buf: b, EchoFD: -1}
 			if arm != nil {
 				if before, fd, ok := arm(); ok {
 					ahead.Echo, ahead.EchoFD = before, fd

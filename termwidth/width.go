@@ -1,4 +1,10 @@
-package markdown
+// Package termwidth counts the columns text takes on a terminal as
+// terminals count them today (wcwidth(3) of a current glibc, xterm, VTE):
+// East Asian wide and fullwidth characters, emoji among them, take two,
+// combining marks and format characters none, and the ambiguous ones one,
+// as GNU readline counts them in python3 -i. The line editor, the answer's
+// renderer and the PTY tests' screen all measure with it, so they agree.
+package termwidth
 
 import (
 	"unicode"
@@ -12,10 +18,10 @@ import (
 // the rest of the session. The generated range tables (about 500
 // ranges) are searched in place.
 
-// RuneWidth is how many columns r takes on a terminal. width0 and width2,
+// Rune is how many columns r takes on a terminal. width0 and width2,
 // generated from go-runewidth's tables (width_test.go), hold the
 // characters of no column and of two.
-func RuneWidth(r rune) int {
+func Rune(r rune) int {
 	switch {
 	case r >= 0x20 && r < 0x7f:
 		return 1
@@ -29,13 +35,13 @@ func RuneWidth(r rune) int {
 	return 1
 }
 
-// StringWidth is how many columns s takes on a terminal.
-func StringWidth(s string) int {
+// String is how many columns s takes on a terminal.
+func String(s string) int {
 	w := 0
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			for _, r := range s[i:] {
-				w += RuneWidth(r)
+				w += Rune(r)
 			}
 			return w
 		}
@@ -48,13 +54,13 @@ func StringWidth(s string) int {
 
 // Truncate cuts s to at most width columns, ending it with tail when cut.
 func Truncate(s string, width int, tail string) string {
-	if StringWidth(s) <= width {
+	if String(s) <= width {
 		return s
 	}
-	room := width - StringWidth(tail)
+	room := width - String(tail)
 	w := 0
 	for i, r := range s {
-		rw := RuneWidth(r)
+		rw := Rune(r)
 		if w+rw > room {
 			return s[:i] + tail
 		}
