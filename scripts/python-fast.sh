@@ -29,6 +29,7 @@
 # $PYAICHAT_FAST_CACHE, else $XDG_CACHE_HOME/pyaichat/python-fast.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+objects="$PWD/scripts/libpython-objects.py"
 
 die() { echo "python-fast: $*" >&2; exit 1; }
 
@@ -160,7 +161,7 @@ PY
 )"
 {
   echo "-I$include"
-  echo "-Wl,-u,Py_BytesMain -Wl,-u,Py_FrozenMain $lib -Wl,--export-dynamic $libs"
+  echo "$("$system_python" "$objects" "$lib") $lib -Wl,--export-dynamic $libs"
   echo "/usr/bin/python$mm"
 } >"$dir/flags.tmp"
 mv "$dir/flags.tmp" "$dir/flags"

@@ -12,8 +12,10 @@
 # itself is linked: pure-Python code runs about 1.2x slower through a
 # shared libpython (position-independent code, calls through the PLT).
 # The executable then exports CPython's symbols (--export-dynamic) for the
-# extension modules it loads, and pulls in every object python3 itself
-# pulls in (-u Py_BytesMain), so it exports what python3 exports. Without
+# extension modules it loads, and holds every object of the library, as a
+# shared libpython does: an extension module may need an object nothing in
+# pyaichat calls (3.13's _interpreters needs interpconfig.o):
+# libpython-objects.py names one symbol of each object undefined. Without
 # a static library, or with PYAICHAT_LINK=shared, the shared libpython is
 # linked instead, found again at run time through an rpath when it is not
 # in a directory the loader searches anyway.
@@ -47,8 +49,8 @@ if ! command -v "$python" >/dev/null 2>&1; then
   echo "python-flags: $python: no such interpreter" >&2
   exit 1
 fi
-PYAICHAT_LINK="$link" "$python" - <<'PY'
-import os, sys, sysconfig
+PYAICHAT_LINK="$link" PYAICHAT_OBJECTS="$(dirname "$0")/libpython-objects.py" "$python" - <<'PY'
+import os, subprocess, sys, sysconfig
 
 v = sysconfig.get_config_var
 if sys.version_info < (3, 10):
@@ -77,7 +79,9 @@ if link == "shared" and not has_shared:
     sys.exit("python-flags: %s has no shared libpython to embed (build it with --enable-shared)" % sys.executable)
 
 if link == "static":
-    ldflags = ["-Wl,-u,Py_BytesMain", "-Wl,-u,Py_FrozenMain", static, "-Wl,--export-dynamic"]
+    undefined = subprocess.run([sys.executable, os.environ["PYAICHAT_OBJECTS"], static],
+                               check=True, capture_output=True, text=True).stdout.split()
+    ldflags = undefined + [static, "-Wl,--export-dynamic"]
     ldflags += libs("MODLIBS", "LIBS", "SYSLIBS")
 else:
     libdir = v("LIBDIR")
