@@ -282,16 +282,3 @@ func TestAskPreviewIsBounded(t *testing.T) {
 		t.Errorf("call line %q", first)
 	}
 }
-
-func TestShareAskIsAValidSetting(t *testing.T) {
-	configEnv(t, "share = \"ask\"\n")
-	c, err := LoadConfig(xdgConfigFile(), "", "", "")
-	if err != nil || c.Share != ShareAsk {
-		t.Fatalf("share = \"ask\": %v, %v", c.Share, err)
-	}
-	configEnv(t, "share = \"maybe\"\n")
-	_, err = LoadConfig(xdgConfigFile(), "", "", "")
-	if err == nil || !strings.Contains(err.Error(), `want "redacted", "off" or "ask"`) {
-		t.Errorf("share = \"maybe\": %v", err)
-	}
-}

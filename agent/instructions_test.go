@@ -11,7 +11,7 @@ import (
 func TestInstructionsCommand(t *testing.T) {
 	f := newFake(t)
 	cfg := f.config()
-	cfg.InstructionsFile = "/home/u/.config/pyaichat/instructions.md"
+	cfg.InstructionsHelp = "/home/u/.config/pyaichat/instructions.md or in .pyaichat.md of the project"
 	s := NewConversation(cfg, &fakeTools{}, nil)
 	out := newSyncBuffer()
 	if err := s.Handle(context.Background(), "/instructions", out); err != nil {
@@ -20,7 +20,7 @@ func TestInstructionsCommand(t *testing.T) {
 	if want := "no instructions: write them in /home/u/.config/pyaichat/instructions.md or in .pyaichat.md of the project\n"; out.String() != want {
 		t.Errorf("/instructions without any: %q", out.String())
 	}
-	cfg.Instructions = []Instructions{{From: "/p/.pyaichat.md", Text: "Use polars. token AKIA" + "IOSFODNN7EXAMPLE\n", Cut: true}}
+	cfg.Instructions = []Instructions{{From: "/p/.pyaichat.md", Text: "Use polars. token AKIA" + "IOSFODNN7EXAMPLE\n", CutAt: 16384}}
 	s = NewConversation(cfg, &fakeTools{}, nil)
 	out = newSyncBuffer()
 	if err := s.Handle(context.Background(), "/instructions", out); err != nil {

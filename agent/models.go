@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -50,12 +46,16 @@ func (s *Conversation) modelCommand(ctx context.Context, arg string, out io.Writ
 	if !save {
 		return nil
 	}
-	path := s.cfg.File
-	if err := saveModel(path, name); err != nil {
+	if s.cfg.SaveModel == nil {
+		_, err := fmt.Fprintln(out, "pyaichat: saving the model: no config directory (set XDG_CONFIG_HOME or HOME)")
+		return err
+	}
+	where, err := s.cfg.SaveModel(name)
+	if err != nil {
 		_, err = fmt.Fprintf(out, "pyaichat: saving the model: %v\n", err)
 		return err
 	}
-	_, err := fmt.Fprintf(out, "saved as the default in %s\n", path)
+	_, err = fmt.Fprintf(out, "saved as the default in %s\n", where)
 	return err
 }
 
@@ -66,34 +66,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-var modelLine = regexp.MustCompile(`(?m)^\s*model\s*=.*$`)
-
-// saveModel sets model = "name" in the config file at path, leaving its
-// other lines (comments included) as they are, or creates it (0600).
-func saveModel(path, name string) error {
-	if path == "" {
-		return fmt.Errorf("no config directory (set XDG_CONFIG_HOME or HOME)")
-	}
-	old, err := readConfigFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	line := "model = " + strconv.Quote(name)
-	var next string
-	switch {
-	case modelLine.Match(old):
-		next = modelLine.ReplaceAllLiteralString(string(old), line)
-	case len(old) > 0 && !strings.HasSuffix(string(old), "\n"):
-		next = string(old) + "\n" + line + "\n"
-	default:
-		next = string(old) + line + "\n"
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(next), 0o600)
 }
 
 // ServerModels asks cfg's server once, without retries, which models it

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,14 +11,16 @@ import (
 )
 
 // /models lists what the server offers; /model NAME warns when the list
-// lacks NAME; --save makes NAME the default in the config file, keeping the
-// file's other lines.
+// lacks NAME; --save hands NAME to the config's SaveModel and says where
+// it went.
 func TestModelsCommands(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", dir)
 	f := newFake(t)
 	cfg := f.config()
-	cfg.File = xdgConfigFile()
+	var saved []string
+	cfg.SaveModel = func(name string) (string, error) {
+		saved = append(saved, name)
+		return "/cfg/config.toml", nil
+	}
 	s := NewConversation(cfg, &fakeTools{}, nil)
 	run := func(line string) string {
 		out := newSyncBuffer()
@@ -38,23 +38,19 @@ func TestModelsCommands(t *testing.T) {
 	if got := run("/model not-there"); !strings.Contains(got, "does not list not-there") {
 		t.Errorf("/model of an unlisted model: %q", got)
 	}
-	path := filepath.Join(dir, "pyaichat", "config.toml")
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
+	if len(saved) != 0 {
+		t.Errorf("/model without --save saved %q", saved)
 	}
-	if err := os.WriteFile(path, []byte("# mine\nmodel = \"old\"\nbase_url = \"http://127.0.0.1:1/v1\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if got := run("/model other-model --save"); !strings.Contains(got, "saved as the default") {
+	if got := run("/model other-model --save"); got != "model set to other-model\nsaved as the default in /cfg/config.toml\n" {
 		t.Errorf("/model --save: %q", got)
 	}
-	saved, _ := os.ReadFile(path)
-	if string(saved) != "# mine\nmodel = \"other-model\"\nbase_url = \"http://127.0.0.1:1/v1\"\n" {
-		t.Errorf("config file after --save:\n%s", saved)
+	if len(saved) != 1 || saved[0] != "other-model" {
+		t.Errorf("saved %q, want other-model", saved)
 	}
-	t.Setenv("PYAICHAT_MODEL", "")
-	if c, err := LoadConfig(xdgConfigFile(), "", "", ""); err != nil || c.Model != "other-model" {
-		t.Errorf("the saved model is not the default: %q %v", c.Model, err)
+	cfg.SaveModel = nil
+	s = NewConversation(cfg, &fakeTools{}, nil)
+	if got := run("/model other-model --save"); !strings.Contains(got, "no config directory") {
+		t.Errorf("/model --save with nowhere to save: %q", got)
 	}
 	if len(f.requests()) != 0 {
 		t.Errorf("the model commands sent %d questions", len(f.requests()))

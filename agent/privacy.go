@@ -25,7 +25,8 @@ const (
 	ShareAsk      = "ask"
 )
 
-func checkShare(v string) error {
+// CheckShare refuses a share setting that is none of the three.
+func CheckShare(v string) error {
 	switch v {
 	case ShareRedacted, ShareOff, ShareAsk:
 		return nil

@@ -16,13 +16,12 @@ import (
 const shownModels = 12
 
 // localServer says whether the model is asked of a server on the user's
-// own machine (a preset without a key, or a loopback base URL): Ollama,
+// own machine (Local, or a loopback base URL): Ollama,
 // llama.cpp, vLLM and LM Studio serve the models the user pulled, which
 // the default model (an OpenAI one) is seldom among.
 func (c Config) localServer() bool {
-	if c.Provider != "" {
-		p, err := lookupProvider(c.Provider)
-		return err == nil && p.KeyVar == ""
+	if c.Local {
+		return true
 	}
 	u, err := url.Parse(c.BaseURL)
 	if err != nil {

@@ -11,25 +11,6 @@ import (
 	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
-// setSpendLimits takes the config file's context window and prices,
-// refusing values that cannot be meant.
-func (c *Config) setSpendLimits(path string, fc fileConfig) error {
-	if fc.ContextWindow < 0 {
-		return fmt.Errorf("%s: context_window = %d, want a number of tokens", path, fc.ContextWindow)
-	}
-	c.ContextWindow = fc.ContextWindow
-	if (fc.PriceIn == nil) != (fc.PriceOut == nil) {
-		return fmt.Errorf("%s: price_in and price_out go together (US dollars per million tokens)", path)
-	}
-	if fc.PriceIn != nil {
-		if *fc.PriceIn < 0 || *fc.PriceOut < 0 {
-			return fmt.Errorf("%s: price_in and price_out are US dollars per million tokens, not negative", path)
-		}
-		c.PriceIn, c.PriceOut, c.Priced = *fc.PriceIn, *fc.PriceOut, true
-	}
-	return nil
-}
-
 // knownWindows are the context windows of models whose servers do not
 // list them (OpenAI's and Anthropic's model lists give only ids), by the
 // start of the model's name; the longest match wins.

@@ -66,22 +66,3 @@ func TestKnownWindow(t *testing.T) {
 		}
 	}
 }
-
-// The config file's prices go in pairs and are not negative.
-func TestSpendSettingsChecked(t *testing.T) {
-	for text, want := range map[string]string{
-		"price_in = 1.0\n":                   "price_in and price_out go together",
-		"price_in = -1.0\nprice_out = 2.0\n": "not negative",
-		"context_window = -5\n":              "want a number of tokens",
-	} {
-		configEnv(t, text)
-		if _, err := LoadConfig(xdgConfigFile(), "", "", ""); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", text, err, want)
-		}
-	}
-	configEnv(t, "context_window = 32768\nprice_in = 0.5\nprice_out = 1.5\n")
-	c, err := LoadConfig(xdgConfigFile(), "", "", "")
-	if err != nil || c.ContextWindow != 32768 || !c.Priced || c.PriceIn != 0.5 || c.PriceOut != 1.5 {
-		t.Errorf("read %+v, %v", c, err)
-	}
-}

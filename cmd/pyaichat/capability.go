@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 )
 
 const capabilityUsage = "usage: pyaichat --capability NAME [EXPR] [-c CODE]... [FILE [ARG]...]"
@@ -98,7 +98,8 @@ func runCapability(std stdio, args []string) int {
 	// The same environment policy as ai>'s: the copy where expressions
 	// run wipes the values of secret variables (a broken config file
 	// leaves the built-in rule).
-	cfg, _ := agent.LoadConfig(xdgPaths().configFile(), "", "", "")
+	set, _ := config.Load(xdgPaths().configFile(), config.Flags{})
+	cfg := set.Agent
 	cfg.Environ = os.Environ()
 	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
 	res, cerr := reg.CallText(context.Background(), call.name, call.expr)

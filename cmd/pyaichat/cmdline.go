@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 )
 
 const usage = `usage: pyaichat [option] ... [-c cmd | -m mod | file] [arg] ...
@@ -106,6 +108,11 @@ type cmdline struct {
 }
 
 // wantsHelp says that -h or python3's --help-* was given.
+// configFlags are the flags that choose the model and its server.
+func (c cmdline) configFlags() config.Flags {
+	return config.Flags{Model: c.model, BaseURL: c.baseURL, Provider: c.provider}
+}
+
 func (c cmdline) wantsHelp() bool { return c.help || c.pythonHelp != "" }
 
 // unbuffered says whether python3 would read a piped stdin unbuffered:

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 )
 
 // An option is one of pyaichat's options for the completion scripts:
@@ -29,7 +29,7 @@ type completionWords struct {
 
 func completionData() completionWords {
 	var providers []string
-	for _, p := range agent.Providers() {
+	for _, p := range config.Providers() {
 		providers = append(providers, p.Name)
 	}
 	return completionWords{

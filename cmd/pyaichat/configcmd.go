@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 )
 
@@ -73,7 +74,7 @@ func configShow(std stdio, path string, args []string) int {
 		std.warn("config show takes only --model, --base-url and --provider")
 		return exitUsage
 	}
-	cfg, err := agent.LoadConfig(path, c.model, c.baseURL, c.provider)
+	set, err := config.Load(path, c.configFlags())
 	if err != nil {
 		std.warn(err.Error())
 		return 1
@@ -84,7 +85,7 @@ func configShow(std stdio, path string, args []string) int {
 	}
 	fmt.Fprintln(std.out, fileNote)
 	fromFile := fileKeys(path)
-	for _, s := range shownSettings(cfg, fromFile) {
+	for _, s := range shownSettings(set, fromFile) {
 		fmt.Fprintf(std.out, "%-14s = %-40s # %s\n", s.key, s.value, s.origin)
 	}
 	return 0
@@ -93,7 +94,8 @@ func configShow(std stdio, path string, args []string) int {
 // A setting is one line of config show.
 type setting struct{ key, value, origin string }
 
-func shownSettings(cfg agent.Config, fromFile map[string]bool) []setting {
+func shownSettings(set config.Settings, fromFile map[string]bool) []setting {
+	cfg, origins := set.Agent, set.Origins
 	fileOr := func(key string) string {
 		if fromFile[key] {
 			return "config file"
@@ -102,22 +104,22 @@ func shownSettings(cfg agent.Config, fromFile map[string]bool) []setting {
 	}
 	provider := strconv.Quote(cfg.Provider)
 	if cfg.Provider == "" {
-		provider, cfg.Origins.Provider = `""`, "none"
+		provider, origins.Provider = `""`, "none"
 	}
 	return []setting{
-		{"provider", provider, cfg.Origins.Provider},
-		{"base_url", strconv.Quote(agent.DisplayURL(cfg.BaseURL)), cfg.Origins.BaseURL},
-		{"model", strconv.Quote(cfg.Model), cfg.Origins.Model},
-		{"api_key", strconv.Quote(maskKey(cfg.APIKey)), cfg.Origins.APIKey},
+		{"provider", provider, origins.Provider},
+		{"base_url", strconv.Quote(agent.DisplayURL(cfg.BaseURL)), origins.BaseURL},
+		{"model", strconv.Quote(cfg.Model), origins.Model},
+		{"api_key", strconv.Quote(maskKey(cfg.APIKey)), origins.APIKey},
 		{"share", strconv.Quote(cfg.Share), fileOr("share")},
 		{"hide_env", tomlList(cfg.HideEnv), fileOr("hide_env")},
 		{"allow_env", tomlList(cfg.AllowEnv), fileOr("allow_env")},
-		{"suggest", strconv.FormatBool(!cfg.NoSuggest), fileOr("suggest")},
-		{"magics", strconv.FormatBool(!cfg.NoMagics), fileOr("magics")},
-		{"log", strconv.FormatBool(!cfg.NoLog), fileOr("log")},
-		{"log_keep", orDefault(int64(cfg.LogKeep), sessionlog.DefaultKeep), fileOr("log_keep")},
-		{"log_max_bytes", orDefault(cfg.LogMaxBytes, sessionlog.DefaultMaxBytes), fileOr("log_max_bytes")},
-		{"log_output", strconv.FormatBool(cfg.LogOutput), fileOr("log_output")},
+		{"suggest", strconv.FormatBool(!set.REPL.NoSuggest), fileOr("suggest")},
+		{"magics", strconv.FormatBool(!set.REPL.NoMagics), fileOr("magics")},
+		{"log", strconv.FormatBool(!set.Log.Off), fileOr("log")},
+		{"log_keep", orDefault(int64(set.Log.Keep), sessionlog.DefaultKeep), fileOr("log_keep")},
+		{"log_max_bytes", orDefault(set.Log.MaxBytes, sessionlog.DefaultMaxBytes), fileOr("log_max_bytes")},
+		{"log_output", strconv.FormatBool(set.Log.Output), fileOr("log_output")},
 	}
 }
 
@@ -209,7 +211,7 @@ func configEdit(std stdio, path string) int {
 		std.warn(fmt.Sprintf("the editor (%s) failed: %v; %s is unchanged by pyaichat", editor, err, path))
 		return 1
 	}
-	if _, err := agent.LoadConfig(path, "", "", ""); err != nil {
+	if _, err := config.Load(path, config.Flags{}); err != nil {
 		std.warn(err.Error() + " (pyaichat config edit opens it again)")
 		return 1
 	}

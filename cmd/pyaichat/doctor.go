@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
@@ -95,11 +96,11 @@ func printFinding(w io.Writer, f finding, color bool) {
 func diagnose(c cmdline, out *os.File) []finding {
 	found := []finding{pythonFinding(), venvFinding(c.venv)}
 	path := xdgPaths().configFile()
-	cfg, cfgErr := agent.LoadConfig(path, c.model, c.baseURL, c.provider)
-	found = append(found, configFileFinding(path, cfg, cfgErr))
+	set, cfgErr := config.Load(path, c.configFlags())
+	found = append(found, configFileFinding(path, set.FileHasKey, cfgErr))
 	if cfgErr == nil {
-		found = append(found, settingFindings(cfg)...)
-		found = append(found, serverFindings(cfg)...)
+		found = append(found, settingFindings(set.Agent, set.Origins)...)
+		found = append(found, serverFindings(set.Agent, set.Origins)...)
 	}
 	return append(found, terminalFinding(out))
 }
@@ -162,7 +163,7 @@ func interpreterName() string {
 
 // configFileFinding is the config file: where, whether it parses, and
 // whether a key in it can be read by others than its owner.
-func configFileFinding(path string, cfg agent.Config, loadErr error) finding {
+func configFileFinding(path string, fileHasKey bool, loadErr error) finding {
 	f := finding{topic: "config"}
 	if path == "" {
 		f.level, f.text = levelInfo, "no config directory (neither $XDG_CONFIG_HOME nor $HOME is set)"
@@ -185,7 +186,7 @@ func configFileFinding(path string, cfg agent.Config, loadErr error) finding {
 	}
 	mode := st.Mode().Perm()
 	f.level, f.text = levelOK, fmt.Sprintf("%s (mode %04o)", path, mode)
-	if cfg.FileHasKey && mode&0o077 != 0 {
+	if fileHasKey && mode&0o077 != 0 {
 		f.level = levelWarn
 		f.text = fmt.Sprintf("%s holds an API key and others can read it (mode %04o)", path, mode)
 		f.fix = "chmod 600 " + path
@@ -196,12 +197,12 @@ func configFileFinding(path string, cfg agent.Config, loadErr error) finding {
 // settingFindings are the provider, the base URL, the model and the key,
 // each with where it came from; no key for OpenAI's own API is the thing
 // to fix when nothing is configured.
-func settingFindings(cfg agent.Config) []finding {
+func settingFindings(cfg agent.Config, origins config.Origins) []finding {
 	provider := "none"
 	if cfg.Provider != "" {
-		provider = cfg.Provider + " (" + cfg.Origins.Provider + ")"
+		provider = cfg.Provider + " (" + origins.Provider + ")"
 	}
-	key := finding{level: levelOK, topic: "key", text: "set (" + cfg.Origins.APIKey + ")"}
+	key := finding{level: levelOK, topic: "key", text: "set (" + origins.APIKey + ")"}
 	switch keyVar := presetKeyVar(cfg.Provider); {
 	case cfg.APIKey == "" && keyVar != "":
 		key.level, key.text = levelFail, "none, and provider "+cfg.Provider+" reads it from $"+keyVar
@@ -214,8 +215,8 @@ func settingFindings(cfg agent.Config) []finding {
 	}
 	return []finding{
 		{level: levelInfo, topic: "provider", text: provider},
-		{level: levelOK, topic: "base URL", text: agent.DisplayURL(cfg.BaseURL) + " (" + cfg.Origins.BaseURL + ")"},
-		{level: levelOK, topic: "model", text: cfg.Model + " (" + cfg.Origins.Model + ")"},
+		{level: levelOK, topic: "base URL", text: agent.DisplayURL(cfg.BaseURL) + " (" + origins.BaseURL + ")"},
+		{level: levelOK, topic: "model", text: cfg.Model + " (" + origins.Model + ")"},
 		key,
 	}
 }
@@ -223,7 +224,7 @@ func settingFindings(cfg agent.Config) []finding {
 // presetKeyVar is the variable the named provider preset reads its key
 // from ("" for none, or for no preset).
 func presetKeyVar(name string) string {
-	for _, p := range agent.Providers() {
+	for _, p := range config.Providers() {
 		if p.Name == name {
 			return p.KeyVar
 		}
@@ -241,13 +242,13 @@ func configHint() string {
 // serverFindings ask the server for its models, which needs no tokens:
 // whether it answers, accepts the key, and lists the model. Nothing is
 // asked when no model is configured, so that doctor works offline.
-func serverFindings(cfg agent.Config) []finding {
+func serverFindings(cfg agent.Config, origins config.Origins) []finding {
 	if !cfg.Configured() {
 		return nil
 	}
 	ids, err := agent.ServerModels(context.Background(), cfg)
 	if err != nil {
-		return []finding{{level: levelFail, topic: "server", text: err.Error(), fix: serverFix(cfg, err)}}
+		return []finding{{level: levelFail, topic: "server", text: err.Error(), fix: serverFix(cfg, origins, err)}}
 	}
 	answers := finding{level: levelOK, topic: "server", text: fmt.Sprintf("answers GET /models (%d models)", len(ids))}
 	switch {
@@ -261,11 +262,11 @@ func serverFindings(cfg agent.Config) []finding {
 }
 
 // serverFix says what to do about a server that did not answer the list.
-func serverFix(cfg agent.Config, err error) string {
+func serverFix(cfg agent.Config, origins config.Origins, err error) string {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, " 401 ") || strings.Contains(msg, " 403 "):
-		return "the server refused the key (" + cfg.Origins.APIKey + "): check it"
+		return "the server refused the key (" + origins.APIKey + "): check it"
 	case strings.Contains(msg, "nothing listening"), strings.Contains(msg, "cannot"), strings.Contains(msg, "could not connect"):
 		return "start the server at " + agent.DisplayURL(cfg.BaseURL) + ", or point --base-url or --provider at one that runs"
 	}

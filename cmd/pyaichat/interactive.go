@@ -15,6 +15,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
@@ -29,7 +30,8 @@ const exitPatience = 3 * time.Second
 
 // runInteractive is pyaichat's REPL, or with -p its one question: the
 // setup code runs first, as python3 -i runs it.
-func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (status int) {
+func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (status int) {
+	cfg := set.Agent
 	opts, readLine, err := openInput(std, c.unbuffered())
 	if err != nil {
 		std.warn(err.Error())
@@ -55,7 +57,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		std.warn(err.Error())
 		return 1
 	}
-	if cfg.NoMagics {
+	if set.REPL.NoMagics {
 		if err := in.SetMagics(false); err != nil {
 			std.warn(err.Error())
 		}
@@ -63,7 +65,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	ran := newRuns()
 	capture := &outputCapture{in: in}
 	opts.Interp = interpreter{in, ran, capture}
-	lg := openLog(c, cfg, opts.Term != nil, std.warn)
+	lg := openLog(c, set, opts.Term != nil, std.warn)
 	opts.OnInput = logInputs(lg, capture)
 	opts.PyCommand = saveAt(lg)
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
@@ -101,7 +103,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
 		return finish(s)
 	}
-	capture.start(c, cfg, lg, std.warn)
+	capture.start(c, set.Log, lg, std.warn)
 
 	var assistant *agent.Conversation
 	if cfgErr != nil {
@@ -119,7 +121,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if c.resume != "" {
 		resume(c.resume, resumeFrom{session: session, assistant: assistant, in: in, tm: opts.Term, log: lg, output: capture, std: std})
 	}
-	if opts.Term != nil && !cfg.NoSuggest {
+	if opts.Term != nil && !set.REPL.NoSuggest {
 		startSuggestions(session, in, ran, std)
 	}
 	status, abandoned := session.Run()

@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/pybridge"
 )
 
@@ -98,12 +99,12 @@ func run(std stdio, args []string) int {
 		std.warn(msg)
 		return exitUsage
 	}
-	cfg, cfgErr := agent.LoadConfig(xdgPaths().configFile(), c.model, c.baseURL, c.provider)
-	useInstructions(std, c, &cfg)
+	set, cfgErr := config.Load(xdgPaths().configFile(), c.configFlags())
+	useInstructions(std, c, &set.Agent)
 	if cfgErr != nil && c.question != "" {
 		return configFailed(std, c, cfgErr)
 	}
-	return runInteractive(std, c, cfg, cfgErr)
+	return runInteractive(std, c, set, cfgErr)
 }
 
 // unusable says why the command line cannot start, or "": a --venv that
@@ -199,13 +200,14 @@ func pythonHelp(std stdio, option string) int {
 // instructions, unless --no-instructions; a file that cannot be read is
 // one line, and the other still counts.
 func useInstructions(std stdio, c cmdline, cfg *agent.Config) {
-	cfg.InstructionsFile = xdgPaths().instructionsFile()
+	userFile := xdgPaths().instructionsFile()
+	cfg.InstructionsHelp = config.InstructionsHelp(userFile)
 	if c.noInstructions {
 		return
 	}
 	wd, _ := os.Getwd()
 	var errs []error
-	cfg.Instructions, errs = agent.LoadInstructions(cfg.InstructionsFile, wd)
+	cfg.Instructions, errs = config.LoadInstructions(userFile, wd)
 	for _, err := range errs {
 		std.warn(err.Error())
 	}

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl/interp"
@@ -29,15 +29,14 @@ func sessionsDir() string {
 // openLog starts this session's log, unless --no-log, log = false or -p
 // (a one-shot question is not a session). A log that cannot be written
 // is a warning, never a reason not to start.
-func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *sessionlog.Writer {
+func openLog(c cmdline, set config.Settings, terminal bool, warn func(string)) *sessionlog.Writer {
 	dir := sessionsDir()
-	if c.noLog || cfg.NoLog || c.question != "" || !terminal || dir == "" {
+	if c.noLog || set.Log.Off || c.question != "" || !terminal || dir == "" {
 		return nil
 	}
-	key := cfg.APIKey
 	w, err := sessionlog.CreateNew(dir, time.Now(), sessionlog.Options{
-		Keep: cfg.LogKeep, MaxBytes: cfg.LogMaxBytes,
-		Redact: func(s string) string { return redact.ReplaceToken(s, key, "[key]") },
+		Keep: set.Log.Keep, MaxBytes: set.Log.MaxBytes,
+		Redact: func(s string) string { return redact.ReplaceToken(s, set.Agent.APIKey, "[key]") },
 		Warn:   warn,
 	})
 	if err != nil {
@@ -50,7 +49,7 @@ func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *ses
 		venv = os.Getenv("VIRTUAL_ENV")
 	}
 	w.Write(sessionlog.Record{Ev: "start", ID: sessionlog.IDOf(w.Path), Version: version,
-		Python: strings.Fields(pybridge.Version() + " ?")[0], Venv: venv, Cwd: cwd, Model: cfg.Model})
+		Python: strings.Fields(pybridge.Version() + " ?")[0], Venv: venv, Cwd: cwd, Model: set.Agent.Model})
 	return w
 }
 
@@ -125,11 +124,11 @@ type outputCapture struct {
 
 // start turns capture on for a logged session that asked for it, after
 // the setup code ran (whose output is not logged).
-func (o *outputCapture) start(c cmdline, cfg agent.Config, w *sessionlog.Writer, warn func(string)) {
+func (o *outputCapture) start(c cmdline, opts config.Log, w *sessionlog.Writer, warn func(string)) {
 	if w == nil && c.logOutput {
 		warn("--log-output does nothing: this session is not logged (--no-log, log = false, -p, or no state directory)")
 	}
-	if w == nil || !(c.logOutput || cfg.LogOutput) {
+	if w == nil || !(c.logOutput || opts.Output) {
 		return
 	}
 	if err := o.in.CaptureOutput(sessionlog.MaxOutput); err != nil {

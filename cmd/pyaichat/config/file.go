@@ -1,20 +1,24 @@
-package agent
+package config
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
 // MaxConfigBytes bounds the config file: a few dozen lines in practice.
 const MaxConfigBytes = 1 << 20
 
-// readConfigFile reads the config file at path, which must be a regular
+// readFile reads the config file at path, which must be a regular
 // file (openRegular) of at most MaxConfigBytes: a symlink to /dev/zero
 // would otherwise fill memory. A missing file is fs.ErrNotExist.
-func readConfigFile(path string) ([]byte, error) {
+func readFile(path string) ([]byte, error) {
 	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
@@ -68,4 +72,32 @@ func fileKind(m os.FileMode) string {
 		return "a directory"
 	}
 	return m.Type().String()
+}
+
+var modelLine = regexp.MustCompile(`(?m)^\s*model\s*=.*$`)
+
+// SaveModel sets model = "name" in the config file at path, leaving its
+// other lines (comments included) as they are, or creates it (0600).
+func SaveModel(path, name string) error {
+	if path == "" {
+		return fmt.Errorf("no config directory (set XDG_CONFIG_HOME or HOME)")
+	}
+	old, err := readFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	line := "model = " + strconv.Quote(name)
+	var next string
+	switch {
+	case modelLine.Match(old):
+		next = modelLine.ReplaceAllLiteralString(string(old), line)
+	case len(old) > 0 && !strings.HasSuffix(string(old), "\n"):
+		next = string(old) + "\n" + line + "\n"
+	default:
+		next = string(old) + line + "\n"
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(next), 0o600)
 }
