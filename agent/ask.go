@@ -8,13 +8,10 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent/event"
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
-
-// Outgoing is one tool result about to be sent under ShareAsk: what
-// Config.Confirm is asked about (agent/event).
-type Outgoing = event.Outgoing
 
 // A result is shown bounded, so that a big one does not push the
 // question off the screen; what is asked about is still the whole of it.
@@ -28,7 +25,7 @@ const (
 // chose not to send: an error it can answer around.
 var declinedResult = spec.ErrorResult(spec.Declined, "the user chose not to share this result")
 
-// preview builds Outgoing.Preview.
+// preview builds event.Outgoing.Preview.
 func preview(name, args, result, key string) string {
 	var compact bytes.Buffer
 	if json.Compact(&compact, []byte(args)) == nil {
@@ -50,7 +47,7 @@ func preview(name, args, result, key string) string {
 	if more := len(result) - len(shown); more > 0 {
 		fmt.Fprintf(&b, "  … %d more bytes\n", more)
 	}
-	return visible(redactKey(b.String(), key))
+	return termsafe.Visible(llm.RedactKey(b.String(), key))
 }
 
 // confirm asks the user, under ShareAsk, whether res, the result of one
@@ -69,7 +66,7 @@ func (t *turn) confirm(ctx context.Context, name, args, res string) string {
 	}
 	// The hook writes to the terminal itself; the view draws around it.
 	t.endThinking()
-	ok, err := t.view.Confirm(ctx, Outgoing{Tool: name, Arguments: args, Result: res, Preview: preview(name, args, res, s.cfg.APIKey)}, s.cfg.Confirm)
+	ok, err := t.view.Confirm(ctx, event.Outgoing{Tool: name, Arguments: args, Result: res, Preview: preview(name, args, res, s.cfg.APIKey)}, s.cfg.Confirm)
 	switch {
 	case ctx.Err() != nil:
 		// Ctrl-C or the question's deadline while the key was awaited.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/pyaichat/pyaichat/agent/event"
 )
 
 // askMarker is a value only the session holds: whether a request carries
@@ -24,7 +26,7 @@ var askResult = `{"repr":"'` + askMarker + ` ` + fakeGitHubToken + ` \u001b[2J'"
 
 // askSetup is a session under share = "ask" whose model calls get_repr on
 // note, then answers; confirm is its hook.
-func askSetup(t *testing.T, confirm func(context.Context, Outgoing) (bool, error)) (*fakeServer, *Conversation) {
+func askSetup(t *testing.T, confirm func(context.Context, event.Outgoing) (bool, error)) (*fakeServer, *Conversation) {
 	t.Helper()
 	f := newFake(t,
 		toolReply("", fcall{"call_1", "get_repr", `{"expr": "note"}`}),
@@ -55,8 +57,8 @@ func sentTool(t *testing.T, f *fakeServer) string {
 // the redaction filter. The preview made it harmless to show; the summary
 // line counts it.
 func TestAskSendsAcceptedResult(t *testing.T) {
-	var asked []Outgoing
-	f, s := askSetup(t, func(_ context.Context, o Outgoing) (bool, error) {
+	var asked []event.Outgoing
+	f, s := askSetup(t, func(_ context.Context, o event.Outgoing) (bool, error) {
 		asked = append(asked, o)
 		return true, nil
 	})
@@ -100,7 +102,7 @@ func TestAskSendsAcceptedResult(t *testing.T) {
 // the value never leaves, and the loop goes on to the answer.
 func TestAskDeclined(t *testing.T) {
 	asked := 0
-	f, s := askSetup(t, func(context.Context, Outgoing) (bool, error) {
+	f, s := askSetup(t, func(context.Context, event.Outgoing) (bool, error) {
 		asked++
 		return false, nil
 	})
@@ -127,7 +129,7 @@ func TestAskDeclined(t *testing.T) {
 // A hook that cannot ask (the terminal failed) sends nothing, says why,
 // and the question goes on.
 func TestAskHookError(t *testing.T) {
-	f, s := askSetup(t, func(context.Context, Outgoing) (bool, error) {
+	f, s := askSetup(t, func(context.Context, event.Outgoing) (bool, error) {
 		return false, errors.New("the terminal is gone")
 	})
 	out := newSyncBuffer()
@@ -151,7 +153,7 @@ func TestAskHookError(t *testing.T) {
 func TestAskCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	f, s := askSetup(t, func(ctx context.Context, _ Outgoing) (bool, error) {
+	f, s := askSetup(t, func(ctx context.Context, _ event.Outgoing) (bool, error) {
 		cancel() // the SIGINT handler does this while the key is awaited
 		<-ctx.Done()
 		return false, ctx.Err()
@@ -217,7 +219,7 @@ func TestAskOnlyAboutToolResults(t *testing.T) {
 	var asked []string
 	cfg := f.config()
 	cfg.Share = ShareAsk
-	cfg.Confirm = func(_ context.Context, o Outgoing) (bool, error) {
+	cfg.Confirm = func(_ context.Context, o event.Outgoing) (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		asked = append(asked, o.Tool)

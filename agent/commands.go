@@ -113,7 +113,7 @@ func (s *Conversation) capCommand(ctx context.Context, rest string, out io.Write
 	}
 	// The result is the copy's, where user code ran and may have written
 	// a result of its own: whatever it holds is shown, never obeyed.
-	_, err := fmt.Fprintln(out, termsafe.Visible(redactKey(res, s.cfg.APIKey)))
+	_, err := fmt.Fprintln(out, termsafe.Visible(llm.RedactKey(res, s.cfg.APIKey)))
 	return err
 }
 
@@ -217,7 +217,7 @@ func plural(n int, what string) string {
 
 // toolSummary is a short line about a tool for /tools: the capability's
 // own, or else its description's first sentence.
-func toolSummary(t Tool) string {
+func toolSummary(t llm.Tool) string {
 	if c, ok := spec.Find(t.Name); ok && c.Summary != "" {
 		return c.Summary
 	}

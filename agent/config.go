@@ -52,7 +52,7 @@ type Config struct {
 	// the result goes only if it returns true. It should end early with
 	// ctx's error when ctx is cancelled (Ctrl-C). Nil means there is no
 	// one to ask, and no result is sent.
-	Confirm func(ctx context.Context, o Outgoing) (bool, error)
+	Confirm func(ctx context.Context, o event.Outgoing) (bool, error)
 	// Environ is the environment whose secret-looking values are redacted
 	// from what is sent (os.Environ() in pyaichat); HideEnv and AllowEnv
 	// are names the user declares secret, or not secret.

@@ -39,7 +39,7 @@ type Conversation struct {
 	history []llm.Message
 	// restored: the history began as an ended session's (Resume).
 	restored bool
-	list     []Tool
+	list     []llm.Tool
 	filter   *redact.Filter
 	// lastRedacted is what the last question's requests had redacted;
 	// asked says there was one.
@@ -209,7 +209,7 @@ func (s *Conversation) clean(err error) error {
 	if err == nil {
 		return nil
 	}
-	return llm.Reworded(err, oneLine(redactKey(err.Error(), s.cfg.APIKey), maxErrorLine))
+	return llm.Reworded(err, termsafe.OneLine(llm.RedactKey(err.Error(), s.cfg.APIKey), maxErrorLine))
 }
 
 // turn is the state of one question.
@@ -289,7 +289,7 @@ func (s *Conversation) newView(ctx context.Context, out, notices io.Writer) even
 type noView struct{}
 
 func (noView) Event(event.Event) {}
-func (noView) Confirm(ctx context.Context, o Outgoing, ask event.Confirm) (bool, error) {
+func (noView) Confirm(ctx context.Context, o event.Outgoing, ask event.Confirm) (bool, error) {
 	return ask(ctx, o)
 }
 func (noView) CodeBlocks() []markdown.CodeBlock { return nil }
@@ -297,13 +297,13 @@ func (noView) CodeBlocks() []markdown.CodeBlock { return nil }
 // busy tells the view what the question waits for: the model (tool "")
 // or a tool.
 func (t *turn) busy(tool, label string) {
-	t.event(event.Event{Kind: event.Busy, Tool: tool, Text: redactKey(label, t.s.cfg.APIKey)})
+	t.event(event.Event{Kind: event.Busy, Tool: tool, Text: llm.RedactKey(label, t.s.cfg.APIKey)})
 }
 
 // notify shows one dim line. msg often quotes a server (a retry notice
 // carries its error message), so it is made one line like an error.
 func (t *turn) notify(msg string) {
-	t.event(event.Event{Kind: event.Notice, Text: redactKey(oneLine(msg, maxErrorLine), t.s.cfg.APIKey)})
+	t.event(event.Event{Kind: event.Notice, Text: llm.RedactKey(termsafe.OneLine(msg, maxErrorLine), t.s.cfg.APIKey)})
 }
 
 // think emits a reasoning model's thinking as it streams, the key
@@ -503,7 +503,7 @@ func (s *Conversation) addAssistant(content string, calls []llm.ToolCall) {
 // conversation, which later requests carry, and drops its <think> blocks,
 // which chat templates expect to be left out of the history.
 func (s *Conversation) scrub(text string) string {
-	out, _ := s.filter.Text(redactKey(withoutThinking(text), s.cfg.APIKey))
+	out, _ := s.filter.Text(llm.RedactKey(withoutThinking(text), s.cfg.APIKey))
 	return out
 }
 
@@ -686,7 +686,7 @@ func (t *turn) redactedTotal() redact.Report {
 func (t *turn) totals() *event.Totals {
 	tot := &event.Totals{Sent: t.sent, Declined: t.declined, Redacted: t.redactedTotal().Count}
 	for _, c := range t.calls {
-		tot.Calls = append(tot.Calls, redactKey(c, t.s.cfg.APIKey))
+		tot.Calls = append(tot.Calls, llm.RedactKey(c, t.s.cfg.APIKey))
 	}
 	if t.hasUse {
 		u := t.usage

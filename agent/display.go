@@ -5,7 +5,6 @@ import (
 
 	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/redact"
-	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
 
 // Everything a model or a server sends reaches the terminal made visible
@@ -13,13 +12,6 @@ import (
 // and Session.clean the errors the REPL prints, preview the result asked
 // about under share = "ask". pyaichat adds its own styling only after the
 // text has been made visible.
-func visible(s string) string { return termsafe.Visible(s) }
-
-// oneLine makes s one harmless line of about max bytes (termsafe.OneLine).
-func oneLine(s string, max int) string { return termsafe.OneLine(s, max) }
-
-// redactKey replaces the API key in s (llm.RedactKey).
-func redactKey(s, key string) string { return llm.RedactKey(s, key) }
 
 // keyFilter redacts the key from text that arrives in pieces: a key split
 // across stream deltas ("sk-SEC" then "RET123") is whole in neither piece.
@@ -39,7 +31,7 @@ func (k *keyFilter) push(s string) string {
 	s = k.tail + s
 	n := keyPrefixTail(s, k.key)
 	k.tail = s[len(s)-n:]
-	return redactKey(s[:len(s)-n], k.key)
+	return llm.RedactKey(s[:len(s)-n], k.key)
 }
 
 // flush returns what push held back, at the end of the text, where a
@@ -47,7 +39,7 @@ func (k *keyFilter) push(s string) string {
 func (k *keyFilter) flush() string {
 	t := k.tail
 	k.tail = ""
-	return redactKey(t, k.key)
+	return llm.RedactKey(t, k.key)
 }
 
 // keyPrefixTail is the length of the longest end of s that is a prefix of

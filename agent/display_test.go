@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyaichat/pyaichat/agent/fakemodel"
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/agent/view"
 )
@@ -29,18 +30,18 @@ func TestVisible(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := visible(c.in); got != c.want {
-				t.Errorf("visible(%q) = %q, want %q", c.in, got, c.want)
+			if got := termsafe.Visible(c.in); got != c.want {
+				t.Errorf("termsafe.Visible(%q) = %q, want %q", c.in, got, c.want)
 			}
 		})
 	}
 }
 
 func TestOneLine(t *testing.T) {
-	if got := oneLine("  a\r\n\tb \u0085 c\x1b[2J  ", 100); got != `a b c\x1b[2J` {
+	if got := termsafe.OneLine("  a\r\n\tb \u0085 c\x1b[2J  ", 100); got != `a b c\x1b[2J` {
 		t.Errorf("oneLine = %q", got)
 	}
-	if got := oneLine(strings.Repeat("é", 300), 200); len(got) > 203 || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
+	if got := termsafe.OneLine(strings.Repeat("é", 300), 200); len(got) > 203 || !strings.HasSuffix(got, "...") || !utf8.ValidString(got) {
 		t.Errorf("not cut to about 200 bytes on a rune boundary: %d bytes %q", len(got), got[len(got)-8:])
 	}
 }
@@ -180,8 +181,8 @@ func TestKeySplitAcrossDeltasIsRedacted(t *testing.T) {
 				if strings.Contains(shown, "S3CRET") || !strings.Contains(shown, "[key]") {
 					t.Errorf("%s, one-shot %v, split %q: shown %q", field, oneShot, pieces, shown)
 				}
-				if want := strings.Join(pieces, ""); field == "content" && !strings.Contains(shown, redactKey(want, testKey)) {
-					t.Errorf("text around the key lost: %q, want %q", shown, redactKey(want, testKey))
+				if want := strings.Join(pieces, ""); field == "content" && !strings.Contains(shown, llm.RedactKey(want, testKey)) {
+					t.Errorf("text around the key lost: %q, want %q", shown, llm.RedactKey(want, testKey))
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/agent/event"
+	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
 // Error kinds of an event.Error event, by what the user can do about them.
@@ -89,5 +90,5 @@ func (s *Conversation) unconfigured(q string) {
 
 // keyless redacts the API key from text the model wrote (arguments).
 func (s *Conversation) keyless(text string) string {
-	return redactKey(strings.ToValidUTF8(text, "\uFFFD"), s.cfg.APIKey)
+	return llm.RedactKey(strings.ToValidUTF8(text, "\uFFFD"), s.cfg.APIKey)
 }

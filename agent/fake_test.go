@@ -153,15 +153,15 @@ type fakeTools struct {
 // realisticTools are the seven capabilities as the model is told of them:
 // their real names, descriptions and schemas (capabilities/spec, which
 // needs no interpreter).
-var realisticTools = func() []Tool {
-	var out []Tool
+var realisticTools = func() []llm.Tool {
+	var out []llm.Tool
 	for _, s := range spec.List() {
-		out = append(out, Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
+		out = append(out, llm.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema})
 	}
 	return out
 }()
 
-func (f *fakeTools) Tools() []Tool { return realisticTools }
+func (f *fakeTools) Tools() []llm.Tool { return realisticTools }
 
 func (f *fakeTools) Call(ctx context.Context, name string, args json.RawMessage) (string, bool) {
 	f.mu.Lock()

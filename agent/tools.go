@@ -7,16 +7,12 @@ import (
 	"github.com/pyaichat/pyaichat/agent/llm"
 )
 
-// Tool describes one capability to the model: name, description and the
-// JSON schema of its arguments object (the provider's type).
-type Tool = llm.Tool
-
 // Toolset is what the loop needs from the capabilities: their descriptions
 // and a way to call one. It is defined here, not in capabilities, so that the
 // loop and its tests do not depend on the Python side (cmd/pyaichat adapts
 // the real registry).
 type Toolset interface {
-	Tools() []Tool
+	Tools() []llm.Tool
 	// Call runs one tool. A failure the model should see (bad expression,
 	// NameError, timeout) is a result with isError set, not a Go error.
 	Call(ctx context.Context, name string, args json.RawMessage) (result string, isError bool)

@@ -165,7 +165,7 @@ func TestAskLearnsFromWhatThePromptShowed(t *testing.T) {
 	cfg := f.config()
 	cfg.Share = ShareAsk
 	var shown []string
-	cfg.Confirm = func(_ context.Context, o Outgoing) (bool, error) {
+	cfg.Confirm = func(_ context.Context, o event.Outgoing) (bool, error) {
 		shown = append(shown, o.Result)
 		return true, nil
 	}

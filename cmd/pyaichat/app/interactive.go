@@ -262,10 +262,10 @@ func askOnce(session *repl.Loop, assistant *agent.Conversation, question string,
 // (-p in a pipe, input piped in) there is no one to ask: no result is
 // sent, and stderr says so once rather than waiting for an answer that
 // cannot come.
-func confirmer(tm *term.Terminal, oneShot bool, std stdio) func(context.Context, agent.Outgoing) (bool, error) {
+func confirmer(tm *term.Terminal, oneShot bool, std stdio) func(context.Context, event.Outgoing) (bool, error) {
 	if tm == nil {
 		var once sync.Once
-		return func(context.Context, agent.Outgoing) (bool, error) {
+		return func(context.Context, event.Outgoing) (bool, error) {
 			once.Do(func() { std.warn(`share = "ask" needs a terminal to ask on; tool results were not sent`) })
 			return false, nil
 		}
@@ -274,7 +274,7 @@ func confirmer(tm *term.Terminal, oneShot bool, std stdio) func(context.Context,
 	if oneShot && term.IsTerminal(std.err) {
 		out = std.err
 	}
-	return func(ctx context.Context, o agent.Outgoing) (bool, error) {
+	return func(ctx context.Context, o event.Outgoing) (bool, error) {
 		io.WriteString(out, o.Preview)
 		return tm.AskYesNo(ctx, out, "send this to the model? [y/N] ")
 	}

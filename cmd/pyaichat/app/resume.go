@@ -176,8 +176,8 @@ func indentBlock(src string) string { return indentBlockWith(src, "  ") }
 func indentBlockWith(src, first string) string {
 	lines := strings.Split(src, "\n")
 	then := first
-	if len(first) >= 4 {
-		then = strings.Repeat(" ", len(first)-4) + "... "
+	if len(first) >= len(term.ContinuationPrompt) {
+		then = strings.Repeat(" ", len(first)-len(term.ContinuationPrompt)) + term.ContinuationPrompt
 	}
 	var b strings.Builder
 	for i, l := range lines {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent/event"
-	"github.com/pyaichat/pyaichat/agent/redact"
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
@@ -36,7 +36,7 @@ func openLog(c cmdline, set config.Settings, terminal bool, warn func(string)) *
 	}
 	w, err := sessionlog.CreateNew(dir, time.Now(), sessionlog.Options{
 		Keep: set.Log.Keep, MaxBytes: set.Log.MaxBytes,
-		Redact: func(s string) string { return redact.ReplaceToken(s, set.Agent.APIKey, "[key]") },
+		Redact: func(s string) string { return llm.RedactKey(s, set.Agent.APIKey) },
 		Warn:   warn,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/pyaichat/pyaichat/agent"
+	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/capabilities"
 )
 
@@ -18,11 +19,11 @@ func capabilityTools(r *capabilities.Registry) agent.Toolset { return registryTo
 
 type registryTools struct{ r *capabilities.Registry }
 
-func (t registryTools) Tools() []agent.Tool {
+func (t registryTools) Tools() []llm.Tool {
 	specs := t.r.List()
-	out := make([]agent.Tool, len(specs))
+	out := make([]llm.Tool, len(specs))
 	for i, s := range specs {
-		out[i] = agent.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema}
+		out[i] = llm.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema}
 	}
 	return out
 }
