@@ -272,7 +272,7 @@ func (s *Conversation) ask(ctx context.Context, q string, out, notices io.Writer
 	s.lastRedacted, s.asked = t.redactedTotal(), true
 	s.lastSent, s.lastDeclined = t.sent, t.declined
 	t.ended(err)
-	s.code = t.view.CodeBlocks()
+	s.code = markdown.CodeBlocks(t.answered.String())
 	return err
 }
 
@@ -292,7 +292,6 @@ func (noView) Event(event.Event) {}
 func (noView) Confirm(ctx context.Context, o event.Outgoing, ask event.Confirm) (bool, error) {
 	return ask(ctx, o)
 }
-func (noView) CodeBlocks() []markdown.CodeBlock { return nil }
 
 // busy tells the view what the question waits for: the model (tool "")
 // or a tool.

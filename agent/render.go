@@ -6,8 +6,8 @@ import "github.com/pyaichat/pyaichat/agent/markdown"
 // only splits the answer's <think> blocks from it, as thinking, and emits
 // both.
 
-// CodeBlocks are the fenced code blocks of the last answer, as its view
-// laid them out on a terminal, in the order of their [N] labels.
+// CodeBlocks are the fenced code blocks of the last answer, in the order
+// of the [N] labels its view showed.
 func (s *Conversation) CodeBlocks() []markdown.CodeBlock { return s.code }
 
 // answerText splits a delta of answer text into thinking and answer.

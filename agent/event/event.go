@@ -13,7 +13,6 @@ import (
 	"io"
 
 	"github.com/pyaichat/pyaichat/agent/llm"
-	"github.com/pyaichat/pyaichat/agent/markdown"
 )
 
 // Kind names what happened in a question.
@@ -147,9 +146,6 @@ type View interface {
 	Event(Event)
 	// Confirm asks, through ask, whether o may be sent.
 	Confirm(ctx context.Context, o Outgoing, ask Confirm) (bool, error)
-	// CodeBlocks are the fenced code blocks of the answer as shown, in
-	// the order of their [N] labels (none where none are labelled).
-	CodeBlocks() []markdown.CodeBlock
 }
 
 // NewView makes the View of one question: the answer goes to out and

@@ -143,6 +143,16 @@ func (r *Renderer) Wrote() bool { return r.wrote }
 // while a paragraph line is being streamed).
 func (r *Renderer) MidLine() bool { return r.midRow }
 
+// CodeBlocks are the fenced code blocks of a whole answer, numbered as a
+// Renderer labels them as it shows the answer ([1] python): /code takes
+// them from the answer's text.
+func CodeBlocks(answer string) []CodeBlock {
+	r := New(io.Discard, Options{})
+	r.WriteString(answer)
+	r.Flush()
+	return r.CodeBlocks()
+}
+
 // CodeBlocks returns the answer's fenced code blocks so far, numbered from
 // 1 as they were shown ([1] python).
 func (r *Renderer) CodeBlocks() []CodeBlock {

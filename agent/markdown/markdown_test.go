@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"math/rand"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -126,6 +127,11 @@ func TestCodeBlocks(t *testing.T) {
 	}
 	if blocks[1].Lang != "" || blocks[1].Text != "plain    code with a tab\n" && blocks[1].Text != "plain   code with a tab\n" {
 		t.Errorf("second block %+v", blocks[1])
+	}
+	// The function over the answer's text finds the blocks the shown
+	// answer labelled, whatever width it was shown at.
+	if got := CodeBlocks(answer); !reflect.DeepEqual(got, blocks) {
+		t.Errorf("CodeBlocks(answer) = %+v\nthe renderer's: %+v", got, blocks)
 	}
 }
 

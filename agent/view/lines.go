@@ -76,15 +76,6 @@ func (l *lineWriter) answer(text string) {
 	l.put(text, false)
 }
 
-// codeBlocks are the fenced code blocks of the answers shown (on a
-// terminal), numbered as they were labelled.
-func (l *lineWriter) codeBlocks() []markdown.CodeBlock {
-	if l.md == nil {
-		return nil
-	}
-	return l.md.CodeBlocks()
-}
-
 // newLine ends a line the writer did not write (Ctrl-C's echo, the
 // question under share = "ask").
 func (l *lineWriter) newLine() {

@@ -293,10 +293,6 @@ func (q *question) summary(t *event.Totals) {
 	q.notices.put("["+strings.Join(parts, " · ")+"]\n", true)
 }
 
-// CodeBlocks are the fenced code blocks of the answer as laid out on a
-// terminal, in the order of their [N] labels.
-func (q *question) CodeBlocks() []markdown.CodeBlock { return q.out.codeBlocks() }
-
 // wrapped is pyaichat's own prose broken at words to the terminal's width
 // (a terminal breaks mid-word); elsewhere it is left as it is.
 func (q *question) wrapped(text string) string {
