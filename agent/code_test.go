@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 
@@ -39,12 +37,5 @@ func TestCodeBlock(t *testing.T) {
 	if _, err := s.CodeBlock(""); err == nil || !strings.Contains(err.Error(), "no Python block") {
 		t.Errorf("no Python block: %v", err)
 	}
-	// Without the REPL's handoff, /code shows the block.
-	var out bytes.Buffer
-	if err := s.command(context.Background(), "/code 1", &out); err != nil || out.String() != "ls\n" {
-		t.Errorf("/code 1 wrote %q, %v", out.String(), err)
-	}
-	if !IsCodeCommand(" /code 2") || IsCodeCommand("/codes") {
-		t.Error("IsCodeCommand")
-	}
+
 }

@@ -15,76 +15,102 @@ import (
 	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
-const helpText = `Ask a question about your session, or:
-  /help             this help
-  /clear            forget the conversation
-  /model [NAME]     show or change the model (NAME --save: make it the default)
-  /models           list the models the server offers
-  /tools [NAME]     list the capabilities the assistant can call (NAME: one, in full)
-  /cap NAME [EXPR]  run one capability yourself (no LLM involved)
-  /privacy          what is sent to the model, and what was redacted
-  /usage            the session's tokens and cost, and how full the context is
-  /instructions     the instructions in force (instructions.md, .pyaichat.md)
-  /compact          replace the conversation so far by a summary the model writes
-  /code [N]         put code block [N] of the last answer (default: its last
-                    Python block) in the py> line, to edit; Enter runs it`
+// Command is one of the assistant's slash commands, for the REPL's
+// table: its name, its arguments and a line of help as /help shows them,
+// and what runs it, which writes for the user to out (through the view,
+// so that a Ctrl-C is drawn in order with it) and returns only a failure
+// to write.
+type Command struct {
+	Name, Args, Help string
+	Run              func(ctx context.Context, arg string, out io.Writer) error
+}
 
-// command runs a slash command. Its output is for the user; only a failure
-// to write is returned.
-func (s *Conversation) command(ctx context.Context, line string, out io.Writer) error {
-	name, rest, _ := strings.Cut(line, " ")
-	rest = strings.TrimSpace(rest)
-	var err error
-	switch name {
-	case "/help", "/?":
-		_, err = fmt.Fprintln(out, helpText+s.cfg.MoreHelp)
-	case "/clear":
-		s.history, s.restored, s.summary = nil, false, ""
-		_, err = fmt.Fprintln(out, "conversation cleared")
-	case "/model":
-		if rest == "" {
-			_, err = fmt.Fprintf(out, "model %s at %s\n", s.cfg.Model, llm.DisplayURL(s.cfg.BaseURL))
-			break
-		}
-		err = s.modelCommand(ctx, rest, out)
-	case "/models":
-		err = s.modelsCommand(ctx, out)
-	case "/tools":
-		if len(s.list) == 0 {
-			_, err = fmt.Fprintln(out, "no capabilities are available")
-			break
-		}
-		if rest != "" {
-			err = s.toolCommand(rest, out)
-			break
-		}
-		var b strings.Builder
-		for _, t := range s.list {
-			fmt.Fprintf(&b, "  %-20s %s\n", t.Name, toolSummary(t))
-		}
-		b.WriteString("/tools NAME shows one in full, as the model reads it\n")
-		_, err = io.WriteString(out, b.String())
-	case "/cap":
-		err = s.capCommand(ctx, rest, out)
-	case "/privacy":
-		err = s.privacyCommand(out)
-	case "/usage":
-		err = s.usageCommand(out)
-	case "/instructions":
-		err = s.instructionsCommand(out)
-	case "/compact":
-		err = s.compactCommand(ctx, out)
-	case "/code":
-		// Where the REPL takes the block to py> (HandleToPy), this is
-		// not reached; elsewhere the block is shown.
-		text, cerr := s.CodeBlock(rest)
-		if cerr != nil {
-			text = cerr.Error()
-		}
-		_, err = fmt.Fprintln(out, text)
-	default:
-		_, err = fmt.Fprintf(out, "unknown command %s; try /help\n", name)
+// command is a Command before it is bound to a conversation; listing says
+// that what it prints is a value, shown as it is rather than wrapped at
+// words.
+type command struct {
+	name, args, help string
+	listing          bool
+	run              func(s *Conversation, ctx context.Context, arg string, out io.Writer) error
+}
+
+// commands are the assistant's slash commands, in the order /help lists
+// them.
+var commands = []command{
+	{name: "/clear", help: "forget the conversation", run: (*Conversation).clearCommand},
+	{name: "/model", args: "[NAME]", help: "show or change the model (NAME --save: make it the default)", run: (*Conversation).modelOrShow},
+	{name: "/models", help: "list the models the server offers", run: func(s *Conversation, ctx context.Context, _ string, out io.Writer) error {
+		return s.modelsCommand(ctx, out)
+	}},
+	{name: "/tools", args: "[NAME]", help: "list the capabilities the assistant can call (NAME: one, in full)", run: (*Conversation).toolsCommand},
+	{name: "/cap", args: "NAME [EXPR]", help: "run one capability yourself (no LLM involved)", listing: true, run: (*Conversation).capCommand},
+	{name: "/privacy", help: "what is sent to the model, and what was redacted", run: func(s *Conversation, _ context.Context, _ string, out io.Writer) error {
+		return s.privacyCommand(out)
+	}},
+	{name: "/usage", help: "the session's tokens and cost, and how full the context is", run: func(s *Conversation, _ context.Context, _ string, out io.Writer) error {
+		return s.usageCommand(out)
+	}},
+	{name: "/instructions", help: "the instructions in force (instructions.md, .pyaichat.md)", run: func(s *Conversation, _ context.Context, _ string, out io.Writer) error {
+		return s.instructionsCommand(out)
+	}},
+	{name: "/compact", help: "replace the conversation so far by a summary the model writes", run: func(s *Conversation, ctx context.Context, _ string, out io.Writer) error {
+		return s.compactCommand(ctx, out)
+	}},
+}
+
+// Commands are the assistant's slash commands, bound to s.
+func (s *Conversation) Commands() []Command {
+	out := make([]Command, len(commands))
+	for i, c := range commands {
+		out[i] = Command{Name: c.name, Args: c.args, Help: c.help, Run: func(ctx context.Context, arg string, w io.Writer) error {
+			return s.shownCommand(ctx, c, arg, w)
+		}}
 	}
+	return out
+}
+
+// findCommand is the command a line names, and the rest of the line.
+func findCommand(line string) (command, string, bool) {
+	name, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	for _, c := range commands {
+		if c.name == name {
+			return c, strings.TrimSpace(rest), true
+		}
+	}
+	return command{}, "", false
+}
+
+func (s *Conversation) clearCommand(_ context.Context, _ string, out io.Writer) error {
+	s.history, s.restored, s.summary = nil, false, ""
+	_, err := fmt.Fprintln(out, "conversation cleared")
+	return err
+}
+
+// modelOrShow is /model: without NAME, the model in use and where.
+func (s *Conversation) modelOrShow(ctx context.Context, arg string, out io.Writer) error {
+	if arg == "" {
+		_, err := fmt.Fprintf(out, "model %s at %s\n", s.cfg.Model, llm.DisplayURL(s.cfg.BaseURL))
+		return err
+	}
+	return s.modelCommand(ctx, arg, out)
+}
+
+// toolsCommand is /tools: one line per capability, or with a NAME that
+// one in full.
+func (s *Conversation) toolsCommand(_ context.Context, arg string, out io.Writer) error {
+	if len(s.list) == 0 {
+		_, err := fmt.Fprintln(out, "no capabilities are available")
+		return err
+	}
+	if arg != "" {
+		return s.toolCommand(arg, out)
+	}
+	var b strings.Builder
+	for _, t := range s.list {
+		fmt.Fprintf(&b, "  %-20s %s\n", t.Name, toolSummary(t))
+	}
+	b.WriteString("/tools NAME shows one in full, as the model reads it\n")
+	_, err := io.WriteString(out, b.String())
 	return err
 }
 
@@ -167,13 +193,6 @@ func asText(res string) string {
 		fmt.Fprintf(&b, "%v: %s\n", key, text)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// IsCodeCommand reports whether line is /code [N], which the REPL answers
-// by putting the block at py> (CodeBlock).
-func IsCodeCommand(line string) bool {
-	name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
-	return name == "/code"
 }
 
 // CodeBlock is /code [N]: the text of the last answer's code block

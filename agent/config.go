@@ -82,10 +82,6 @@ type Config struct {
 	// The provider's time and retry bounds, with its defaults.
 	llm.Limits
 
-	// MoreHelp is added to /help: the lines of commands that whoever
-	// wraps the Session handles itself (cmd/pyaichat's /save).
-	MoreHelp string
-
 	// Events, when set, is told of everything a question does as it
 	// happens (events.go), for the session log and --json; it is called
 	// on the question's goroutine and should return quickly.

@@ -118,7 +118,7 @@ func (s *Conversation) Handle(ctx context.Context, line string, out io.Writer) e
 	case line == "":
 		return nil
 	case strings.HasPrefix(line, "/"):
-		return s.shownCommand(ctx, line, out)
+		return s.command(ctx, line, out)
 	case !s.cfg.Configured():
 		s.unconfigured(line)
 		return s.say(ctx, out, NotConfigured)
@@ -126,21 +126,32 @@ func (s *Conversation) Handle(ctx context.Context, line string, out io.Writer) e
 	return s.clean(s.ask(ctx, line, out, out))
 }
 
+// command runs the slash command a line names, shown as the REPL's table
+// runs it; an unknown one says so.
+func (s *Conversation) command(ctx context.Context, line string, out io.Writer) error {
+	c, arg, ok := findCommand(line)
+	if !ok {
+		name, _, _ := strings.Cut(line, " ")
+		return s.say(ctx, out, fmt.Sprintf("unknown command %s; try /help", name))
+	}
+	return s.shownCommand(ctx, c, arg, out)
+}
+
 // shownCommand runs a slash command; what it prints is shown by a view,
 // as a question's events are, so that its Ctrl-C (a command may wait on
 // the server: /models) is drawn in order with it.
-func (s *Conversation) shownCommand(ctx context.Context, line string, out io.Writer) error {
+func (s *Conversation) shownCommand(ctx context.Context, c command, arg string, out io.Writer) error {
 	if s.cfg.View == nil {
-		return s.command(ctx, line, out)
+		return c.run(s, ctx, arg, out)
 	}
 	v := s.cfg.View(ctx, out, out)
-	// What /cap and /code print is a value or code: a terminal shows it
-	// as it is; the other commands' prose is wrapped at words.
+	// What /cap prints is a value: a terminal shows it as it is; the
+	// other commands' prose is wrapped at words.
 	kind := event.Output
-	if name, _, _ := strings.Cut(line, " "); name == "/cap" || name == "/code" {
+	if c.listing {
 		kind = event.Listing
 	}
-	err := s.command(ctx, line, output{v, kind})
+	err := c.run(s, ctx, arg, output{v, kind})
 	if ctx.Err() != nil {
 		v.Event(event.Event{Kind: event.Cancelled, Text: "command cancelled"})
 	}
@@ -182,6 +193,14 @@ func (s *Conversation) Prepare() {
 	}
 	s.models.ask(s.model)
 	redact.Warm()
+}
+
+// Release tells the tools that no question is near (the user went back to
+// py>), so that they can let go what Prepare readied.
+func (s *Conversation) Release() {
+	if r, ok := s.tools.(interface{ Release() }); ok {
+		r.Release()
+	}
 }
 
 // Ask answers one question for `pyaichat -p`: the answer goes to out, and a

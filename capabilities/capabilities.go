@@ -301,6 +301,10 @@ func (r *Registry) Prepare() error {
 	return nil
 }
 
+// Release lets the ready copy go (the user is back at py>), so that it
+// does not hold the session's memory while nobody asks.
+func (r *Registry) Release() { r.in.DiscardIsolated() }
+
 func (r *Registry) load() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -72,17 +72,6 @@ type Assistant interface {
 	Release()
 }
 
-// Handoff is optionally implemented by an Assistant that may answer a
-// line at ai> with Python for py> (the /code command). The REPL then calls
-// HandleToPy in place of Handle for every line: when it returns toPy true,
-// the REPL switches to py> with code in the line editor, ready to edit,
-// and runs nothing until the user presses Enter (without a line editor,
-// the code is printed); otherwise the line was answered as Handle answers
-// it.
-type Handoff interface {
-	HandleToPy(ctx context.Context, line string, out io.Writer) (code string, toPy bool, err error)
-}
-
 // Options configure the REPL.
 type Options struct {
 	// Term is the terminal when standard input and output are one; nil
@@ -117,12 +106,9 @@ type Options struct {
 	// whole source (a block typed line by line is one input) and how it
 	// ended. The session log records it.
 	OnInput func(source string, o interp.Outcome)
-	// PyCommand, when set, is offered each line typed at py> on a
-	// terminal outside a block, before Python sees it, and returns true
-	// when it was its command (/save FILE), which never reaches Python.
-	// Such a line is a SyntaxError in Python, so no valid code changes
-	// meaning; piped input stays exactly python3's.
-	PyCommand func(line string, out io.Writer) bool
+	// Commands are the slash commands besides the REPL's own (/help,
+	// /exit, /quit): see Command.
+	Commands []Command
 	// Host, when set, runs fn on the interpreter's thread, where each py>
 	// line typed from its end is then read, run, and followed by the next
 	// prompt without a hand-off between threads (pybridge.Interp.Host).
@@ -141,7 +127,7 @@ type Loop struct {
 	editor *term.Editor                             // nil without a line editor
 	plain  *plainReader                             // nil with one
 	hist   *histories
-	// toPy is code the assistant handed to py> (Handoff), for the next
+	// toPy is code a command handed to py> (Action.ToPy), for the next
 	// prompt's line editor.
 	toPy string
 	// block is the py> block typed so far, for OnInput.
@@ -506,11 +492,16 @@ func (r *Loop) submit(mode Mode, cont bool, text string, block bool) (status int
 		if leaves[line] {
 			return 0, true // as exit() at py>
 		}
+		if c, arg, ok := r.command(line); ok {
+			return 0, r.runCommand(c, arg)
+		}
 		r.ask(line)
 		return 0, false
 	}
-	if !cont && !block && r.pyCommand(text) {
-		return 0, false
+	if !cont && !block {
+		if handled, exit := r.pyCommand(text); handled {
+			return 0, exit
+		}
 	}
 	in := r.opts.Interp
 	var out interp.Outcome
@@ -540,9 +531,16 @@ func (r *Loop) submit(mode Mode, cont bool, text string, block bool) (status int
 	return 0, false
 }
 
-// pyCommand offers a line typed at py> to Options.PyCommand.
-func (r *Loop) pyCommand(text string) bool {
-	return r.opts.Term != nil && r.opts.PyCommand != nil && r.opts.PyCommand(strings.TrimSpace(text), r.opts.Stdout)
+// pyCommand runs a line typed at py> that names an AtPy command (Command).
+func (r *Loop) pyCommand(text string) (handled, exit bool) {
+	if r.opts.Term == nil {
+		return false, false
+	}
+	c, arg, ok := r.command(text)
+	if !ok || !c.AtPy {
+		return false, false
+	}
+	return true, r.runCommand(c, arg)
 }
 
 // inputDone collects the lines of a py> block and tells OnInput of the
@@ -563,10 +561,6 @@ func (r *Loop) inputDone(text string, out interp.Outcome) {
 		r.opts.OnInput(source, out)
 	}
 }
-
-// leaves are the lines that leave pyaichat from ai>, never sent to the
-// model.
-var leaves = map[string]bool{"exit": true, "quit": true, "/exit": true, "/quit": true}
 
 // modeChanged readies the assistant while the user types a question at
 // ai>, and lets it go on the way back to py>. It runs on the line editor's
@@ -670,25 +664,9 @@ func (r *Loop) ask(line string) {
 		fmt.Fprintln(r.opts.Stdout, "pyaichat: the assistant is unavailable (see the warning at start); TAB returns to py>")
 		return
 	}
-	var code string
-	var toPy bool
 	cancelled, err := r.Ask(func(ctx context.Context) error {
-		if h, ok := r.opts.Assistant.(Handoff); ok {
-			var err error
-			code, toPy, err = h.HandleToPy(ctx, line, r.opts.Stdout)
-			return err
-		}
 		return r.opts.Assistant.Handle(ctx, line, r.opts.Stdout)
 	})
-	if toPy && !cancelled && err == nil {
-		r.switchTo(ModePy)
-		if r.editor != nil {
-			r.toPy = code
-		} else {
-			// No line editor to put it in: shown, to copy.
-			fmt.Fprintln(r.opts.Stdout, code)
-		}
-	}
 	if err != nil && !cancelled && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(r.opts.Stdout, "pyaichat: %v\n", err)
 	}

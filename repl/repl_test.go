@@ -182,21 +182,24 @@ func TestLoopReportsInputs(t *testing.T) {
 	}
 }
 
-// From a pipe, a line PyCommand would take at a terminal is Python's, as
-// python3 would read it.
-func TestPipedLinesAreNeverPyCommands(t *testing.T) {
+// From a pipe, a line an AtPy command would take at a terminal is
+// Python's, as python3 would read it.
+func TestPipedLinesAreNeverCommands(t *testing.T) {
 	in := newFakeInterp()
 	offered := 0
 	s, err := New(Options{
 		Pipe: NewPipe(strings.NewReader("/save x.md\n"), false), Stdout: io.Discard, Stderr: io.Discard, Interp: in,
-		PyCommand: func(string, io.Writer) bool { offered++; return true },
+		Commands: []Command{{Name: "/save", AtPy: true, Run: func(context.Context, string, io.Writer) (Action, error) {
+			offered++
+			return Action{}, nil
+		}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Run()
 	if want := "push /save x.md"; in.log() != want || offered != 0 {
-		t.Errorf("calls %q (want %q), offered to PyCommand %d times", in.log(), want, offered)
+		t.Errorf("calls %q (want %q), ran the command %d times", in.log(), want, offered)
 	}
 }
 

@@ -100,35 +100,51 @@ func TestLineOfRowsRunsAsBlock(t *testing.T) {
 	}
 }
 
-// handoffAssistant hands "/code" back to py>.
-type handoffAssistant struct{ fakeAssistant }
-
-func (a *handoffAssistant) HandleToPy(ctx context.Context, line string, out io.Writer) (string, bool, error) {
-	if line == "/code" {
-		return "x = 1\ny = 2", true, nil
-	}
-	return "", false, a.Handle(ctx, line, out)
+// submitAI enters line at ai> and says whether it left pyaichat.
+func submitAI(s *Loop, line string) bool {
+	_, exit := s.submit(ModeAI, false, line, false)
+	return exit
 }
 
-// An assistant's Handoff switches to py> with the code for the next
-// prompt (without a line editor, the code is shown instead).
-func TestHandoffSwitchesToPy(t *testing.T) {
+// A command's Action switches to py> with the code for the next prompt
+// (without a line editor, the code is shown instead); /help lists the
+// table, and the REPL's own commands leave.
+func TestCommandsTable(t *testing.T) {
 	s, stdout, _ := pipeSession(t, "", newFakeInterp())
-	a := &handoffAssistant{}
+	a := &fakeAssistant{}
 	s.SetAssistant(a)
+	var args []string
+	s.AddCommands(Command{Name: "/code", Args: "[N]", Help: "put a block in the py> line",
+		Run: func(_ context.Context, arg string, _ io.Writer) (Action, error) {
+			args = append(args, arg)
+			return Action{ToPy: true, Code: "x = 1\ny = 2"}, nil
+		}})
 	s.state.set(ModeAI)
-	s.ask("a question")
+	if exit := submitAI(s, "a question"); exit {
+		t.Fatal("a question left")
+	}
 	if mode, _ := s.state.get(); mode != ModeAI {
 		t.Fatalf("a question left ai>")
 	}
-	s.ask("/code")
+	submitAI(s, "/code 2")
 	if mode, _ := s.state.get(); mode != ModePy {
 		t.Errorf("/code did not switch to py>")
 	}
-	if !strings.Contains(stdout.String(), "x = 1\ny = 2\n") {
-		t.Errorf("stdout %q: want the code shown", stdout.String())
+	if !strings.Contains(stdout.String(), "x = 1\ny = 2\n") || len(args) != 1 || args[0] != "2" {
+		t.Errorf("stdout %q, args %q: want the code shown, arg 2", stdout.String(), args)
 	}
-	if a.asked[0] != "a question" || len(a.asked) != 1 {
+	if len(a.asked) != 1 || a.asked[0] != "a question" {
 		t.Errorf("asked %q", a.asked)
+	}
+	s.state.set(ModeAI)
+	stdout.Reset()
+	submitAI(s, "/help")
+	if got := stdout.String(); !strings.Contains(got, "\n  /code [N]         put a block in the py> line\n") || !strings.Contains(got, "\n  /help ") || strings.Contains(got, "\n  /quit") {
+		t.Errorf("/help: %q", got)
+	}
+	for _, word := range []string{"exit", "quit", "/exit", "/quit"} {
+		if !submitAI(s, word) {
+			t.Errorf("%s at ai> did not leave", word)
+		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
-	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
@@ -67,7 +66,7 @@ func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (st
 	opts.Interp = interpreter{in, ran, capture}
 	lg := openLog(c, set, opts.Term != nil, std.warn)
 	opts.OnInput = logInputs(lg, capture)
-	opts.PyCommand = saveAt(lg)
+	opts.Commands = []repl.Command{saveCommand(lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
 	opts.SaveAI = aiHistoryLine(cfg)
 	session, err := repl.New(opts)
@@ -110,7 +109,8 @@ func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (st
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
 		assistant = newAssistant(cfg, in, opts.Term, question != "", std, color, bothEvents(report.events(), logEvents(lg)))
-		session.SetAssistant(aiAssistant{assistant, in, lg})
+		session.SetAssistant(assistant)
+		session.AddCommands(assistantCommands(assistant)...)
 	}
 	if question != "" {
 		if assistant == nil {
@@ -160,7 +160,6 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 		cfg.Confirm = confirmer(tm, oneShot, std)
 	}
 	cfg.Events = events
-	cfg.MoreHelp = "\n  /save FILE        write this session as FILE.ipynb, FILE.py or FILE.md"
 	recent := func() string { s, _ := in.RecentContext(); return s }
 	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
 	return agent.NewConversation(cfg, capabilityTools(reg), recent)
@@ -361,40 +360,26 @@ func (i interpreter) RunBlock(source string) (interp.Outcome, error) {
 	return i.Interp.RunBlock(source)
 }
 
-// aiAssistant is the REPL's view of the assistant: while a question is
-// typed at ai>, the capabilities get a copy of the session ready, and
-// back at py> it goes.
-type aiAssistant struct {
-	*agent.Conversation
-	in  *pybridge.Interp
-	log *sessionlog.Writer
-}
-
-func (a aiAssistant) Release() { a.in.DiscardIsolated() }
-
-// HandleToPy implements repl.Handoff: /code [N] hands the answer's code
-// block to py>, where the REPL puts it in the line editor; an error (no
-// such block) is a line at ai>, and the REPL stays there.
-func (a aiAssistant) HandleToPy(ctx context.Context, line string, out io.Writer) (string, bool, error) {
-	if !agent.IsCodeCommand(line) {
-		return "", false, a.Handle(ctx, line, out)
+// assistantCommands are the assistant's slash commands in the REPL's
+// table, and /code, which hands a code block of the last answer to py>.
+func assistantCommands(conv *agent.Conversation) []repl.Command {
+	var table []repl.Command
+	for _, c := range conv.Commands() {
+		table = append(table, repl.Command{Name: c.Name, Args: c.Args, Help: c.Help,
+			Run: func(ctx context.Context, arg string, out io.Writer) (repl.Action, error) {
+				return repl.Action{}, c.Run(ctx, arg, out)
+			}})
 	}
-	_, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
-	code, err := a.CodeBlock(strings.TrimSpace(arg))
-	if err != nil {
-		_, werr := fmt.Fprintln(out, err.Error())
-		return "", false, werr
-	}
-	return code, true, nil
-}
-
-// Handle adds /save FILE to the agent's commands: the session is the
-// log's, which the agent does not know of.
-func (a aiAssistant) Handle(ctx context.Context, line string, out io.Writer) error {
-	if saveAt(a.log)(line, out) {
-		return nil
-	}
-	return a.Conversation.Handle(ctx, line, out)
+	code := repl.Command{Name: "/code", Args: "[N]", Help: "the last answer's Python block (or block [N]) in the py> line",
+		Run: func(_ context.Context, arg string, out io.Writer) (repl.Action, error) {
+			code, err := conv.CodeBlock(arg)
+			if err != nil {
+				_, werr := fmt.Fprintln(out, err.Error())
+				return repl.Action{}, werr
+			}
+			return repl.Action{ToPy: true, Code: code}, nil
+		}}
+	return append(table, code)
 }
 
 // startPython starts the interpreter as every mode of pyaichat needs it:

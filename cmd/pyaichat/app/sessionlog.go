@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
 )
 
@@ -254,21 +256,17 @@ func runSessions(std stdio, args []string) int {
 	return 0
 }
 
-// saveAt runs /save FILE, at py> or ai>, and says whether line was one.
-func saveAt(w *sessionlog.Writer) func(line string, out io.Writer) bool {
-	return func(line string, out io.Writer) bool {
-		t := strings.TrimSpace(line)
-		if t != "/save" && !strings.HasPrefix(t, "/save ") {
-			return false
-		}
-		saveCommand(w, t, out)
-		return true
-	}
+// saveCommand is /save FILE, at py> and at ai>.
+func saveCommand(w *sessionlog.Writer) repl.Command {
+	return repl.Command{Name: "/save", Args: "FILE", Help: "write this session as FILE.ipynb, FILE.py or FILE.md", AtPy: true,
+		Run: func(_ context.Context, path string, out io.Writer) (repl.Action, error) {
+			save(w, path, out)
+			return repl.Action{}, nil
+		}}
 }
 
-// saveCommand is /save FILE at py> or ai>: this session so far, exported.
-func saveCommand(w *sessionlog.Writer, line string, out io.Writer) {
-	path := strings.TrimSpace(strings.TrimPrefix(line, "/save"))
+// save is /save FILE: this session so far, exported.
+func save(w *sessionlog.Writer, path string, out io.Writer) {
 	switch {
 	case w == nil:
 		fmt.Fprintln(out, "this session is not logged (--no-log or log = false), so there is nothing to save")

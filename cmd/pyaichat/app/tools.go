@@ -32,6 +32,9 @@ func (t registryTools) Tools() []llm.Tool {
 // load error is reported by the call itself.
 func (t registryTools) Prepare() { _ = t.r.Prepare() }
 
+// Release lets the capabilities' ready copy of the session go.
+func (t registryTools) Release() { t.r.Release() }
+
 func (t registryTools) Call(ctx context.Context, name string, args json.RawMessage) (string, bool) {
 	res, cerr := t.r.Call(ctx, name, args)
 	if cerr != nil {
