@@ -227,19 +227,26 @@ func (r *Loop) Run() (status int, abandoned bool) {
 	}
 }
 
+// pending is what the loop carries from one input to the next: the text
+// the next prompt starts with, and pasted lines awaiting their unfinished
+// last line.
+type pending struct {
+	initial string
+	paste   string
+}
+
 // loop reads and runs input until exit.
 func (r *Loop) loop() int {
-	var initial string
-	var pendingPaste string // pasted lines awaiting their unfinished last line
+	var p pending
 	for {
 		if r.toPy != "" {
-			initial, r.toPy = r.toPy, ""
+			p.initial, r.toPy = r.toPy, ""
 		}
 		if status, exit := r.deferredSignalError(); exit {
 			return status
 		}
-		ev, status, exit, err := r.next(initial, &pendingPaste)
-		initial = ""
+		ev, status, exit, err := r.next(p.initial, &p.paste)
+		p.initial = ""
 		switch {
 		case err != nil:
 			r.warn(fmt.Sprintf("reading input: %v", err))
@@ -247,50 +254,54 @@ func (r *Loop) loop() int {
 		case exit:
 			return status
 		}
-		mode, cont := r.state.get()
-		switch ev.Kind {
-		case term.EventEOF:
-			if status, exit := r.endOfInput(cont && pendingPaste == ""); exit {
-				return status
-			}
-		case term.EventInterrupt:
-			if r.keyKeepsLine(mode, cont) {
-				initial = ev.Text // as if the key had not been pressed
-				continue
-			}
-			if status, exit := r.interrupted(mode, cont); exit {
-				return status
-			}
-			pendingPaste = ""
-		case term.EventPaste:
-			text := ev.Text
-			if !strings.Contains(text, "\n") {
-				// A one-line paste is edited like typed text.
-				initial = text
-				continue
-			}
-			r.echoPaste(mode, cont, ev)
-			if !strings.HasSuffix(text, "\n") {
-				// Its last line is unfinished: let the user finish it
-				// (the whole goes into history then).
-				i := strings.LastIndexByte(text, '\n')
-				pendingPaste, initial = text[:i+1], text[i+1:]
-				r.state.setContinuation(true)
-				continue
-			}
-			if mode == ModePy && !cont {
-				// One history entry, recalled whole by Up.
-				r.addHistory(mode, strings.TrimSuffix(text, "\n"))
-			}
-			if status, exit := r.submit(mode, cont, text, true); exit {
-				return status
-			}
-		case term.EventLine:
-			if status, exit := r.line(mode, cont, ev.Text, &pendingPaste); exit {
-				return status
-			}
+		if status, exit := r.handle(ev, &p); exit {
+			return status
 		}
 	}
+}
+
+// handle acts on one input: a line, a paste, Ctrl-C or the end of input.
+func (r *Loop) handle(ev term.Event, p *pending) (status int, exit bool) {
+	mode, cont := r.state.get()
+	switch ev.Kind {
+	case term.EventEOF:
+		return r.endOfInput(cont && p.paste == "")
+	case term.EventInterrupt:
+		if r.keyKeepsLine(mode, cont) {
+			p.initial = ev.Text // as if the key had not been pressed
+			return 0, false
+		}
+		p.paste = ""
+		return r.interrupted(mode, cont)
+	case term.EventPaste:
+		return r.paste(mode, cont, ev.Text, p)
+	case term.EventLine:
+		return r.line(mode, cont, ev.Text, &p.paste)
+	}
+	return 0, false
+}
+
+// paste runs a pasted block, or keeps it while its last line is unfinished.
+func (r *Loop) paste(mode Mode, cont bool, text string, p *pending) (status int, exit bool) {
+	if !strings.Contains(text, "\n") {
+		// A one-line paste is edited like typed text.
+		p.initial = text
+		return 0, false
+	}
+	r.echoPaste(mode, cont, text)
+	if !strings.HasSuffix(text, "\n") {
+		// Its last line is unfinished: let the user finish it (the whole
+		// goes into history then).
+		i := strings.LastIndexByte(text, '\n')
+		p.paste, p.initial = text[:i+1], text[i+1:]
+		r.state.setContinuation(true)
+		return 0, false
+	}
+	if mode == ModePy && !cont {
+		// One history entry, recalled whole by Up.
+		r.addHistory(mode, strings.TrimSuffix(text, "\n"))
+	}
+	return r.submit(mode, cont, text, true)
 }
 
 // keyKeepsLine says whether Ctrl-C at py> leaves the line as it was, as
@@ -382,44 +393,58 @@ func (r *Loop) endOfInput(pendingBlock bool) (status int, exit bool) {
 // is set; what needs more than the typing lane, the rest of a line
 // (readline's keys, completion, TAB) or ai>, is back on the loop's
 // goroutine.
-func (r *Loop) next(initial string, pendingPaste *string) (ev term.Event, status int, exit bool, err error) {
+func (r *Loop) next(initial string, pendingPaste *string) (term.Event, int, bool, error) {
 	if r.editor == nil {
-		ev, err = r.read(initial)
+		ev, err := r.read(initial)
 		return ev, 0, false, err
 	}
-	var rest *term.Unfinished
-	done := false
-	// one reads an input and runs it if it is a py> line typed from its
-	// end; it reports whether next reads on.
-	one := func(await term.Await) bool {
-		ev, rest, err = r.editor.StartLine(r.state.prompt(), initial, await)
-		initial = ""
-		mode, cont := r.state.get()
-		if err != nil || rest != nil || mode != ModePy || *pendingPaste != "" {
-			done = true
-			return false
-		}
-		status, exit = r.line(mode, cont, ev.Text, pendingPaste)
-		done = exit
-		return !exit
-	}
-	for !done {
+	rd := &reading{r: r, initial: initial, paste: pendingPaste}
+	for !rd.done {
 		if r.canHost() {
 			herr := r.opts.Host(func() {
-				for one(r.opts.Await) && r.canHost() {
+				for rd.one(r.opts.Await) && r.canHost() {
 				}
 			})
-			if herr == nil || done {
+			if herr == nil || rd.done {
 				continue
 			}
 		}
-		for one(nil) && !r.canHost() {
+		for rd.one(nil) && !r.canHost() {
 		}
 	}
-	if err == nil && rest != nil {
-		ev, err = r.editor.FinishLine(rest)
+	if rd.err == nil && rd.rest != nil {
+		rd.ev, rd.err = r.editor.FinishLine(rd.rest)
 	}
-	return ev, status, exit, err
+	return rd.ev, rd.status, rd.exit, rd.err
+}
+
+// reading is one call of next: what it read last, and whether it ended.
+type reading struct {
+	r       *Loop
+	initial string
+	paste   *string
+	ev      term.Event
+	rest    *term.Unfinished
+	err     error
+	status  int
+	exit    bool
+	done    bool
+}
+
+// one reads an input and runs it if it is a py> line typed from its end;
+// it reports whether next reads on.
+func (rd *reading) one(await term.Await) bool {
+	r := rd.r
+	rd.ev, rd.rest, rd.err = r.editor.StartLine(r.state.prompt(), rd.initial, await)
+	rd.initial = ""
+	mode, cont := r.state.get()
+	if rd.err != nil || rd.rest != nil || mode != ModePy || *rd.paste != "" {
+		rd.done = true
+		return false
+	}
+	rd.status, rd.exit = r.line(mode, cont, rd.ev.Text, rd.paste)
+	rd.done = rd.exit
+	return !rd.exit
 }
 
 // canHost says whether the next prompt may be read on the interpreter's
@@ -465,12 +490,12 @@ func (r *Loop) addHistory(m Mode, line string) {
 
 // echoPaste shows a multi-line paste the way it will run: the first line
 // after the prompt, the rest after continuation prompts.
-func (r *Loop) echoPaste(mode Mode, cont bool, ev term.Event) {
+func (r *Loop) echoPaste(mode Mode, cont bool, pasted string) {
 	if r.opts.Term == nil {
 		return
 	}
 	// An unfinished last line is left to the editor, which shows it.
-	text := ev.Text[:strings.LastIndexByte(ev.Text, '\n')]
+	text := pasted[:strings.LastIndexByte(pasted, '\n')]
 	lines := strings.Split(text, "\n")
 	var b strings.Builder
 	for i, l := range lines {
