@@ -39,72 +39,103 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 		e.pump.typing(false)
 		e.term.tty.woken() // a wake-up for this read that came too late
 	}()
-	line := []rune(initial)
-	undo := new(undoList)
-	undo.reset(line, true)
-	unfinished := func(key []byte) typed {
-		undo.now(line)
-		return typed{line: line, key: key, undo: undo}
-	}
-	stale := true  // the screen does not show line as it is
+	t := &lineTyping{e: e, line: []rune(initial), undo: new(undoList), stale: true}
+	t.undo.reset(t.line, true)
 	ahead := false // the last key came with more behind it
 	for {
-		b, waited, echoed, err := e.nextKey(ahead, await, func() {
-			if stale {
-				e.drawFrame(e.view.redraw(line))
-				stale = false
-			}
-		})
+		b, waited, echoed, err := e.nextKey(ahead, await, t.draw)
 		ahead = !waited
 		switch {
 		case errors.Is(err, errWoken):
-			if e.resized.Swap(false) {
-				// Straight to the terminal, which may have rewrapped
-				// the line: nothing of the last drawing can be assumed.
-				e.out.flush()
-				e.out.Write(e.view.redraw(line))
-				continue
-			}
-			if !e.pump.idle() {
-				return unfinished(nil), nil // a Ctrl-C between prompts
+			if res, end := t.woken(); end {
+				return res, nil
 			}
 			continue
 		case err != nil:
 			return typed{}, err
 		}
-		switch {
-		case b >= ' ' && b < 0x7f:
-			undo.typedAtEnd(line)
-			line = append(line, rune(b))
-			if !e.echoTyped(rune(b), waited, echoed) {
-				stale = true
-				continue
-			}
-			// Echoed; the redraw before the next wait draws the
-			// suggestion for the line.
-			stale = e.view.suggest != nil
-		case b == '\r' || b == '\n':
-			// Without a suggestion, as Enter leaves the line, in a frame
-			// that stays open for the line's end (ReadLine's leave):
-			// where the screen shows the line as typed, the frame comes
-			// to that end alone, and otherwise (a suggestion erased, keys
-			// drawn across the right margin) to the whole line again, so
-			// that the terminal's output holds the line whole, as
-			// readline leaves it, for whatever reads it as text.
-			e.drawFrame(e.view.redrawPlain(line))
-			return typed{line: line, done: true}, nil
-		case b == readline.CharCtrlL:
-			e.clearScreen()
-			e.out.Write(e.view.redraw(line))
-			stale = false
-		case (b == 0x7f || b == 0x08) && len(line) > 0 && line[len(line)-1] != '\n':
-			undo.erasedAtEnd(line)
-			line = line[:len(line)-1]
-			stale = true
-		default:
-			return unfinished([]byte{b}), nil
+		if res, end := t.key(b, waited, echoed); end {
+			return res, nil
 		}
 	}
+}
+
+// lineTyping is the line typeLine builds, and whether the screen shows it
+// as it is.
+type lineTyping struct {
+	e     *Editor
+	line  []rune
+	undo  *undoList
+	stale bool // the screen does not show line as it is
+}
+
+// draw brings the screen up to date before a wait for the next key.
+func (t *lineTyping) draw() {
+	if t.stale {
+		t.e.drawFrame(t.e.view.redraw(t.line))
+		t.stale = false
+	}
+}
+
+// unfinished hands the line to readline with the key typeLine does not
+// take.
+func (t *lineTyping) unfinished(key []byte) typed {
+	t.undo.now(t.line)
+	return typed{line: t.line, key: key, undo: t.undo}
+}
+
+// woken acts on a wake-up of the wait for a key; end says typeLine ends.
+func (t *lineTyping) woken() (res typed, end bool) {
+	e := t.e
+	if e.resized.Swap(false) {
+		// Straight to the terminal, which may have rewrapped the line:
+		// nothing of the last drawing can be assumed.
+		e.out.flush()
+		e.out.Write(e.view.redraw(t.line))
+		return typed{}, false
+	}
+	if !e.pump.idle() {
+		return t.unfinished(nil), true // a Ctrl-C between prompts
+	}
+	return typed{}, false
+}
+
+// key takes one byte typed; end says typeLine ends, with res.
+func (t *lineTyping) key(b byte, waited bool, echoed int) (res typed, end bool) {
+	e := t.e
+	switch {
+	case b >= ' ' && b < 0x7f:
+		t.undo.typedAtEnd(t.line)
+		t.line = append(t.line, rune(b))
+		if !e.echoTyped(rune(b), waited, echoed) {
+			t.stale = true
+			return typed{}, false
+		}
+		// Echoed; the redraw before the next wait draws the suggestion
+		// for the line.
+		t.stale = e.view.suggest != nil
+	case b == '\r' || b == '\n':
+		// Without a suggestion, as Enter leaves the line, in a frame that
+		// stays open for the line's end (ReadLine's leave): where the
+		// screen shows the line as typed, the frame comes to that end
+		// alone, and otherwise (a suggestion erased, keys drawn across
+		// the right margin) to the whole line again, so that the
+		// terminal's output holds the line whole, as readline leaves it,
+		// for whatever reads it as text.
+		e.drawFrame(e.view.redrawPlain(t.line))
+		return typed{line: t.line, done: true}, true
+	case b == readline.CharCtrlL:
+		e.clearScreen()
+		e.out.Write(e.view.redraw(t.line))
+		t.stale = false
+	case (b == 0x7f || b == 0x08) && len(t.line) > 0 && t.line[len(t.line)-1] != '\n':
+		t.undo.erasedAtEnd(t.line)
+		t.line = t.line[:len(t.line)-1]
+		t.stale = true
+	default:
+		return t.unfinished([]byte{b}), true
+	}
+	return typed{}, false
 }
 
 // nextKey reads typeLine's next byte: at once when ahead says keys are
