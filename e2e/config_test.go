@@ -55,22 +55,25 @@ func TestConfigShow(t *testing.T) {
 	home := t.TempDir()
 	const key = "sk-file-abcdefghijklmnop9876"
 	writeFiles(t, filepath.Dir(configPath(home)), map[string]string{
-		"config.toml": "model = \"file-model\"\napi_key = \"" + key + "\"\nsuggest = false\nlog_keep = 7\n",
+		"config.toml": "model = \"file-model\"\napi_key = \"" + key + "\"\nsuggest = false\nlog_keep = 7\nprice_in = 0.5\nprice_out = 1.5\n",
 	})
 	r := runConfig(t, home, []string{"OPENAI_BASE_URL=http://127.0.0.1:9/v1"}, "show", "--model", "flag-model")
 	if r.status != 0 || r.stderr != "" {
 		t.Fatalf("config show: status %d, stderr %q", r.status, r.stderr)
 	}
 	want := map[string][2]string{
-		"provider":   {`""`, "none"},
-		"base_url":   {`"http://127.0.0.1:9/v1"`, "env OPENAI_BASE_URL"},
-		"model":      {`"flag-model"`, "flag --model"},
-		"api_key":    {`"sk-****9876"`, "config file"},
-		"share":      {`"redacted"`, "default"},
-		"suggest":    {"false", "config file"},
-		"log_keep":   {"7", "config file"},
-		"log":        {"true", "default"},
-		"log_output": {"false", "default"},
+		"provider":       {`""`, "none"},
+		"base_url":       {`"http://127.0.0.1:9/v1"`, "env OPENAI_BASE_URL"},
+		"model":          {`"flag-model"`, "flag --model"},
+		"api_key":        {`"sk-****9876"`, "config file"},
+		"share":          {`"redacted"`, "default"},
+		"suggest":        {"false", "config file"},
+		"log_keep":       {"7", "config file"},
+		"log":            {"true", "default"},
+		"log_output":     {"false", "default"},
+		"context_window": {"0", "default: the server's model list or known models"},
+		"price_in":       {"0.5", "config file"},
+		"price_out":      {"1.5", "config file"},
 	}
 	got := map[string][2]string{}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n")[1:] {

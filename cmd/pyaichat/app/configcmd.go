@@ -106,7 +106,7 @@ func shownSettings(set config.Settings, fromFile map[string]bool) []setting {
 	if cfg.Provider == "" {
 		provider, origins.Provider = `""`, "none"
 	}
-	return []setting{
+	shown := []setting{
 		{"provider", provider, origins.Provider},
 		{"base_url", strconv.Quote(agent.DisplayURL(cfg.BaseURL)), origins.BaseURL},
 		{"model", strconv.Quote(cfg.Model), origins.Model},
@@ -120,7 +120,23 @@ func shownSettings(set config.Settings, fromFile map[string]bool) []setting {
 		{"log_keep", orDefault(int64(set.Log.Keep), sessionlog.DefaultKeep), fileOr("log_keep")},
 		{"log_max_bytes", orDefault(set.Log.MaxBytes, sessionlog.DefaultMaxBytes), fileOr("log_max_bytes")},
 		{"log_output", strconv.FormatBool(set.Log.Output), fileOr("log_output")},
+		{"context_window", strconv.Itoa(cfg.ContextWindow), windowOrigin(fromFile["context_window"])},
 	}
+	if cfg.Priced {
+		price := func(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }
+		shown = append(shown, setting{"price_in", price(cfg.PriceIn), "config file"}, setting{"price_out", price(cfg.PriceOut), "config file"})
+	}
+	return shown
+}
+
+// windowOrigin says where the context window comes from: the file, or
+// (0) the server's model list or the table of known models, at the first
+// question.
+func windowOrigin(inFile bool) string {
+	if inFile {
+		return "config file"
+	}
+	return "default: the server's model list or known models"
 }
 
 // orDefault is n, or the session log's default d when n is 0.
