@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "bridge.h"
@@ -1075,6 +1076,15 @@ done:
     return rc;
 }
 
+/* Set while run_idle_handlers runs, which makes pyb_busy true: a SIGINT
+ * that Go took at the prompt (often the very signal whose arrival ended
+ * the wait and started this run) and handed on as a Ctrl-C for user code
+ * (pyb_set_interrupt) came at the prompt, not during the handlers. It is
+ * kept (idle_interrupt) and sent again once Go has SIGINT back; tripping
+ * Python's flag instead would lose it, a KeyboardInterrupt past the
+ * handlers' last check being dropped as stale (run_late_handlers). */
+static int idle_window, idle_interrupt;
+
 /* Runs the Python handlers of the signals that arrived while no user code
  * ran, as python3's prompt does when its read is interrupted; with ctrl_c,
  * a Ctrl-C typed at the prompt counts as SIGINT arriving (the key is not a
@@ -1082,6 +1092,7 @@ done:
  * Python's default handler is told apart rather than kept. */
 static int run_idle_handlers(int ctrl_c) {
     PyEval_RestoreThread(main_tstate);
+    __atomic_store_n(&idle_window, 1, __ATOMIC_SEQ_CST);
     set_busy(1);
     pyb_signals_user_begin();
     int rc = PYB_SIGINT_RETURNED;
@@ -1099,7 +1110,12 @@ static int run_idle_handlers(int ctrl_c) {
     }
     settle_after_user_code(0, 0);
     set_busy(0);
+    __atomic_store_n(&idle_window, 0, __ATOMIC_SEQ_CST);
     main_tstate = PyEval_SaveThread();
+    if (__atomic_exchange_n(&idle_interrupt, 0, __ATOMIC_SEQ_CST)) {
+        /* Go now has SIGINT again, and sees that no user code runs. */
+        syscall(SYS_kill, getpid(), SIGINT);
+    }
     return rc;
 }
 
@@ -1160,7 +1176,13 @@ static void close_kicks(void) {
     Py_END_ALLOW_THREADS
 }
 
-void pyb_set_interrupt(void) { PyErr_SetInterrupt(); }
+void pyb_set_interrupt(void) {
+    if (__atomic_load_n(&idle_window, __ATOMIC_SEQ_CST)) {
+        __atomic_store_n(&idle_interrupt, 1, __ATOMIC_SEQ_CST);
+        return;
+    }
+    PyErr_SetInterrupt();
+}
 
 /* What finalization is doing (pyb_finalize_phase). */
 static int finalize_phase;

@@ -41,6 +41,13 @@ func (e *Editor) typeLine(initial string, await Await) (typed, error) {
 	}()
 	t := &lineTyping{e: e, line: []rune(initial), undo: new(undoList), stale: true}
 	t.undo.reset(t.line, true)
+	if !e.pump.idle() {
+		// A Ctrl-C (or a signal handler's exception, which ends the line
+		// as one) came after StartLine chose this lane but before the
+		// flag above said so: it queued its key and woke no read, and
+		// readline takes it from the queue.
+		return t.unfinished(nil), nil
+	}
 	ahead := false // the last key came with more behind it
 	for {
 		b, waited, echoed, err := e.nextKey(ahead, await, t.draw)
