@@ -356,81 +356,127 @@ func (t *turn) runCalls(ctx context.Context, step int, calls []llm.ToolCall) {
 }
 
 func (t *turn) run(ctx context.Context) error {
-	s := t.s
 	for step := 0; ; step++ {
 		if err := t.bounds.stop(ctx, t.lastCall()); err != nil {
 			return err
 		}
-		sys, ctxRedacted := s.systemMessage()
-		if t.compact(ctx, messageTokens(sys)) {
-			sys, ctxRedacted = s.systemMessage() // with the new summary
-		}
-		msgs := s.requestMessages(sys)
-		t.context = ctxRedacted
-		t.busy("", "thinking")
-		stream, err := s.model.Open(ctx, s.cfg.Model, msgs, s.offered, t.notify)
+		stream, err := t.request(ctx)
 		if err != nil {
 			return err
 		}
-		t.show(stream)
-		res := stream.Result()
-		stream.Close()
-		if res.Usage != nil {
-			t.hasUse = true
-			t.usage.PromptTokens += res.Usage.PromptTokens
-			t.usage.CompletionTokens += res.Usage.CompletionTokens
-			t.lastPrompt = res.Usage.PromptTokens
-		}
-		ch := res.Choice0()
-		if err := stream.Err(); err != nil {
-			// Keep what was shown; never run the calls of a broken response.
-			t.endAnswer(true)
-			s.addAssistant(ch.Content, nil)
-			if ctx.Err() != nil {
-				return t.bounds.ended(ctx)
-			}
-			if t.answered.Len() > 0 {
-				return fmt.Errorf("answer incomplete: %w", err)
-			}
-			return err
+		ch, err := t.receive(stream)
+		if err != nil {
+			return t.broken(ctx, ch, err)
 		}
 		if stream.Capped() {
-			t.endAnswer(true)
-			t.notify(fmt.Sprintf("(the response passed %d MiB, so pyaichat stopped reading it there)", llm.MaxResponseText>>20))
-			return t.final(ch) // the calls of a cut response are never run
+			return t.capped(ch)
 		}
-		calls, asText, unknown := ch.ToolCalls, false, ""
-		if len(calls) == 0 {
-			calls, unknown = t.textToolCalls(ch.Content)
-			asText = len(calls) > 0
-		}
-		// Held-back markup is shown only if it turned out not to be a call.
-		t.endAnswer(len(calls) == 0)
-		if unknown != "" {
-			t.notify("(the model wrote a call to " + unknown + " as text, but there is no such tool; nothing was run)")
-		}
+		calls, asText := t.endResponse(ch)
 		if len(calls) == 0 {
 			if stream.Unfinished() {
-				t.notify(fmt.Sprintf("(the answer may be incomplete: the connection to %s closed before the server marked the answer finished)", s.model.Where()))
+				t.notify(fmt.Sprintf("(the answer may be incomplete: the connection to %s closed before the server marked the answer finished)", t.s.model.Where()))
 			}
 			return t.final(ch)
 		}
-		if ch.FinishReason == "length" {
-			s.addAssistant(ch.Content, nil)
-			return errors.New("the model's output limit cut its tool call short; nothing was run (ask again, or ask for less)")
-		}
-		if err := t.bounds.step(step); err != nil {
-			s.addAssistant(ch.Content, nil)
+		if err := t.mayRun(step, ch); err != nil {
 			return err
 		}
-		content := stripToolMarkup(ch.Content)
-		if asText {
-			content = ""
-			t.notify(fmt.Sprintf("(the model wrote its tool call as text; running %s)", calls[0].Name))
-		}
-		s.history = append(s.history, llm.Message{Role: "assistant", Content: s.scrub(content), ToolCalls: s.filteredCalls(calls)})
+		t.addCalls(ch.Content, calls, asText)
 		t.runCalls(ctx, step+1, calls)
 	}
+}
+
+// request opens the next response: the conversation so far, compacted
+// first if it has grown past its bound.
+func (t *turn) request(ctx context.Context) (response, error) {
+	s := t.s
+	sys, ctxRedacted := s.systemMessage()
+	if t.compact(ctx, messageTokens(sys)) {
+		sys, ctxRedacted = s.systemMessage() // with the new summary
+	}
+	msgs := s.requestMessages(sys)
+	t.context = ctxRedacted
+	t.busy("", "thinking")
+	return s.model.Open(ctx, s.cfg.Model, msgs, s.offered, t.notify)
+}
+
+// receive shows a response as it streams and adds up its usage; err is
+// what broke it.
+func (t *turn) receive(stream response) (llm.Choice, error) {
+	t.show(stream)
+	res := stream.Result()
+	stream.Close()
+	if res.Usage != nil {
+		t.hasUse = true
+		t.usage.PromptTokens += res.Usage.PromptTokens
+		t.usage.CompletionTokens += res.Usage.CompletionTokens
+		t.lastPrompt = res.Usage.PromptTokens
+	}
+	return res.Choice0(), stream.Err()
+}
+
+// broken ends the question on a response that failed midway: what was
+// shown is kept; the calls of a broken response are never run.
+func (t *turn) broken(ctx context.Context, ch llm.Choice, err error) error {
+	t.endAnswer(true)
+	t.s.addAssistant(ch.Content, nil)
+	if ctx.Err() != nil {
+		return t.bounds.ended(ctx)
+	}
+	if t.answered.Len() > 0 {
+		return fmt.Errorf("answer incomplete: %w", err)
+	}
+	return err
+}
+
+// capped ends the question on a response cut at llm.MaxResponseText; the
+// calls of a cut response are never run.
+func (t *turn) capped(ch llm.Choice) error {
+	t.endAnswer(true)
+	t.notify(fmt.Sprintf("(the response passed %d MiB, so pyaichat stopped reading it there)", llm.MaxResponseText>>20))
+	return t.final(ch)
+}
+
+// endResponse ends a whole response's text and returns its tool calls,
+// those it sent or one it wrote as text (asText).
+func (t *turn) endResponse(ch llm.Choice) (calls []llm.ToolCall, asText bool) {
+	calls, unknown := ch.ToolCalls, ""
+	if len(calls) == 0 {
+		calls, unknown = t.textToolCalls(ch.Content)
+		asText = len(calls) > 0
+	}
+	// Held-back markup is shown only if it turned out not to be a call.
+	t.endAnswer(len(calls) == 0)
+	if unknown != "" {
+		t.notify("(the model wrote a call to " + unknown + " as text, but there is no such tool; nothing was run)")
+	}
+	return calls, asText
+}
+
+// mayRun says why the calls of a response are not run, if they are not:
+// the output limit cut them short, or the question has taken its steps.
+func (t *turn) mayRun(step int, ch llm.Choice) error {
+	if ch.FinishReason == "length" {
+		t.s.addAssistant(ch.Content, nil)
+		return errors.New("the model's output limit cut its tool call short; nothing was run (ask again, or ask for less)")
+	}
+	if err := t.bounds.step(step); err != nil {
+		t.s.addAssistant(ch.Content, nil)
+		return err
+	}
+	return nil
+}
+
+// addCalls keeps the assistant message that makes the calls; a call
+// written as text is sent back as a real one, without the text.
+func (t *turn) addCalls(content string, calls []llm.ToolCall, asText bool) {
+	content = stripToolMarkup(content)
+	if asText {
+		content = ""
+		t.notify(fmt.Sprintf("(the model wrote its tool call as text; running %s)", calls[0].Name))
+	}
+	s := t.s
+	s.history = append(s.history, llm.Message{Role: "assistant", Content: s.scrub(content), ToolCalls: s.filteredCalls(calls)})
 }
 
 // lastCall is the label of the last call run, or "".

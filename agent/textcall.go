@@ -17,64 +17,82 @@ import (
 // counts; JSON inside prose is left alone. A call to an unknown tool is not
 // run: its name is returned, for the user to be told plainly.
 func (t *turn) textToolCalls(content string) (calls []llm.ToolCall, unknown string) {
-	body := strings.TrimSpace(content)
-	if b, ok := strings.CutPrefix(body, "```"); ok {
-		if nl := strings.IndexByte(b, '\n'); nl >= 0 && strings.HasSuffix(b, "```") {
-			body = strings.TrimSpace(strings.TrimSuffix(b[nl+1:], "```"))
-		}
-	}
-	if b, ok := strings.CutPrefix(body, "<tool_call>"); ok {
-		body = strings.TrimSpace(strings.TrimSuffix(b, "</tool_call>"))
-	}
-	if body == "" || (body[0] != '{' && body[0] != '[') {
+	list, ok := parseTextCalls(unwrapTextCall(content))
+	if !ok {
 		return nil, ""
 	}
-	type textCall struct {
-		Name       string          `json:"name"`
-		Arguments  json.RawMessage `json:"arguments"`
-		Parameters json.RawMessage `json:"parameters"`
-		Function   *struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	}
-	var list []textCall
-	if body[0] == '[' {
-		if json.Unmarshal([]byte(body), &list) != nil {
-			return nil, ""
-		}
-	} else {
-		var one textCall
-		if json.Unmarshal([]byte(body), &one) != nil {
-			return nil, ""
-		}
-		list = []textCall{one}
-	}
 	for _, c := range list {
-		name, args := c.Name, c.Arguments
-		if c.Function != nil {
-			name, args = c.Function.Name, c.Function.Arguments
-		}
-		if len(args) == 0 {
-			args = c.Parameters
-		}
+		name, args := c.nameAndArguments()
 		if name == "" {
 			return nil, ""
 		}
 		if !t.s.names[name] {
 			return nil, name
 		}
-		a := strings.TrimSpace(string(args))
-		var s string
-		if json.Unmarshal(args, &s) == nil {
-			a = s // arguments given as a JSON string
-		}
-		if a == "" || a == "null" {
-			a = "{}"
-		}
-		calls = append(calls, llm.ToolCall{ID: t.s.model.NewCallID(), Type: "function", Name: name, Arguments: a})
+		calls = append(calls, llm.ToolCall{ID: t.s.model.NewCallID(), Type: "function", Name: name, Arguments: args})
 	}
 	return calls, ""
+}
+
+// textCall is one tool call as small models print it: the OpenAI shape
+// with "function", or flat with "arguments" or "parameters".
+type textCall struct {
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Parameters json.RawMessage `json:"parameters"`
+	Function   *struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// unwrapTextCall takes an answer out of a ``` fence and <tool_call> tags.
+func unwrapTextCall(content string) string {
+	body := strings.TrimSpace(content)
+	if b, ok := strings.CutPrefix(body, "```"); ok {
+		if nl := strings.IndexByte(b, '\n'); nl >= 0 && strings.HasSuffix(b, "```") {
+			body = strings.TrimSpace(strings.TrimSuffix(b[nl+1:], "```"))
+		}
+	}
+	if b, ok := strings.CutPrefix(body, textCallTag); ok {
+		body = strings.TrimSpace(strings.TrimSuffix(b, textCallEnd))
+	}
+	return body
+}
+
+// parseTextCalls decodes body as one call or a list of calls; ok is false
+// when body is not wholly such JSON.
+func parseTextCalls(body string) (list []textCall, ok bool) {
+	switch {
+	case strings.HasPrefix(body, "["):
+		ok = json.Unmarshal([]byte(body), &list) == nil
+	case strings.HasPrefix(body, "{"):
+		var one textCall
+		ok = json.Unmarshal([]byte(body), &one) == nil
+		list = []textCall{one}
+	}
+	return list, ok
+}
+
+// nameAndArguments returns the tool's name and its arguments as a JSON
+// object's text, "{}" when there are none.
+func (c textCall) nameAndArguments() (name, args string) {
+	name, raw := c.Name, c.Arguments
+	if c.Function != nil {
+		name, raw = c.Function.Name, c.Function.Arguments
+	}
+	if len(raw) == 0 {
+		raw = c.Parameters
+	}
+	args = strings.TrimSpace(string(raw))
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		args = s // arguments given as a JSON string
+	}
+	if args == "" || args == "null" {
+		args = "{}"
+	}
+	return name, args
 }
 
 // stripToolMarkup removes the raw tool-call markup that llama.cpp streams

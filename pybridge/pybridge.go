@@ -131,29 +131,12 @@ func (in *Interp) Interrupts() <-chan struct{} { return in.interrupts }
 // watchInterrupts passes on the SIGINTs that reach user code (signals.c),
 // after starting the check for a Python stuck in C code.
 func (in *Interp) watchInterrupts() error {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
-		return fmt.Errorf("pybridge: interrupt pipe: %w", err)
-	}
-	C.pyb_signals_notify(C.int(p[1]))
-	r := os.NewFile(uintptr(p[0]), "interrupts")
-	go func() {
-		buf := make([]byte, 16)
-		for {
-			n, err := r.Read(buf)
-			if err != nil {
-				return
-			}
-			for range n {
-				in.kick()
-				select {
-				case in.interrupts <- struct{}{}:
-				default:
-				}
-			}
+	return watchPipe("interrupt pipe", func(fd C.int) { C.pyb_signals_notify(fd) }, func(n int) {
+		for range n {
+			in.kick()
+			offer(in.interrupts)
 		}
-	}()
-	return nil
+	})
 }
 
 // SignalErrors has a value when a Python signal handler that ran while no
@@ -163,25 +146,40 @@ func (in *Interp) SignalErrors() <-chan struct{} { return in.signalErrors }
 
 // watchSignalErrors passes on what bridge.c says of a handler's exception.
 func (in *Interp) watchSignalErrors() error {
+	return watchPipe("signal error pipe", func(fd C.int) { C.pyb_signal_errors_notify(fd) }, func(int) {
+		offer(in.signalErrors)
+	})
+}
+
+// watchPipe makes a pipe that C code writes a byte to for each event
+// (notify gives it the write end), and calls got with the number of bytes
+// each read brings, until the pipe fails.
+func watchPipe(name string, notify func(fd C.int), got func(n int)) error {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
-		return fmt.Errorf("pybridge: signal error pipe: %w", err)
+		return fmt.Errorf("pybridge: %s: %w", name, err)
 	}
-	C.pyb_signal_errors_notify(C.int(p[1]))
-	r := os.NewFile(uintptr(p[0]), "signal errors")
+	notify(C.int(p[1]))
+	r := os.NewFile(uintptr(p[0]), name)
 	go func() {
 		buf := make([]byte, 16)
 		for {
-			if _, err := r.Read(buf); err != nil {
+			n, err := r.Read(buf)
+			if err != nil {
 				return
 			}
-			select {
-			case in.signalErrors <- struct{}{}:
-			default:
-			}
+			got(n)
 		}
 	}()
 	return nil
+}
+
+// offer sends a value on ch unless one is already waiting there.
+func offer(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 func (in *Interp) serve(cfg Config, ready chan<- error) {
@@ -421,18 +419,25 @@ func (in *Interp) kick() {
 	}
 }
 
+// markClosed reports whether this call is the one that closes the
+// interpreter: Close and Exit finalize it once between them.
+func (in *Interp) markClosed() bool {
+	in.closeMu.Lock()
+	defer in.closeMu.Unlock()
+	if in.isClosed {
+		return false
+	}
+	in.isClosed = true
+	return true
+}
+
 // Close finalizes the interpreter (non-daemon threads are joined and atexit
 // handlers run) but gives up after timeout, so that exit never hangs on a
 // thread that never ends. It reports whether finalization completed.
 func (in *Interp) Close(timeout time.Duration) bool {
-	in.closeMu.Lock()
-	if in.isClosed {
-		in.closeMu.Unlock()
+	if !in.markClosed() {
 		return true
 	}
-	in.isClosed = true
-	in.closeMu.Unlock()
-
 	done := make(chan struct{})
 	// Not a keep job: the ready copy is discarded first. The last job:
 	// later ones are refused (ErrClosed), whether or not finalizing ends in
@@ -463,14 +468,9 @@ func (in *Interp) Close(timeout time.Duration) bool {
 // cannot act on (its thread, or the one it waits for, is stuck in C code
 // with the GIL) ends the wait: Exit returns 130 and the process must end.
 func (in *Interp) Exit(status int, patience time.Duration, notice func(waitingFor string)) int {
-	in.closeMu.Lock()
-	if in.isClosed {
-		in.closeMu.Unlock()
+	if !in.markClosed() {
 		return status
 	}
-	in.isClosed = true
-	in.closeMu.Unlock()
-
 	done := make(chan bool, 1)
 	err := in.jobs.submit(job{fn: func() {
 		in.dead = true

@@ -96,6 +96,21 @@ func takeOutcome(o *C.pyb_outcome) interp.Outcome {
 	return out
 }
 
+// replCall calls a function of the REPL helper for what it does; what it
+// returns is of no use.
+func (in *Interp) replCall(fn, arg string) error {
+	_, err := in.Call(context.Background(), CallHelper, replModule, fn, arg)
+	return err
+}
+
+// flag is a switch as the REPL helper's functions take it.
+func flag(on bool) string {
+	if on {
+		return "1"
+	}
+	return "0"
+}
+
 // Push feeds one line typed at the prompt, as CPython's interactive loop
 // does: output and tracebacks go to the process's stdout and stderr.
 func (in *Interp) Push(line string) (interp.Outcome, error) {
@@ -109,8 +124,7 @@ func (in *Interp) PushEOF() (interp.Outcome, error) {
 
 // ResetBlock discards a pending incomplete statement.
 func (in *Interp) ResetBlock() error {
-	_, err := in.Call(context.Background(), CallHelper, replModule, "reset", "")
-	return err
+	return in.replCall("reset", "")
 }
 
 // RunBlock runs pasted text: parsed whole, top-level statements in order.
@@ -126,19 +140,13 @@ func (in *Interp) RunFile(path string) (interp.Outcome, error) {
 // SetMagics turns IPython's line magics at py> (%timeit, !ls) on or off;
 // off, such a line is the SyntaxError it is in Python.
 func (in *Interp) SetMagics(on bool) error {
-	arg := "0"
-	if on {
-		arg = "1"
-	}
-	_, err := in.Call(context.Background(), CallHelper, replModule, "set_magics", arg)
-	return err
+	return in.replCall("set_magics", flag(on))
 }
 
 // SkipSourceFirstLine makes RunFile skip FILE's first line, as python3 -x
 // does.
 func (in *Interp) SkipSourceFirstLine() error {
-	_, err := in.Call(context.Background(), CallHelper, replModule, "skip_source_first_line", "")
-	return err
+	return in.replCall("skip_source_first_line", "")
 }
 
 // RunStartup runs the file named by PYTHONSTARTUP in __main__, as python3
@@ -162,27 +170,20 @@ func (in *Interp) RunModule(name string) (interp.Outcome, error) {
 // readline, as python3 -i has it), and the caller must not read it while
 // user code runs; otherwise they read through Config.ReadLine.
 func (in *Interp) RouteStdin(terminal bool) error {
-	arg := "0"
-	if terminal {
-		arg = "1"
-	}
-	_, err := in.Call(context.Background(), CallHelper, replModule, "install_stdin", arg)
-	return err
+	return in.replCall("install_stdin", flag(terminal))
 }
 
 // SetPath0 puts the script's directory first on sys.path, or "" (the
 // current directory) when script is empty, as python3 does.
 func (in *Interp) SetPath0(script string) error {
-	_, err := in.Call(context.Background(), CallHelper, replModule, "set_path0", script)
-	return err
+	return in.replCall("set_path0", script)
 }
 
 // SetMainImporter puts script first on sys.path when it is a directory or
 // zip file (one that Python imports __main__ from), as python3 does even
 // under -P and -I; any other script leaves sys.path alone.
 func (in *Interp) SetMainImporter(script string) error {
-	_, err := in.Call(context.Background(), CallHelper, replModule, "set_main_importer", script)
-	return err
+	return in.replCall("set_main_importer", script)
 }
 
 // RecentContext describes the last few py> inputs and their results or

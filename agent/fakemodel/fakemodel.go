@@ -113,17 +113,24 @@ func (r Request) JSON() map[string]any {
 
 // Message is one message of a request's conversation.
 type Message struct {
-	Role       string `json:"role"`
-	Content    string `json:"content"`
-	ToolCallID string `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCallID string     `json:"tool_call_id"`
+	ToolCalls  []ToolCall `json:"tool_calls"`
+}
+
+// ToolCall is one tool call of an assistant message, as the client sent
+// it back.
+type ToolCall struct {
+	ID       string   `json:"id"`
+	Type     string   `json:"type"`
+	Function Function `json:"function"`
+}
+
+// Function is the tool a ToolCall names and its arguments' JSON text.
+type Function struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // Messages is the request's conversation (nil when the body has none).

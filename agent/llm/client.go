@@ -129,11 +129,7 @@ func (c *Client) Open(ctx context.Context, model string, msgs []Message, tools T
 }
 
 func (c *Client) open(ctx context.Context, model string, msgs []Message, tools Tools, notify func(string)) (*Stream, error) {
-	// Options not checked by whoever made them may hold anything.
-	if err := CheckBaseURL(c.cfg.BaseURL); err != nil {
-		return nil, err
-	}
-	if err := CheckKey(c.cfg.APIKey, c.cfg.KeyHint); err != nil {
+	if err := c.checkOptions(); err != nil {
 		return nil, err
 	}
 	attempts := max(c.cfg.MaxRetries, 0) + 1
@@ -146,11 +142,8 @@ func (c *Client) open(ctx context.Context, model string, msgs []Message, tools T
 		if err == nil {
 			return s, nil
 		}
-		var ae *APIError
-		if errors.As(err, &ae) && ae.HTTPStatus == 400 && !c.noStreamOptions.Load() &&
-			strings.Contains(strings.ToLower(ae.Message), "stream_options") {
-			c.noStreamOptions.Store(true)
-			attempt--
+		if c.dropStreamOptions(err) {
+			attempt-- // the same attempt, without what the server refused
 			continue
 		}
 		if wait < 0 || attempt >= attempts || ctx.Err() != nil {
@@ -160,13 +153,43 @@ func (c *Client) open(ctx context.Context, model string, msgs []Message, tools T
 			wait = c.backoff(attempt)
 		}
 		notify(fmt.Sprintf("(%s; retrying in %s, attempt %d of %d)", err, roundDur(wait), attempt+1, attempts))
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, context.Cause(ctx)
-		case <-t.C:
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
 		}
+	}
+}
+
+// checkOptions checks the base URL and the key: options not checked by
+// whoever made them may hold anything.
+func (c *Client) checkOptions() error {
+	if err := CheckBaseURL(c.cfg.BaseURL); err != nil {
+		return err
+	}
+	return CheckKey(c.cfg.APIKey, c.cfg.KeyHint)
+}
+
+// dropStreamOptions reports whether err is a server refusing
+// stream_options, and if so leaves them out of this client's requests
+// from now on.
+func (c *Client) dropStreamOptions(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.HTTPStatus != 400 || c.noStreamOptions.Load() ||
+		!strings.Contains(strings.ToLower(ae.Message), "stream_options") {
+		return false
+	}
+	c.noStreamOptions.Store(true)
+	return true
+}
+
+// sleep waits for d, or until ctx ends, returning its cause.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -84,59 +84,74 @@ func (s *sseReader) Next() (sseEvent, error) {
 // readLine returns one line without its terminator; the slice is valid until
 // the next call. Lines end at "\n", "\r\n" or a lone "\r", as the spec says.
 func (s *sseReader) readLine() ([]byte, error) {
-	scanned := s.start
+	scanned := s.start // buf[start:scanned] holds no line end
 	for {
-		if s.skipLF && s.start < s.end {
-			if s.buf[s.start] == '\n' {
-				s.start++
-			}
-			s.skipLF = false
-			scanned = s.start
-		}
-		for i := scanned; i < s.end; i++ {
-			c := s.buf[i]
-			if c != '\n' && c != '\r' {
-				continue
-			}
-			line := s.buf[s.start:i]
-			s.start = i + 1
-			if c == '\r' {
-				if s.start < s.end {
-					if s.buf[s.start] == '\n' {
-						s.start++
-					}
-				} else {
-					s.skipLF = true
-				}
-			}
+		s.dropLF()
+		if line, ok := s.lineFrom(max(scanned, s.start)); ok {
 			return line, nil
 		}
-		scanned = s.end
 		if s.rerr != nil {
 			line := s.buf[s.start:s.end]
 			s.start = s.end
 			return line, s.rerr
 		}
-		// Make room: slide unread bytes down, grow when a line fills the buffer.
-		if s.start > 0 {
-			n := copy(s.buf, s.buf[s.start:s.end])
-			scanned -= s.start
-			s.start, s.end = 0, n
+		partial := s.end - s.start
+		if err := s.fill(); err != nil {
+			return nil, err
 		}
-		if s.end == len(s.buf) {
-			if len(s.buf) >= maxEventBytes {
-				return nil, errEventTooLarge
-			}
-			nb := make([]byte, 2*len(s.buf))
-			copy(nb, s.buf[:s.end])
-			s.buf = nb
-		}
-		n, err := s.r.Read(s.buf[s.end:])
-		s.end += n
-		if err != nil {
-			s.rerr = err
-		}
+		scanned = s.start + partial
 	}
+}
+
+// lineFrom returns the line that ends at the first line end in
+// buf[from:end], and consumes it; ok is false when there is none yet.
+func (s *sseReader) lineFrom(from int) (line []byte, ok bool) {
+	i := bytes.IndexAny(s.buf[from:s.end], "\r\n")
+	if i < 0 {
+		return nil, false
+	}
+	i += from
+	line = s.buf[s.start:i]
+	s.start = i + 1
+	if s.buf[i] == '\r' {
+		s.skipLF = true
+		s.dropLF()
+	}
+	return line, true
+}
+
+// dropLF drops the LF of a CRLF whose CR ended the last line, once the
+// byte after the CR has been read.
+func (s *sseReader) dropLF() {
+	if s.skipLF && s.start < s.end {
+		if s.buf[s.start] == '\n' {
+			s.start++
+		}
+		s.skipLF = false
+	}
+}
+
+// fill reads more of the body into buf, after sliding the unread bytes
+// down and growing buf when one line fills it.
+func (s *sseReader) fill() error {
+	if s.start > 0 {
+		n := copy(s.buf, s.buf[s.start:s.end])
+		s.start, s.end = 0, n
+	}
+	if s.end == len(s.buf) {
+		if len(s.buf) >= maxEventBytes {
+			return errEventTooLarge
+		}
+		nb := make([]byte, 2*len(s.buf))
+		copy(nb, s.buf[:s.end])
+		s.buf = nb
+	}
+	n, err := s.r.Read(s.buf[s.end:])
+	s.end += n
+	if err != nil {
+		s.rerr = err
+	}
+	return nil
 }
 
 // field interprets one line; it returns an event when the line dispatches one.
@@ -154,28 +169,29 @@ func (s *sseReader) field(line []byte) (sseEvent, bool) {
 	}
 	switch string(name) {
 	case "data":
-		if s.has {
-			s.data.WriteByte('\n')
-		}
-		s.data.Write(value)
-		s.has = true
+		s.addData(value)
 	case "event":
 		s.name = string(value)
 	case "error":
 		// llama.cpp's server_sent_event(sink, "error", ...) writes the
 		// error JSON on an "error:" line; treat it as an error event.
 		s.name = "error"
-		if s.has {
-			s.data.WriteByte('\n')
-		}
-		s.data.Write(value)
-		s.has = true
+		s.addData(value)
 	}
 	if s.data.Len() > maxEventBytes {
 		s.data.Reset()
 		s.has = false
 	}
 	return sseEvent{}, false
+}
+
+// addData adds one data line to the pending event.
+func (s *sseReader) addData(value []byte) {
+	if s.has {
+		s.data.WriteByte('\n')
+	}
+	s.data.Write(value)
+	s.has = true
 }
 
 func (s *sseReader) dispatch() (sseEvent, bool) {

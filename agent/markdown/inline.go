@@ -225,35 +225,16 @@ func (f *flow) emphasis(s string, final bool) int {
 	if n == len(s) && !final {
 		return 0
 	}
-	next := ' '
-	if n < len(s) {
-		next, _ = utf8.DecodeRuneInString(s[n:])
-	}
-	prevSpace := f.prev == 0 || unicode.IsSpace(f.prev)
-	nextSpace := unicode.IsSpace(next)
-	left, right := !nextSpace, !prevSpace
-	if n <= 3 && right {
-		for k := len(f.emph) - 1; k >= 0; k-- {
-			if f.emph[k] == (delim{c, n}) {
-				f.endEmphasisAt(k)
-				f.prev = rune(c)
-				return n
-			}
+	left, right := f.flanking(s, n)
+	switch {
+	case n > 3:
+	case right:
+		if f.closeEmphasis(delim{c, n}) {
+			f.prev = rune(c)
+			return n
 		}
-	}
-	if n <= 3 && left && !right {
-		closer := func(s string, j int) bool {
-			before, _ := utf8.DecodeLastRuneInString(s[:j])
-			if unicode.IsSpace(before) {
-				return false
-			}
-			if c == '_' && j+n < len(s) {
-				after, _ := utf8.DecodeRuneInString(s[j+n:])
-				return !isWordChar(after)
-			}
-			return true
-		}
-		end, decided := findRun(s, n, c, n, final, closer)
+	case left:
+		end, decided := findRun(s, n, c, n, final, closesEmphasis(c, n))
 		if !decided {
 			return 0
 		}
@@ -266,6 +247,45 @@ func (f *flow) emphasis(s string, final bool) int {
 	f.add(s[:n], f.style())
 	f.prev = rune(c)
 	return n
+}
+
+// flanking says whether the marker of n bytes at the start of s can open
+// emphasis (left: no space follows it) and close it (right: no space
+// comes before it).
+func (f *flow) flanking(s string, n int) (left, right bool) {
+	next := ' '
+	if n < len(s) {
+		next, _ = utf8.DecodeRuneInString(s[n:])
+	}
+	prevSpace := f.prev == 0 || unicode.IsSpace(f.prev)
+	return !unicode.IsSpace(next), !prevSpace
+}
+
+// closeEmphasis ends the innermost open emphasis of marker d, if any.
+func (f *flow) closeEmphasis(d delim) bool {
+	for k := len(f.emph) - 1; k >= 0; k-- {
+		if f.emph[k] == d {
+			f.endEmphasisAt(k)
+			return true
+		}
+	}
+	return false
+}
+
+// closesEmphasis accepts a run of n markers c at s[j] that could close
+// emphasis: no space before it, and for _ no letter or digit after it.
+func closesEmphasis(c byte, n int) func(s string, j int) bool {
+	return func(s string, j int) bool {
+		before, _ := utf8.DecodeLastRuneInString(s[:j])
+		if unicode.IsSpace(before) {
+			return false
+		}
+		if c == '_' && j+n < len(s) {
+			after, _ := utf8.DecodeRuneInString(s[j+n:])
+			return !isWordChar(after)
+		}
+		return true
+	}
 }
 
 func (f *flow) endEmphasisAt(k int) { f.emph = append(f.emph[:k], f.emph[k+1:]...) }

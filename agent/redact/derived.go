@@ -257,21 +257,41 @@ func (d *derivedScan) skeleton() {
 
 // numberAt reads a decimal or 0x number standing alone at s[i].
 func numberAt(s string, i int) (val, end int, ok bool) {
-	if i > 0 && (asciiAlnum(s[i-1]) || s[i-1] == '.') {
+	if i > 0 && continuesNumber(s[i-1]) {
 		return 0, i, false
 	}
-	base, j := 10, i
+	base, digits := numberBase(s, i)
+	val, end = digitsValue(s, digits, base)
+	if end == digits || end < len(s) && continuesNumber(s[end]) {
+		return 0, end, false
+	}
+	return val, end, val > 0 && val <= utf8.MaxRune
+}
+
+// continuesNumber reports whether c next to a number makes it part of a
+// word or of a decimal fraction, so not a number standing alone.
+func continuesNumber(c byte) bool { return asciiAlnum(c) || c == '.' }
+
+// numberBase reads the 0x of a number at s[i]: its base and where its
+// digits start.
+func numberBase(s string, i int) (base, digits int) {
 	if i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') {
-		base, j = 16, i+2
+		return 16, i + 2
 	}
-	digits := j
-	for ; j < len(s) && hexDigit(s[j]) >= 0 && hexDigit(s[j]) < base && val <= utf8.MaxRune; j++ {
-		val = val*base + hexDigit(s[j])
+	return 10, i
+}
+
+// digitsValue reads the digits of base at s[j:], stopping once the value
+// is past the last code point (it can be none then).
+func digitsValue(s string, j, base int) (val, end int) {
+	for ; j < len(s) && val <= utf8.MaxRune; j++ {
+		d := hexDigit(s[j])
+		if d < 0 || d >= base {
+			break
+		}
+		val = val*base + d
 	}
-	if j == digits || j < len(s) && (asciiAlnum(s[j]) || s[j] == '.') {
-		return 0, j, false
-	}
-	return val, j, val > 0 && val <= utf8.MaxRune
+	return val, j
 }
 
 func hexDigit(c byte) int {

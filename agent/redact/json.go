@@ -95,28 +95,15 @@ type jsonWriter struct {
 
 // str redacts one quoted JSON string and writes it re-encoded.
 func (w *jsonWriter) str(quoted []byte, key bool) error {
-	s, plain := plainString(quoted)
-	if !plain {
-		if err := json.Unmarshal(quoted, &s); err != nil {
-			return err
-		}
+	s, plain, err := unquote(quoted)
+	if err != nil {
+		return err
 	}
 	red, r := w.f.Text(s)
-	if r.Count == 0 && !key && awsSecretName().MatchString(w.key) && awsSecretValue().MatchString(s) {
-		red = Marker("AWS secret key", len(s))
-		r.note("AWS secret key")
-		w.f.learn(s, []finding{{start: 0, end: len(s), prec: precFormat, kind: "AWS secret key"}})
+	if r.Count == 0 && !key {
+		red = w.redactByKey(s, red, &r)
 	}
-	if r.Count == 0 && !key && !trivialValue[s] && w.secretVariable() && !strings.HasPrefix(s, markerPrefix) {
-		red = Marker(kindSecretVariable, utf8.RuneCountInString(s))
-		r.note(kindSecretVariable)
-		w.f.learn(s, []finding{{start: 0, end: len(s), prec: precFormat, kind: kindSecretVariable}})
-	}
-	if key {
-		w.key = s
-	} else if w.key == "name" {
-		w.name = s
-	}
+	w.remember(s, key)
 	w.rep.Add(r)
 	if plain && r.Count == 0 {
 		w.out.Write(quoted) // the encoder would write exactly these bytes
@@ -127,6 +114,51 @@ func (w *jsonWriter) str(quoted []byte, key bool) error {
 	}
 	w.out.Truncate(w.out.Len() - 1) // Encode ends with a newline
 	return nil
+}
+
+// unquote decodes a quoted JSON string; plain says it needed no decoding
+// (see plainString).
+func unquote(quoted []byte) (s string, plain bool, err error) {
+	if s, plain = plainString(quoted); plain {
+		return s, true, nil
+	}
+	err = json.Unmarshal(quoted, &s)
+	return s, false, err
+}
+
+// redactByKey redacts a value that no rule for text matched but that the
+// key it stands under says is a secret, noting it in r and learning it;
+// otherwise it returns red unchanged.
+func (w *jsonWriter) redactByKey(s, red string, r *Report) string {
+	kind := w.secretKindByKey(s)
+	if kind == "" {
+		return red
+	}
+	r.note(kind)
+	w.f.learn(s, []finding{{start: 0, end: len(s), prec: precFormat, kind: kind}})
+	return Marker(kind, utf8.RuneCountInString(s))
+}
+
+// secretKindByKey names the kind of secret the value s is by the key it
+// stands under, or "" when the key says nothing.
+func (w *jsonWriter) secretKindByKey(s string) string {
+	switch {
+	case awsSecretName().MatchString(w.key) && awsSecretValue().MatchString(s):
+		return "AWS secret key" // ASCII only: its length is its count of characters
+	case !trivialValue[s] && w.secretVariable() && !strings.HasPrefix(s, markerPrefix):
+		return kindSecretVariable
+	}
+	return ""
+}
+
+// remember keeps the context of the values that follow: the last key,
+// and the value of a "name" field.
+func (w *jsonWriter) remember(s string, key bool) {
+	if key {
+		w.key = s
+	} else if w.key == "name" {
+		w.name = s
+	}
 }
 
 // trivialValue are the previews of a secret-named variable that hold no

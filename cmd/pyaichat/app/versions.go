@@ -95,21 +95,29 @@ func pyenvVersion(root string) string {
 	return firstLineVersion(filepath.Join(root, "version"))
 }
 
+// firstLineVersion reads the major.minor a file (.python-version) names
+// on its first line.
 func firstLineVersion(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	if sc.Scan() {
-		return minorVersion.FindString(strings.TrimSpace(sc.Text()))
-	}
-	return ""
+	return scanVersion(path, func(line string) (string, bool) {
+		return minorVersion.FindString(strings.TrimSpace(line)), true
+	})
 }
 
 // versionIn reads key's major.minor from a key = value file (pyvenv.cfg).
 func versionIn(path, key string) string {
+	return scanVersion(path, func(line string) (string, bool) {
+		k, v, ok := strings.Cut(line, "=")
+		if ok && strings.TrimSpace(k) == key {
+			return minorVersion.FindString(strings.TrimSpace(v)), true
+		}
+		return "", false
+	})
+}
+
+// scanVersion reads the file at path up to the first line that holds
+// its version for line (ok), and returns that; "" when no line does or
+// the file cannot be read.
+func scanVersion(path string, line func(string) (version string, ok bool)) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -117,9 +125,8 @@ func versionIn(path, key string) string {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "=")
-		if ok && strings.TrimSpace(k) == key {
-			return minorVersion.FindString(strings.TrimSpace(v))
+		if v, ok := line(sc.Text()); ok {
+			return v
 		}
 	}
 	return ""

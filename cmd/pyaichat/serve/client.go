@@ -122,27 +122,12 @@ func (c *client) handle(data []byte) {
 		c.sendError(m.ID, m.SessionID, "say hello {protocolVersion} first")
 		return
 	}
-	var err error
-	switch m.Type {
-	case "hello":
-		err = c.onHello(m)
-	case "openSession":
-		err = c.onOpen(m)
-	case "attach":
-		err = c.onAttach(m)
-	case "stdin":
-		err = c.onStdin(m)
-	case "resize":
-		err = c.onResize(m)
-	case "close":
-		err = c.onClose(m)
-	case "injectFiles":
-		err = c.onInject(m)
-	case "updateSessionConfig":
-		err = errFixedCommand
-	default:
-		err = fmt.Errorf("unknown message type %q", m.Type)
+	on := handlers[m.Type]
+	if on == nil {
+		c.sendError(m.ID, m.SessionID, fmt.Sprintf("unknown message type %q", m.Type))
+		return
 	}
+	err := on(c, m)
 	var gone errSessionGone
 	switch {
 	case errors.As(err, &gone):
@@ -150,6 +135,18 @@ func (c *client) handle(data []byte) {
 	case err != nil:
 		c.sendError(m.ID, m.SessionID, err.Error())
 	}
+}
+
+// handlers are the protocol's messages, by type, and what answers each.
+var handlers = map[string]func(*client, inbound) error{
+	"hello":               (*client).onHello,
+	"openSession":         (*client).onOpen,
+	"attach":              (*client).onAttach,
+	"stdin":               (*client).onStdin,
+	"resize":              (*client).onResize,
+	"close":               (*client).onClose,
+	"injectFiles":         (*client).onInject,
+	"updateSessionConfig": func(*client, inbound) error { return errFixedCommand },
 }
 
 func (c *client) onHello(m inbound) error {

@@ -115,39 +115,53 @@ func transcript(w io.Writer, recs []Record) {
 		switch r.Ev {
 		case "start":
 			start = r.T
-			fmt.Fprintf(w, "session %s, started %s; pyaichat %s, Python %s, model %s\n", r.ID, r.T.Local().Format("2006-01-02 15:04:05"), r.Version, r.Python, r.Model)
-			fmt.Fprintf(w, "in %s", r.Cwd)
-			if r.Venv != "" {
-				fmt.Fprintf(w, ", virtualenv %s", r.Venv)
-			}
-			fmt.Fprintln(w)
-		case "py":
-			pyInput(w, r)
-		case "question":
-			fmt.Fprintln(w, prefixed(r.Text, "ai> ", "... "))
-		case "tool_call":
-			fmt.Fprintf(w, "    [call %s %s]\n", r.Tool, oneLine(r.Args))
-		case "tool_result":
-			fmt.Fprintf(w, "    [result of %s: %d bytes sent] %s\n", r.Tool, r.Size, clip(oneLine(r.Result), 100))
-		case "answer":
-			fmt.Fprintln(w, strings.TrimRight(r.Text, "\n"))
-		case "notice":
-			fmt.Fprintf(w, "    [%s]\n", r.Text)
-		case "usage":
-			if r.In+r.Out > 0 {
-				fmt.Fprintf(w, "    [tokens: %d in, %d out]\n", r.In, r.Out)
-			}
-		case "error":
-			fmt.Fprintf(w, "    [error: %s]\n", r.Text)
-		case "cancelled":
-			fmt.Fprintln(w, "    [cancelled]")
-		case "compacted":
-			compacted(w, r)
-		case "truncated", "output_off":
-			fmt.Fprintf(w, "[%s]\n", r.Text)
+			sessionStart(w, r)
 		case "end":
 			fmt.Fprintf(w, "[session ended with status %d after %s]\n", code(r), r.T.Sub(start).Round(time.Second))
+		case "truncated", "output_off":
+			fmt.Fprintf(w, "[%s]\n", r.Text)
+		case "py":
+			pyInput(w, r)
+		default:
+			agentRecord(w, r)
 		}
+	}
+}
+
+// sessionStart writes the heading: which session, when, with what, where.
+func sessionStart(w io.Writer, r Record) {
+	fmt.Fprintf(w, "session %s, started %s; pyaichat %s, Python %s, model %s\n", r.ID, r.T.Local().Format("2006-01-02 15:04:05"), r.Version, r.Python, r.Model)
+	fmt.Fprintf(w, "in %s", r.Cwd)
+	if r.Venv != "" {
+		fmt.Fprintf(w, ", virtualenv %s", r.Venv)
+	}
+	fmt.Fprintln(w)
+}
+
+// agentRecord writes a record of the ai> side: a question, the calls made
+// for it, the answer and what happened on the way.
+func agentRecord(w io.Writer, r Record) {
+	switch r.Ev {
+	case "question":
+		fmt.Fprintln(w, prefixed(r.Text, "ai> ", "... "))
+	case "tool_call":
+		fmt.Fprintf(w, "    [call %s %s]\n", r.Tool, oneLine(r.Args))
+	case "tool_result":
+		fmt.Fprintf(w, "    [result of %s: %d bytes sent] %s\n", r.Tool, r.Size, clip(oneLine(r.Result), 100))
+	case "answer":
+		fmt.Fprintln(w, strings.TrimRight(r.Text, "\n"))
+	case "notice":
+		fmt.Fprintf(w, "    [%s]\n", r.Text)
+	case "usage":
+		if r.In+r.Out > 0 {
+			fmt.Fprintf(w, "    [tokens: %d in, %d out]\n", r.In, r.Out)
+		}
+	case "error":
+		fmt.Fprintf(w, "    [error: %s]\n", r.Text)
+	case "cancelled":
+		fmt.Fprintln(w, "    [cancelled]")
+	case "compacted":
+		compacted(w, r)
 	}
 }
 
@@ -285,31 +299,45 @@ func Restore(id string, recs []Record) Restored {
 		case "question":
 			out.Conversation = append(out.Conversation, Exchange{Question: r.Text})
 			open, step = &out.Conversation[len(out.Conversation)-1], -1
-		case "tool_call":
-			if open != nil {
-				open.addCall(r, &step)
-			}
-		case "tool_result":
-			if open != nil {
-				open.answerCall(r.CallID, r.Result)
-			}
-		case "answer":
-			if open != nil {
-				open.Answer = r.Text
-			}
 		case "compacted":
 			open = out.compact(r, open)
-		case "error", "cancelled":
-			if open != nil && open.Answer == "" {
-				reason := r.Text
-				if r.Ev == "cancelled" {
-					reason = "interrupted"
-				}
-				open.Answer = "(no answer: " + reason + ")"
+		default:
+			if open != nil {
+				open.apply(r, &step)
 			}
 		}
 	}
-	// A question that never ended (the session was killed) is dropped.
+	out.dropUnanswered()
+	return out
+}
+
+// apply adds a record of the open exchange: a call, its result, the
+// answer, or why there was none.
+func (e *Exchange) apply(r Record, step *int) {
+	switch r.Ev {
+	case "tool_call":
+		e.addCall(r, step)
+	case "tool_result":
+		e.answerCall(r.CallID, r.Result)
+	case "answer":
+		e.Answer = r.Text
+	case "error":
+		e.noAnswer(r.Text)
+	case "cancelled":
+		e.noAnswer("interrupted")
+	}
+}
+
+// noAnswer records why a question got no answer, unless it got one.
+func (e *Exchange) noAnswer(reason string) {
+	if e.Answer == "" {
+		e.Answer = "(no answer: " + reason + ")"
+	}
+}
+
+// dropUnanswered drops a question that never ended (the session was
+// killed).
+func (out *Restored) dropUnanswered() {
 	kept := out.Conversation[:0]
 	for _, e := range out.Conversation {
 		if e.Answer != "" {
@@ -317,7 +345,6 @@ func Restore(id string, recs []Record) Restored {
 		}
 	}
 	out.Conversation = kept
-	return out
 }
 
 // compact applies a compacted record: the exchanges before the last
