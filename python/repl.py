@@ -400,6 +400,9 @@ class _Recent:
             if result is not None and result is not self._result_before:
                 outcome = "-> " + self._describe(result)
         self._result_before = None
+        # Figures and rich values shown: what, never the pixels.
+        for what in taken_shown():
+            outcome += ("\n    " if outcome else "") + self._clip(what)
         self.items.append((self._clip(source), outcome))
         del self.items[: -self.keep]
 

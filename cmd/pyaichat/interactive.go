@@ -64,6 +64,7 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	capture := &outputCapture{in: in}
 	opts.Interp = interpreter{in, ran, capture}
 	lg := openLog(c, cfg, opts.Term != nil, std.warn)
+	showImages(in, opts.Term, lg, std.warn)
 	opts.OnInput = logInputs(lg, capture)
 	opts.PyCommand = saveAt(lg)
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
@@ -131,6 +132,19 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 		return status
 	}
 	return finish(status)
+}
+
+// showImages draws figures and rich values on the terminal, and saves
+// those it cannot draw beside the session's log (ID/figure-N.png).
+func showImages(in *pybridge.Interp, tm *term.Terminal, lg *sessionlog.Writer, warn func(string)) {
+	if tm != nil {
+		in.SetDisplay(tm)
+	}
+	if lg != nil {
+		if err := in.SetFigureDir(strings.TrimSuffix(lg.Path, ".jsonl")); err != nil {
+			warn(err.Error())
+		}
+	}
 }
 
 func restoreTerm(tm *term.Terminal) {

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pyaichat/pyaichat/e2e/ptytest"
+)
+
+// mplConfigDir is one matplotlib configuration directory for every test
+// here: a fresh one would build matplotlib's font cache (seconds) in each.
+var mplConfigDir = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "pyaichat-e2e-mpl-")
+	if err != nil {
+		panic(err)
+	}
+	return dir
+})
+
+// startPlotting runs pyaichat on a PTY whose terminal answers as answers
+// says (ptytest.Options.Answers), at the first prompt.
+func startPlotting(t *testing.T, home string, answers map[string]string, extra ...string) *ptytest.Proc {
+	t.Helper()
+	env := append(testEnv(home, "xterm-256color"), "MPLCONFIGDIR="+mplConfigDir())
+	env = append(env, extra...)
+	s := ptytest.Start(t, binary, ptytest.Options{Args: []string{"-q"}, Env: env, Dir: home, Answers: answers})
+	s.ExpectString("py> ")
+	return s
+}
+
+const plotLine = "import matplotlib.pyplot as plt; _ = plt.plot([1, 3, 2]); plt.show()"
+
+// A terminal that answers it draws kitty's, iTerm2's or sixel images gets
+// plt.show()'s figure in that protocol; the answers never reach the
+// screen, and the screen is intact after the image: the next line runs
+// and shows its value where it should.
+func TestPlotsDrawnInTheTerminal(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		answers map[string]string
+		start   string // the image's escape sequence starts so
+		end     string // and ends so
+	}{
+		{"kitty", map[string]string{"\x1b_Gi=31,": "\x1b_Gi=31;OK\x1b\\"}, "\x1b_Ga=T,f=100,", "\x1b_Gm=0;"},
+		{"iterm2", map[string]string{"\x1b[>q": "\x1bP>|iTerm2 3.5.0\x1b\\"}, "\x1b]1337;File=inline=1;size=", "\a\r\n"},
+		{"sixel", map[string]string{"\x1b[c": "\x1b[?62;4;22c"}, "\x1bP", "\x1b\\"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			s := startPlotting(t, home, c.answers)
+			enter(s, plotLine)
+			s.ExpectString(c.start)
+			s.ExpectString(c.end)
+			s.ExpectString("py> ")
+			typeLine(t, s, "6 * 7", "42")
+			screen := s.Screen()
+			for _, leak := range []string{"OK", "iTerm2", "62;4", "saved"} {
+				if strings.Contains(screen, leak) {
+					t.Errorf("%q on the screen:\n%s", leak, screen)
+				}
+			}
+			if !strings.Contains(screen, "py> 6 * 7\n42\npy>") {
+				t.Errorf("the screen after the image is not intact:\n%s", screen)
+			}
+		})
+	}
+}
+
+// A terminal that draws no images (it answers only the cursor position):
+// the figure is a PNG file in the session's directory, and one line gives
+// its path.
+func TestPlotsSavedWhereNothingDraws(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	s := startPlotting(t, home, nil)
+	enter(s, plotLine)
+	m := s.ExpectRegexp(regexp.MustCompile(`saved (\S+\.png)\x1b\[0m\r\n`))
+	s.ExpectString("py> ")
+	path := m[1]
+	if !strings.HasPrefix(path, filepath.Join(home, ".local", "state", "pyaichat", "sessions")) {
+		t.Errorf("saved as %s, not in the session's directory", path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.HasPrefix(string(data), "\x89PNG\r\n") {
+		t.Errorf("the figure %s is not a PNG (%v)", path, err)
+	}
+}
+
+// Values with IPython's display protocol are drawn (_repr_png_) or saved
+// (_repr_html_); a value with its own repr besides _repr_html_ (a pandas
+// DataFrame) keeps its text, and ordinary values are python3's.
+func TestRichValuesAtThePrompt(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	s := startPlotting(t, home, map[string]string{"\x1b_Gi=31,": "\x1b_Gi=31;OK\x1b\\"})
+	typeLine(t, s, "import base64", "")
+	// A 1x1 PNG.
+	typeLine(t, s, `png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")`, "")
+	typeLine(t, s, `Pic = type("Pic", (), {"_repr_png_": lambda self: png})`, "")
+	enter(s, "Pic()")
+	s.ExpectString("\x1b_Ga=T,f=100,")
+	s.ExpectString("py> ")
+	typeLine(t, s, "_.__class__.__name__", "'Pic'")
+	typeLine(t, s, `Page = type("Page", (), {"_repr_html_": lambda self: "<b>hi</b>"})`, "")
+	enter(s, "Page()")
+	m := s.ExpectRegexp(regexp.MustCompile(`saved (\S+\.html)`))
+	if data, err := os.ReadFile(m[1]); err != nil || string(data) != "<b>hi</b>" {
+		t.Errorf("the HTML saved as %s: %q, %v", m[1], data, err)
+	}
+	s.ExpectString("py> ")
+	typeLine(t, s, `Table = type("Table", (), {"_repr_html_": lambda self: "<table/>", "__repr__": lambda self: "a table"})`, "")
+	typeLine(t, s, "Table()", "a table")
+	typeLine(t, s, "[1, 'two']", "[1, 'two']")
+}
