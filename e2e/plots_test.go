@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -118,4 +119,32 @@ func TestRichValuesAtThePrompt(t *testing.T) {
 	typeLine(t, s, `Table = type("Table", (), {"_repr_html_": lambda self: "<table/>", "__repr__": lambda self: "a table"})`, "")
 	typeLine(t, s, "Table()", "a table")
 	typeLine(t, s, "[1, 'two']", "[1, 'two']")
+}
+
+// The assistant's automatic context says a figure was shown and what it
+// holds, not its pixels.
+func TestPlotsInTheAutomaticContext(t *testing.T) {
+	t.Parallel()
+	fake := newFakeOpenAI(t, "get_repr", `{"expr":"1"}`)
+	home := t.TempDir()
+	s := startPlotting(t, home, map[string]string{"\x1b_Gi=31,": "\x1b_Gi=31;OK\x1b\\"},
+		"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=sk-e2e-secret-key", "PYAICHAT_MODEL=fake-model")
+	enter(s, plotLine)
+	s.ExpectString("py> ")
+	s.Send("\t")
+	s.ExpectString("ai> ")
+	enter(s, "what did I plot?")
+	s.ExpectString("The tool said: ")
+	s.ExpectString("ai> ")
+	reqs := fake.requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request reached the model")
+	}
+	body, _ := json.Marshal(reqs[0])
+	if want := "figure shown: 1 axes, line plot, 3 points"; !strings.Contains(string(body), want) {
+		t.Errorf("the first request does not say %q:\n%s", want, body)
+	}
+	if strings.Contains(string(body), "iVBOR") {
+		t.Error("the request carries the image's bytes")
+	}
 }

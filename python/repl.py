@@ -1078,6 +1078,21 @@ def _show(exc, tb):
             sys.__excepthook__(type(exc), exc, tb)
 
 
+def _user_frames(tb):
+    """tb without pyaichat's own frames: the "<pyaichat>" shim that ran
+    the input, and for a magic (%time, %run) the helper's frames and the
+    runpy frames %run ran the file through, as IPython shows none."""
+    if tb is None or tb.tb_frame.f_code.co_filename != "<pyaichat>":
+        return tb
+    tb = tb.tb_next
+    in_helper = False
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith("<pyaichat "):
+        tb, in_helper = tb.tb_next, True
+    while in_helper and tb is not None and tb.tb_frame.f_code.co_filename == "<frozen runpy>":
+        tb = tb.tb_next
+    return tb
+
+
 def show_exception(exc):
     """Called from C with the exception that stopped the queued code: the
     exit status for SystemExit, else show it as python3 -i does; the step
@@ -1085,9 +1100,7 @@ def show_exception(exc):
     try:
         if isinstance(exc, SystemExit) and not _setup_running:
             return (STEP_EXIT, _exit_status(exc), "", "")
-        tb = exc.__traceback__
-        if tb is not None and tb.tb_frame.f_code.co_filename == "<pyaichat>":
-            tb = exc.__traceback__ = tb.tb_next
+        tb = exc.__traceback__ = _user_frames(exc.__traceback__)
         _show(exc, tb)
         _recent.record(_pending_source)
         _setup_done()
