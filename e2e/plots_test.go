@@ -118,7 +118,18 @@ func TestRichValuesAtThePrompt(t *testing.T) {
 	s.ExpectString("py> ")
 	typeLine(t, s, `Table = type("Table", (), {"_repr_html_": lambda self: "<table/>", "__repr__": lambda self: "a table"})`, "")
 	typeLine(t, s, "Table()", "a table")
+	// SVG is drawn as PNG (cairosvg), and so is a PIL image.
+	typeLine(t, s, `Svg = type("Svg", (), {"_repr_svg_": lambda self: '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>'})`, "")
+	enter(s, "Svg()")
+	s.ExpectString("\x1b_Ga=T,f=100,")
+	s.ExpectString("py> ")
+	enter(s, `__import__("PIL.Image").Image.new("RGB", (8, 8))`)
+	s.ExpectString("\x1b_Ga=T,f=100,")
+	s.ExpectString("py> ")
 	typeLine(t, s, "[1, 'two']", "[1, 'two']")
+	if n := strings.Count(s.Screen(), "saved "); n != 1 {
+		t.Errorf("%d files saved, want the HTML's alone:\n%s", n, s.Screen())
+	}
 }
 
 // The assistant's automatic context says a figure was shown and what it
