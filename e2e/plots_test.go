@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -157,5 +158,55 @@ func TestPlotsInTheAutomaticContext(t *testing.T) {
 	}
 	if strings.Contains(string(body), "iVBOR") {
 		t.Error("the request carries the image's bytes")
+	}
+}
+
+// The user's choice of backend wins (MPLBACKEND, matplotlib.use); with
+// none, plt.show() and, in interactive mode, each input that changed a
+// figure show it (here, with no terminal, saved).
+func TestPlotsBackendChoice(t *testing.T) {
+	t.Parallel()
+	run := func(input string, extra ...string) string {
+		home := t.TempDir()
+		cmd := exec.Command(binary, "-q")
+		cmd.Env = append(append(testEnv(home, ""), "MPLCONFIGDIR="+mplConfigDir()), extra...)
+		cmd.Stdin = strings.NewReader(input)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%q: %v\n%s", input, err, out)
+		}
+		return string(out)
+	}
+	const show = "import matplotlib.pyplot as plt\n_ = plt.plot([1, 3, 2])\nplt.show()\nplt.get_backend()\n"
+	if out := run(show); strings.Count(out, "saved ") != 1 || !strings.Contains(out, "'module://_pyaichat_mpl'") {
+		t.Errorf("by default, want the figure saved by pyaichat's backend:\n%s", out)
+	}
+	if out := run(show, "MPLBACKEND=agg"); strings.Contains(out, "saved ") || !strings.Contains(out, "'agg'") {
+		t.Errorf("with MPLBACKEND=agg, want agg and nothing saved:\n%s", out)
+	}
+	if out := run("import matplotlib\nmatplotlib.use('agg')\n" + show); strings.Contains(out, "saved ") || !strings.Contains(out, "'agg'") {
+		t.Errorf("after matplotlib.use('agg'), want agg and nothing saved:\n%s", out)
+	}
+	ion := "import matplotlib.pyplot as plt\n_ = plt.ion()\n_ = plt.plot([1, 3, 2])\nx = 1\n"
+	if out := run(ion); strings.Count(out, "saved ") != 1 {
+		t.Errorf("in interactive mode, want the figure saved once, after its input:\n%s", out)
+	}
+}
+
+// Keys typed while the terminal is asked what it draws (here they come
+// among its answers) are neither lost nor shown twice: they are the next
+// prompt's.
+func TestPlotsKeepKeysTypedDuringTheQuery(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	s := startPlotting(t, home, map[string]string{"\x1b_Gi=31,": "6 * 7\x1b_Gi=31;OK\x1b\\"})
+	enter(s, plotLine)
+	s.ExpectString("\x1b_Gm=0;")
+	s.ExpectString("py> 6 * 7")
+	s.Send("\r")
+	s.ExpectString("42\r\n")
+	s.ExpectString("py> ")
+	if n := strings.Count(s.Screen(), "6 * 7"); n != 1 {
+		t.Errorf("the keys typed during the query are on the screen %d times, want 1:\n%s", n, s.Screen())
 	}
 }

@@ -177,6 +177,30 @@ def taken_shown():
 
 # ---- pyaichat's matplotlib backend ----
 
+_pending_figures = []  # changed in interactive mode during the input
+
+
+def draw_pending():
+    """After an input: in interactive mode (plt.ion()), draw the figures
+    it changed that are still open, then close them, as Jupyter's inline
+    backend does after a cell."""
+    if not _pending_figures:
+        return
+    figures = list(_pending_figures)
+    del _pending_figures[:]
+    mpl = sys.modules.get("matplotlib")
+    helpers = sys.modules.get("matplotlib._pylab_helpers")
+    if mpl is None or helpers is None or not mpl.is_interactive():
+        return
+    open_figures = [m.canvas.figure for m in helpers.Gcf.get_all_fig_managers()]
+    for fig in figures:
+        if any(fig is f for f in open_figures):
+            try:
+                show_figure(fig)
+            except Exception as err:
+                sys.stderr.write("pyaichat: the figure could not be drawn: %s\n" % err)
+            helpers.Gcf.destroy_fig(fig)
+
 
 def matplotlib_loaded():
     """Called from C once matplotlib's rcParams exist (still inside its
@@ -222,6 +246,13 @@ def _backend_module():
 
         class FigureCanvas(backend_agg.FigureCanvasAgg):
             manager_class = FigureManager
+
+            def draw_idle(self, *args, **kwargs):
+                # In interactive mode (plt.ion()) pyplot asks for this
+                # after each change: the figure is drawn once the input
+                # ends (draw_pending), as Jupyter's inline backend does.
+                if self.figure not in _pending_figures:
+                    _pending_figures.append(self.figure)
 
         def show(*args, **kwargs):
             """Draw every open figure, then close them, as Jupyter's inline

@@ -1059,6 +1059,7 @@ def take_pending():
 
 def after_run(_=None):
     """Called from C once the queued code ran to the end: its step tuple."""
+    draw_pending()
     _recent.record(_pending_source)
     _setup_done()
     _flush()
@@ -1101,6 +1102,7 @@ def show_exception(exc):
         if isinstance(exc, SystemExit) and not _setup_running:
             return (STEP_EXIT, _exit_status(exc), "", "")
         tb = exc.__traceback__ = _user_frames(exc.__traceback__)
+        draw_pending()
         _show(exc, tb)
         _recent.record(_pending_source)
         _setup_done()
