@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
@@ -208,5 +209,44 @@ func TestPlotsKeepKeysTypedDuringTheQuery(t *testing.T) {
 	s.ExpectString("py> ")
 	if n := strings.Count(s.Screen(), "6 * 7"); n != 1 {
 		t.Errorf("the keys typed during the query are on the screen %d times, want 1:\n%s", n, s.Screen())
+	}
+}
+
+// BenchmarkPlotShow is the cost of plt.show() of a 640x480 figure (one
+// line of three points) drawn on a terminal, per protocol: from Enter to
+// the next prompt, the PNG made by matplotlib's Agg, the escape sequence
+// written by Go (sixel: decoded and quantized by go-sixel) and read by the
+// test's terminal emulator. The terminal query is made before the timing,
+// by a first figure. Run it with
+//
+//	go test ./e2e -run '^$' -bench PlotShow -benchtime 20x
+func BenchmarkPlotShow(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		answers map[string]string
+		end     string
+	}{
+		{"kitty", map[string]string{"\x1b_Gi=31,": "\x1b_Gi=31;OK\x1b\\"}, "\x1b_Gm=0;"},
+		{"iterm2", map[string]string{"\x1b[>q": "\x1bP>|iTerm2 3.5.0\x1b\\"}, "\a\r\n"},
+		{"sixel", map[string]string{"\x1b[c": "\x1b[?62;4;22c"}, "\x1b\\\r\n"},
+		{"saved", nil, ".png"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			home := b.TempDir()
+			env := append(testEnv(home, "xterm-256color"), "MPLCONFIGDIR="+mplConfigDir())
+			s := ptytest.Start(b, binary, ptytest.Options{Args: []string{"-q"}, Env: env, Dir: home, Answers: c.answers, Timeout: time.Minute})
+			s.ExpectString("py> ")
+			s.SendLine(plotLine)
+			s.ExpectString(c.end)
+			s.ExpectString("py> ")
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.SendLine("_ = plt.plot([1, 3, 2]); plt.show()")
+				s.ExpectString(c.end)
+				s.ExpectString("py> ")
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/show")
+		})
 	}
 }
