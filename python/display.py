@@ -8,6 +8,8 @@
 # a file whose path one dim line gives. The automatic context records
 # what was shown, not the pixels.
 
+import _thread  # loaded with the interpreter: no new module
+
 _figure_dir = ""
 _saved_count = 0
 _shown = []  # what the input under way showed, for _Recent
@@ -20,8 +22,20 @@ def set_figure_dir(path):
     return "ok"
 
 
+# The terminal is asked what it draws on the interpreter's main thread
+# only: a figure shown by another thread while the prompt is up would ask
+# while the prompt reads the terminal, which would take the answers as
+# keys. Such a figure is saved until the main thread has asked.
+_MAIN_THREAD = _thread.get_ident()
+_graphics_asked = False
+
+
 def _graphics():
     """(protocol or None, cell width, cell height, columns, rows)."""
+    global _graphics_asked
+    if not _graphics_asked and _thread.get_ident() != _MAIN_THREAD:
+        return None, 10, 20, 80, 24
+    _graphics_asked = True
     fields = _pyaichat.graphics().split()
     if len(fields) != 5 or fields[0] == "-":
         return None, 10, 20, 80, 24

@@ -141,7 +141,7 @@ func showImages(in *pybridge.Interp, tm *term.Terminal, lg *sessionlog.Writer, w
 		in.SetDisplay(tm)
 	}
 	if lg != nil {
-		if err := in.SetFigureDir(strings.TrimSuffix(lg.Path, ".jsonl")); err != nil {
+		if err := in.SetFigureDir(sessionlog.FilesDir(lg.Path)); err != nil {
 			warn(err.Error())
 		}
 	}

@@ -2,6 +2,7 @@ package term
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ func (t *Terminal) queryGraphics() interp.Graphics {
 		return interp.Graphics{}
 	}
 	defer unix.IoctlSetTermios(t.fd, ioctlSetTermios, saved)
-	if _, err := os.Stdout.WriteString(graphicsQuery); err != nil {
+	if _, err := io.WriteString(t.out, graphicsQuery); err != nil {
 		return interp.Graphics{}
 	}
 	answers, typed := t.readAnswers(time.Now().Add(graphicsTimeout))

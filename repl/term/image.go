@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image/png"
 	"io"
-	"os"
 
 	"github.com/mattn/go-sixel"
 )
@@ -16,7 +15,7 @@ import (
 // found, and ends the line after it. The image is drawn at the size it
 // has: the caller made it fit the window.
 func (t *Terminal) DrawImage(image []byte) error {
-	return DrawImage(os.Stdout, t.Graphics().Protocol, image)
+	return DrawImage(t.out, t.Graphics().Protocol, image)
 }
 
 // DrawImage writes a PNG image to w in protocol ("kitty", "iterm2" or
