@@ -753,15 +753,7 @@ func TestServeLastUsedPageSetsTheSize(t *testing.T) {
 // line, Ctrl applies to the next key, ^C interrupts. Elsewhere it is
 // hidden.
 func TestServeKeyRowOnTouchScreens(t *testing.T) {
-	exe, err := chromiumPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := t.TempDir()
-	srv := startServe(t, home, nil, "-q")
-	p := &page{t: t, ctx: newBrowser(t, exe, home)}
-	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
-	p.waitScreen(`(?m)^py>\s*$`)
+	p, _, _ := openPage(t)
 	if !eval[bool](p, `document.getElementById('keys').hidden`) {
 		t.Errorf("the key row shows with a fine pointer")
 	}
@@ -844,15 +836,7 @@ func TestServeShowsImages(t *testing.T) {
 // screenshot shows it: far more bright pixels (the figure's white) in the
 // terminal's area than its few lines of text could light.
 func TestServeShowsPlots(t *testing.T) {
-	exe, err := chromiumPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := t.TempDir()
-	srv := startServe(t, home, nil, "-q")
-	p := &page{t: t, ctx: newBrowser(t, exe, home)}
-	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
-	p.waitScreen(`(?m)^py>\s*$`)
+	p, _, _ := openPage(t)
 	box := eval[[]float64](p, `(() => { const r = document.querySelector('.xterm-screen').getBoundingClientRect(); return [r.x, r.y, r.right, r.bottom]; })()`)
 	rect := image.Rect(int(box[0]), int(box[1]), int(box[2]), int(box[3]))
 	p.run(fmt.Sprintf("import os; os.environ['MPLCONFIGDIR'] = %q", mplConfigDir()))
