@@ -144,6 +144,10 @@ func TestPlotsInTheAutomaticContext(t *testing.T) {
 		"OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=sk-e2e-secret-key", "PYAICHAT_MODEL=fake-model")
 	enter(s, plotLine)
 	s.ExpectString("py> ")
+	typeLine(t, s, "fig, ax = plt.subplots(); _ = ax.bar([1, 2], [3, 4])", "")
+	enter(s, "fig") // a Figure at the prompt is drawn, not its repr
+	s.ExpectString("\x1b_Gm=0;")
+	s.ExpectString("py> ")
 	s.Send("\t")
 	s.ExpectString("ai> ")
 	enter(s, "what did I plot?")
@@ -154,8 +158,12 @@ func TestPlotsInTheAutomaticContext(t *testing.T) {
 		t.Fatal("no request reached the model")
 	}
 	body, _ := json.Marshal(reqs[0])
-	if want := "figure shown: 1 axes, line plot, 3 points"; !strings.Contains(string(body), want) {
-		t.Errorf("the first request does not say %q:\n%s", want, body)
+	want := ">>> import matplotlib.pyplot as plt; _ = plt.plot([1, 3, 2]); plt.show()\n" +
+		"    figure shown: 1 axes, line plot, 3 points\n" +
+		">>> fig, ax = plt.subplots(); _ = ax.bar([1, 2], [3, 4])\n" +
+		">>> fig\n    -> <matplotlib.figure.Figure object>\n    figure shown: 1 axes, 2 bars"
+	if !strings.Contains(string(body), strings.NewReplacer("\n", `\n`, "<", `\u003c`, ">", `\u003e`).Replace(want)) {
+		t.Errorf("the first request does not say\n%s\nin:\n%s", want, body)
 	}
 	if strings.Contains(string(body), "iVBOR") {
 		t.Error("the request carries the image's bytes")

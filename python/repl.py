@@ -384,6 +384,7 @@ class _Recent:
 
     def record(self, source):
         source = source.rstrip("\n")
+        shown = taken_shown()
         if not source.strip():
             return
         outcome = ""
@@ -401,7 +402,7 @@ class _Recent:
                 outcome = "-> " + self._describe(result)
         self._result_before = None
         # Figures and rich values shown: what, never the pixels.
-        for what in taken_shown():
+        for what in shown:
             outcome += ("\n    " if outcome else "") + self._clip(what)
         self.items.append((self._clip(source), outcome))
         del self.items[: -self.keep]

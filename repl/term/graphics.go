@@ -54,7 +54,9 @@ func (t *Terminal) Graphics() interp.Graphics {
 }
 
 func (t *Terminal) queryGraphics() interp.Graphics {
-	if term := os.Getenv("TERM"); term == "" || term == "dumb" {
+	// The Linux console draws no images, and would print the kitty
+	// query's text, as it knows no APC strings.
+	if term := os.Getenv("TERM"); term == "" || term == "dumb" || term == "linux" {
 		return interp.Graphics{}
 	}
 	saved, err := unix.IoctlGetTermios(t.fd, ioctlGetTermios)
