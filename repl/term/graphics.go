@@ -85,20 +85,20 @@ func (t *Terminal) readAnswers(deadline time.Time) (answers, typed []byte) {
 	var got []byte
 	buf := make([]byte, 256)
 	for {
-		if a, k, done := splitAnswers(got); done {
-			return a, k
-		}
+		answers, typed, done := splitAnswers(got)
 		wait := time.Until(deadline)
-		if wait <= 0 {
-			a, k, _ := splitAnswers(got)
-			return a, k
+		if done || wait <= 0 {
+			return answers, typed
 		}
 		fds := []unix.PollFd{{Fd: int32(t.tty.fd), Events: unix.POLLIN}}
-		if n, err := unix.Poll(fds, int(wait/time.Millisecond)+1); err != nil && err != unix.EINTR || n == 0 {
+		ready, err := unix.Poll(fds, int(wait/time.Millisecond)+1)
+		switch {
+		case err == unix.EINTR || err == nil && ready == 0:
 			continue
+		case err != nil:
+			return answers, typed
 		}
-		n, err := rawRead(t.tty.fd, buf)
-		if err == nil && n > 0 {
+		if n, err := rawRead(t.tty.fd, buf); err == nil && n > 0 {
 			got = append(got, buf[:n]...)
 		}
 	}
