@@ -14,6 +14,7 @@ require (
 	github.com/go-zeromq/zmq4 v0.17.0
 	github.com/hinshun/vt10x v0.0.0-20220301184237-5011da428d02
 	github.com/mattn/go-runewidth v0.0.31
+	github.com/mattn/go-sixel v0.0.14
 	github.com/sashabaranov/go-openai v1.43.0
 	golang.org/x/sys v0.49.0
 )
@@ -23,6 +24,8 @@ require (
 	github.com/dlclark/regexp2/v2 v2.2.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-zeromq/goczmq/v4 v4.2.2 // indirect
+	github.com/soniakeys/quant v1.0.0 // indirect
 	golang.org/x/sync v0.7.0 // indirect
+	golang.org/x/term v0.38.0 // indirect
 	golang.org/x/text v0.15.0 // indirect
 )

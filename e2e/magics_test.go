@@ -82,3 +82,24 @@ func TestMagicsOff(t *testing.T) {
 		t.Errorf("magics off: %d SyntaxErrors, want 2:\n%s", n, out)
 	}
 }
+
+// A magic's traceback shows the user's frames only, as IPython's does:
+// none of pyaichat's helper nor the runpy frames %run goes through.
+func TestMagicTracebacksShowUserFrames(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	script := filepath.Join(home, "fails.py")
+	writeFile(t, script, "raise ValueError('from the script')\n")
+	cmd := exec.Command(binary, "-q")
+	cmd.Env = testEnv(home, "")
+	cmd.Stdin = strings.NewReader("%time 1/0\n%run " + script + "\n")
+	out, _ := cmd.CombinedOutput()
+	want := "Traceback (most recent call last):\n  File \"<timed eval>\", line 1, in <module>\nZeroDivisionError: division by zero\n"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("%%time 1/0 did not show\n%s\nin:\n%s", want, out)
+	}
+	want = "Traceback (most recent call last):\n  File \"" + script + "\", line 1, in <module>\n    raise ValueError('from the script')\nValueError: from the script\n"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("%%run did not show\n%s\nin:\n%s", want, out)
+	}
+}

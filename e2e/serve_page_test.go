@@ -753,15 +753,7 @@ func TestServeLastUsedPageSetsTheSize(t *testing.T) {
 // line, Ctrl applies to the next key, ^C interrupts. Elsewhere it is
 // hidden.
 func TestServeKeyRowOnTouchScreens(t *testing.T) {
-	exe, err := chromiumPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := t.TempDir()
-	srv := startServe(t, home, nil, "-q")
-	p := &page{t: t, ctx: newBrowser(t, exe, home)}
-	p.do("opening the page", chromedp.Navigate(srv.UIBase+"#token="+srv.Token))
-	p.waitScreen(`(?m)^py>\s*$`)
+	p, _, _ := openPage(t)
 	if !eval[bool](p, `document.getElementById('keys').hidden`) {
 		t.Errorf("the key row shows with a fine pointer")
 	}
@@ -836,5 +828,30 @@ func TestServeShowsImages(t *testing.T) {
 	p.waitEval("the image is drawn", `window.__imageCells() > 0`)
 	for _, problem := range watch.problems() {
 		t.Errorf("on the page: %s", problem)
+	}
+}
+
+// plt.show() in the serve page: the page's image add-on answers the
+// device attributes with sixel, pyaichat draws the figure so, and the
+// screenshot shows it: far more bright pixels (the figure's white) in the
+// terminal's area than its few lines of text could light.
+func TestServeShowsPlots(t *testing.T) {
+	p, _, _ := openPage(t)
+	box := eval[[]float64](p, `(() => { const r = document.querySelector('.xterm-screen').getBoundingClientRect(); return [r.x, r.y, r.right, r.bottom]; })()`)
+	rect := image.Rect(int(box[0]), int(box[1]), int(box[2]), int(box[3]))
+	p.run(fmt.Sprintf("import os; os.environ['MPLCONFIGDIR'] = %q", mplConfigDir()))
+	p.settled()
+	before := brightPixels(p.screenshot(), rect)
+	p.run(plotLine)
+	p.waitEval("the figure is drawn", `window.__imageCells() > 0`)
+	p.settled()
+	after := brightPixels(p.screenshot(), rect)
+	// A line of text lights a few thousand; the figure's white, hundreds
+	// of thousands (fewer where the window makes it smaller).
+	if after-before < 30000 {
+		t.Errorf("%d bright pixels in the terminal's area %v after plt.show(), %d before: no figure", after, rect, before)
+	}
+	if strings.Contains(p.screen(), "saved") {
+		t.Errorf("the figure was saved, not drawn:\n%s", p.screen())
 	}
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "display.h"
 #include "isolate.h"
 #include "signals.h"
 #include "tracked.h"
@@ -473,7 +474,8 @@ static struct PyModuleDef mod_def = {
 
 static PyObject *mod_init(void) {
     PyObject *mod = PyModule_Create(&mod_def);
-    if (mod != NULL && (pyb_add_tracked_type(mod) < 0 || pyb_add_capture(mod) < 0)) Py_CLEAR(mod);
+    if (mod != NULL && (pyb_add_tracked_type(mod) < 0 || pyb_add_capture(mod) < 0 ||
+                          pyb_add_display(mod) < 0)) Py_CLEAR(mod);
     return mod;
 }
 

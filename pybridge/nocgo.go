@@ -52,6 +52,8 @@ func (*Interp) SignalErrors() <-chan struct{}                     { return nil }
 func (*Interp) SIGINT() interp.SIGINTAction                       { return interp.SIGINTRaises }
 func (*Interp) RunSIGINTHandler() bool                            { return false }
 func (*Interp) SetMagics(bool) error                              { return errNoCgo }
+func (*Interp) SetDisplay(Display)                                {}
+func (*Interp) SetFigureDir(string) error                         { return errNoCgo }
 func (*Interp) DieBySIGINT()                                      {}
 func (*Interp) SetMainImporter(string) error                      { return errNoCgo }
 func (*Interp) SkipSourceFirstLine() error                        { return errNoCgo }

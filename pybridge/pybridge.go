@@ -65,6 +65,7 @@ var started atomic.Bool
 var current struct {
 	sync.Mutex
 	readLine LineReader
+	display  Display // see SetDisplay
 }
 
 // Start initialises CPython on a new locked OS thread and returns once the

@@ -6,6 +6,8 @@ package pybridge
 import (
 	"errors"
 	"fmt"
+
+	"github.com/pyaichat/pyaichat/repl/interp"
 )
 
 // Error is a Python exception that reached Go.
@@ -110,4 +112,13 @@ type ExitError struct{ Status int }
 
 func (e ExitError) Error() string {
 	return fmt.Sprintf("Python exited with status %d as it started", e.Status)
+}
+
+// Display is where images are drawn: the user's terminal. cmd/pyaichat
+// adapts repl/term's Terminal to it.
+type Display interface {
+	// Graphics is what the terminal draws images with, and its size.
+	Graphics() interp.Graphics
+	// DrawImage draws a PNG image at the cursor and ends the line.
+	DrawImage(png []byte) error
 }

@@ -10,11 +10,15 @@ import _ "embed"
 // REPL is the source of the module that executes py> input the way CPython's
 // interactive interpreter does (see repl.py), with IPython's common line
 // magics (magics.py), which only give a meaning to lines that are
-// SyntaxErrors in Python.
-var REPL = replSource + magicsSource
+// SyntaxErrors in Python, and the drawing of figures and rich values
+// (display.py).
+var REPL = replSource + magicsSource + displaySource
 
 //go:embed repl.py
 var replSource string
 
 //go:embed magics.py
 var magicsSource string
+
+//go:embed display.py
+var displaySource string

@@ -384,6 +384,7 @@ class _Recent:
 
     def record(self, source):
         source = source.rstrip("\n")
+        shown = taken_shown()
         if not source.strip():
             return
         outcome = ""
@@ -400,6 +401,9 @@ class _Recent:
             if result is not None and result is not self._result_before:
                 outcome = "-> " + self._describe(result)
         self._result_before = None
+        # Figures and rich values shown: what, never the pixels.
+        for what in shown:
+            outcome += ("\n    " if outcome else "") + self._clip(what)
         self.items.append((self._clip(source), outcome))
         del self.items[: -self.keep]
 
@@ -1056,6 +1060,7 @@ def take_pending():
 
 def after_run(_=None):
     """Called from C once the queued code ran to the end: its step tuple."""
+    draw_pending()
     _recent.record(_pending_source)
     _setup_done()
     _flush()
@@ -1075,6 +1080,21 @@ def _show(exc, tb):
             sys.__excepthook__(type(exc), exc, tb)
 
 
+def _user_frames(tb):
+    """tb without pyaichat's own frames: the "<pyaichat>" shim that ran
+    the input, and for a magic (%time, %run) the helper's frames and the
+    runpy frames %run ran the file through, as IPython shows none."""
+    if tb is None or tb.tb_frame.f_code.co_filename != "<pyaichat>":
+        return tb
+    tb = tb.tb_next
+    in_helper = False
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith("<pyaichat "):
+        tb, in_helper = tb.tb_next, True
+    while in_helper and tb is not None and tb.tb_frame.f_code.co_filename == "<frozen runpy>":
+        tb = tb.tb_next
+    return tb
+
+
 def show_exception(exc):
     """Called from C with the exception that stopped the queued code: the
     exit status for SystemExit, else show it as python3 -i does; the step
@@ -1082,9 +1102,8 @@ def show_exception(exc):
     try:
         if isinstance(exc, SystemExit) and not _setup_running:
             return (STEP_EXIT, _exit_status(exc), "", "")
-        tb = exc.__traceback__
-        if tb is not None and tb.tb_frame.f_code.co_filename == "<pyaichat>":
-            tb = exc.__traceback__ = tb.tb_next
+        tb = exc.__traceback__ = _user_frames(exc.__traceback__)
+        draw_pending()
         _show(exc, tb)
         _recent.record(_pending_source)
         _setup_done()

@@ -61,7 +61,7 @@ licences() {
   while read -r path dir; do
     [ -n "$dir" ] || continue
     found=
-    for f in "$dir"/LICENSE* "$dir"/LICENCE* "$dir"/COPYING* "$dir"/NOTICE*; do
+    for f in "$dir"/LICENSE* "$dir"/LICENCE* "$dir"/COPYING* "$dir"/NOTICE* "$dir"/license* "$dir"/licence*; do
       [ -f "$f" ] || continue
       mkdir -p "$dest/${path//\//_}"
       cp "$f" "$dest/${path//\//_}/"

@@ -41,6 +41,11 @@ type Options struct {
 	Rows    int           // window size; default 30x100
 	Cols    int           //
 	Timeout time.Duration // default timeout of expectations; default DefaultTimeout
+	// Answers are what the terminal answers to queries the emulator
+	// (vt10x) does not: when the program writes a key, its value is
+	// written to the program's input (a terminal that draws images says
+	// so this way).
+	Answers map[string]string
 }
 
 // Proc is one program running on a PTY.
@@ -63,6 +68,41 @@ type Proc struct {
 // reports) to the program's input once the console exists.
 type responder struct{ c *expect.Console }
 
+// answerer writes Options.Answers: before the emulator sees the output,
+// so that they come before the emulator's own answers (a cursor position
+// report), in the order a terminal sends them.
+type answerer struct {
+	answers map[string]string
+	resp    *responder
+	tail    []byte // output not yet searched through in full
+}
+
+func (a *answerer) Write(p []byte) (int, error) {
+	if len(a.answers) == 0 {
+		return len(p), nil
+	}
+	a.tail = append(a.tail, p...)
+	longest := 0
+	for {
+		first, query := -1, ""
+		for q := range a.answers {
+			longest = max(longest, len(q))
+			if i := bytes.Index(a.tail, []byte(q)); i >= 0 && (first < 0 || i < first) {
+				first, query = i, q
+			}
+		}
+		if first < 0 {
+			break
+		}
+		a.resp.Write([]byte(a.answers[query]))
+		a.tail = a.tail[first+len(query):]
+	}
+	if len(a.tail) > longest {
+		a.tail = append([]byte(nil), a.tail[len(a.tail)-longest:]...)
+	}
+	return len(p), nil
+}
+
 func (r *responder) Write(p []byte) (int, error) {
 	if r.c == nil {
 		return len(p), nil
@@ -84,7 +124,7 @@ func Start(t testing.TB, program string, o Options) *Proc {
 	s := &Proc{t: t, timeout: o.Timeout, done: make(chan struct{})}
 	resp := &responder{}
 	s.term = vt10x.New(vt10x.WithSize(o.Cols, o.Rows), vt10x.WithWriter(resp))
-	c, err := expect.NewConsole(expect.WithStdout(&wideScreen{term: s.term}, &s.raw))
+	c, err := expect.NewConsole(expect.WithStdout(&answerer{answers: o.Answers, resp: resp}, &wideScreen{term: s.term}, &s.raw))
 	if err != nil {
 		t.Fatalf("ptytest: opening a PTY: %v", err)
 	}

@@ -46,3 +46,13 @@ type ReadAhead struct {
 	N      int // bytes read, 0 when none were
 	Echoed int // bytes of Echo and the key written, 0 when none were
 }
+
+// Graphics is what the terminal can draw images with, and the room it has
+// for them: the protocol ("kitty", "iterm2", "sixel", or "" when it can draw
+// none), a cell's size in pixels, and the window in cells.
+type Graphics struct {
+	Protocol   string
+	CellWidth  int
+	CellHeight int
+	Cols, Rows int
+}

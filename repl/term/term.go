@@ -27,6 +27,9 @@ type Terminal struct {
 	tty   *ttyReader
 	pump  *pump
 	saved *unix.Termios
+
+	graphicsOnce sync.Once
+	graphics     interp.Graphics // what Graphics found
 }
 
 // Open takes the terminal whose input is in and whose output is out.
@@ -101,6 +104,30 @@ type ttyReader struct {
 	// false): otherwise each key would wake a thread asleep in the poller
 	// as well.
 	polled atomic.Bool
+	// unreadKeys are keys read before the reader needed them (typed while
+	// the terminal was asked a question: see Terminal.Graphics), given
+	// out before anything the terminal has.
+	unreadMu   sync.Mutex
+	unreadKeys []byte
+}
+
+// unread keeps keys for the reads to come.
+func (t *ttyReader) unread(keys []byte) {
+	if len(keys) == 0 {
+		return
+	}
+	t.unreadMu.Lock()
+	t.unreadKeys = append(t.unreadKeys, keys...)
+	t.unreadMu.Unlock()
+}
+
+// takeUnread fills b from the keys kept by unread: how many.
+func (t *ttyReader) takeUnread(b []byte) int {
+	t.unreadMu.Lock()
+	defer t.unreadMu.Unlock()
+	n := copy(b, t.unreadKeys)
+	t.unreadKeys = t.unreadKeys[n:]
+	return n
 }
 
 // Await waits until one of fds (the terminal and the reader's wake-up) is
@@ -158,6 +185,9 @@ func (t *ttyReader) woken() bool {
 // readyByte implements keySource.
 func (t *ttyReader) readyByte() (byte, bool) {
 	var b [1]byte
+	if t.takeUnread(b[:]) == 1 {
+		return b[0], true
+	}
 	n, err := rawRead(t.fd, b[:])
 	return b[0], err == nil && n == 1
 }
@@ -226,6 +256,9 @@ func (t *ttyReader) read(b []byte, idle func(), await Await, arm echoArm) (n, ec
 	for {
 		if t.woken() {
 			return 0, 0, errWoken
+		}
+		if n := t.takeUnread(b); n > 0 {
+			return n, 0, nil
 		}
 		n, err := rawRead(t.fd, b)
 		if err != unix.EAGAIN {

@@ -16,6 +16,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
@@ -65,6 +66,7 @@ func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (st
 	capture := &outputCapture{in: in}
 	opts.Interp = interpreter{in, ran, capture}
 	lg := openLog(c, set, opts.Term != nil, std.warn)
+	showImages(in, opts.Term, lg, std.warn)
 	opts.OnInput = logInputs(lg, capture)
 	opts.Commands = []repl.Command{saveCommand(lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
@@ -133,6 +135,19 @@ func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (st
 		return status
 	}
 	return finish(status)
+}
+
+// showImages draws figures and rich values on the terminal, and saves
+// those it cannot draw beside the session's log (ID/figure-N.png).
+func showImages(in *pybridge.Interp, tm *term.Terminal, lg *sessionlog.Writer, warn func(string)) {
+	if tm != nil {
+		in.SetDisplay(tm)
+	}
+	if lg != nil {
+		if err := in.SetFigureDir(sessionlog.FilesDir(lg.Path)); err != nil {
+			warn(err.Error())
+		}
+	}
 }
 
 func restoreTerm(tm *term.Terminal) {

@@ -177,14 +177,21 @@ func CreateNew(dir string, now time.Time, o Options) (*Writer, error) {
 	}
 }
 
-// prune deletes the oldest logs (by name: ids sort by time) beyond keep.
+// prune deletes the oldest logs (by name: ids sort by time) beyond keep,
+// with the directory of figures saved beside each (ID/, see FilesDir).
 func prune(dir string, keep int) {
 	names := logNames(dir)
 	for len(names) > keep {
 		os.Remove(filepath.Join(dir, names[0]))
+		os.RemoveAll(FilesDir(filepath.Join(dir, names[0])))
 		names = names[1:]
 	}
 }
+
+// FilesDir is the directory beside the log at path where the session's
+// files go (figures that could not be drawn): the log's name without its
+// extension. It is made only when a file is saved.
+func FilesDir(path string) string { return strings.TrimSuffix(path, Ext) }
 
 func logNames(dir string) []string {
 	entries, _ := os.ReadDir(dir)

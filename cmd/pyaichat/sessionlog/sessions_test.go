@@ -144,7 +144,21 @@ func TestKeepBound(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		id := NewID(start.Add(time.Duration(i) * time.Second))
 		ids = append(ids, id)
+		// A saved figure beside the log goes with it.
+		files := FilesDir(filepath.Join(dir, id+Ext))
+		if err := os.MkdirAll(files, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(files, "figure-1.png"), []byte("png"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		writeAll(t, dir, id, sample(), Options{Keep: 3})
+	}
+	for i, id := range ids {
+		_, err := os.Stat(filepath.Join(dir, id))
+		if kept := i >= 2; kept != (err == nil) {
+			t.Errorf("the files of session %d: kept %v, want %v (%v)", i, err == nil, kept, err)
+		}
 	}
 	var left []string
 	for _, s := range List(dir) {
