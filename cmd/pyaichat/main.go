@@ -103,6 +103,9 @@ func run(std stdio, args []string) int {
 	if cfgErr != nil && c.question != "" {
 		return configFailed(std, c, cfgErr)
 	}
+	if c.inKernel() {
+		return runKernel(std, c, cfg)
+	}
 	return runInteractive(std, c, cfg, cfgErr)
 }
 

@@ -30,6 +30,12 @@ func sessionsDir() string {
 // (a one-shot question is not a session). A log that cannot be written
 // is a warning, never a reason not to start.
 func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *sessionlog.Writer {
+	return openLogAs(c, cfg, terminal, warn, strings.Fields(pybridge.Version() + " ?")[0], "")
+}
+
+// openLogAs is openLog for a session whose py> runs the given Python, in
+// the named Jupyter kernel ("" for the embedded Python).
+func openLogAs(c cmdline, cfg agent.Config, terminal bool, warn func(string), python, kernel string) *sessionlog.Writer {
 	dir := sessionsDir()
 	if c.noLog || cfg.NoLog || c.question != "" || !terminal || dir == "" {
 		return nil
@@ -50,7 +56,7 @@ func openLog(c cmdline, cfg agent.Config, terminal bool, warn func(string)) *ses
 		venv = os.Getenv("VIRTUAL_ENV")
 	}
 	w.Write(sessionlog.Record{Ev: "start", ID: sessionlog.IDOf(w.Path), Version: version,
-		Python: strings.Fields(pybridge.Version() + " ?")[0], Venv: venv, Cwd: cwd, Model: cfg.Model})
+		Python: python, Venv: venv, Cwd: cwd, Model: cfg.Model, Kernel: kernel})
 	return w
 }
 

@@ -46,6 +46,24 @@ type Reply struct {
 	ExecutionCount int    `json:"execution_count"`
 	EName          string `json:"ename"`
 	EValue         string `json:"evalue"`
+	// Payload asks the client for actions; IPython's exit and quit ask it
+	// to leave with {"source": "ask_exit"} (keepkernel: leave the kernel
+	// running even when the client owns it).
+	Payload []struct {
+		Source     string `json:"source"`
+		KeepKernel bool   `json:"keepkernel"`
+	} `json:"payload"`
+}
+
+// AsksExit says whether the input asked the client to leave (IPython's
+// exit or quit), and whether to keep the kernel running then.
+func (r Reply) AsksExit() (exit, keepKernel bool) {
+	for _, p := range r.Payload {
+		if p.Source == "ask_exit" {
+			return true, p.KeepKernel
+		}
+	}
+	return false, false
 }
 
 // Execute runs code in the kernel and passes each output to out as it
@@ -122,4 +140,34 @@ func deliver(m message, out func(Output)) (idle bool) {
 		out(Output{Kind: Error, EName: content.EName, EValue: content.EValue, Traceback: content.Traceback})
 	}
 	return false
+}
+
+// Evaluate evaluates expressions in the kernel's namespace without a new
+// execution count, output or history (execute_request's
+// user_expressions, with silent code), and returns each one's text/plain
+// value; one that raised is left out.
+func (c *Client) Evaluate(ctx context.Context, exprs map[string]string) (map[string]string, error) {
+	c.shellMu.Lock()
+	defer c.shellMu.Unlock()
+	var reply struct {
+		Status          string `json:"status"`
+		UserExpressions map[string]struct {
+			Status string            `json:"status"`
+			Data   map[string]string `json:"data"`
+		} `json:"user_expressions"`
+	}
+	err := c.request(ctx, c.shell, c.shellIn, "execute_request", map[string]any{
+		"code": "", "silent": true, "store_history": false,
+		"user_expressions": exprs, "allow_stdin": false, "stop_on_error": false,
+	}, &reply)
+	if err != nil {
+		return nil, err
+	}
+	values := make(map[string]string, len(reply.UserExpressions))
+	for name, v := range reply.UserExpressions {
+		if v.Status == "ok" {
+			values[name] = v.Data["text/plain"]
+		}
+	}
+	return values, nil
 }

@@ -120,6 +120,9 @@ func transcript(w io.Writer, recs []Record) {
 			if r.Venv != "" {
 				fmt.Fprintf(w, ", virtualenv %s", r.Venv)
 			}
+			if r.Kernel != "" {
+				fmt.Fprintf(w, "; py> on the Jupyter kernel %s", r.Kernel)
+			}
 			fmt.Fprintln(w)
 		case "py":
 			pyInput(w, r)

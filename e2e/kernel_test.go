@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// kernelHang bounds a wait on an ipykernel: a hang, not a measure (one
+// takes seconds to start on a loaded machine).
+const kernelHang = 90 * time.Second
+
+// startIPyKernel runs Debian's ipykernel with its connection file in
+// runtime (a Jupyter runtime directory), as a notebook server would, and
+// returns the file once the kernel has written it.
+func startIPyKernel(t *testing.T, runtime string) string {
+	t.Helper()
+	file := filepath.Join(runtime, "kernel-e2e.json")
+	cmd := exec.Command("/usr/bin/python3", "-m", "ipykernel_launcher", "-f", file)
+	cmd.Env = append(os.Environ(), "IPYTHONDIR="+filepath.Join(runtime, "ipython"))
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting ipykernel: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(kernelHang); ; time.Sleep(50 * time.Millisecond) {
+		if raw, err := os.ReadFile(file); err == nil && strings.Contains(string(raw), "shell_port") {
+			return file
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ipykernel wrote no connection file %s", file)
+		}
+	}
+}
+
+// kernelPiped runs pyaichat with py> in a kernel and input on a pipe.
+func kernelPiped(t *testing.T, home, input string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(testEnv(home, ""), "JUPYTER_RUNTIME_DIR="+filepath.Join(home, "runtime"),
+		"IPYTHONDIR="+filepath.Join(home, "ipython"))
+	cmd.Stdin = strings.NewReader(input)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("pyaichat %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
+		}
+	case <-time.After(kernelHang):
+		_ = cmd.Process.Kill()
+		t.Fatalf("pyaichat %s hung\nstdout: %s\nstderr: %s", strings.Join(args, " "), out.String(), errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// TestKernelAttachOnATerminal attaches to a running kernel as jupyter
+// console --existing does (the latest in the runtime directory): code
+// runs there, a traceback is the kernel's, a block is gathered line by
+// line, Ctrl-C interrupts a sleep, and exit leaves the kernel running
+// with its namespace, which a second pyaichat finds by the file's name.
+func TestKernelAttachOnATerminal(t *testing.T) {
+	home := t.TempDir()
+	runtime := filepath.Join(home, "runtime")
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := startIPyKernel(t, runtime)
+	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + runtime}, "--existing")
+	p.ExpectStringTimeout("IPython's semantics", kernelHang)
+	p.ExpectString("exit leaves the kernel running")
+	p.ExpectString("py> ")
+	p.SendLine("x = 6 * 7")
+	p.ExpectString("py> ")
+	p.SendLine("x")
+	p.ExpectString("42")
+	p.SendLine("1/0")
+	p.ExpectString("ZeroDivisionError")
+	p.ExpectString("py> ")
+	p.SendLine("for i in range(3):")
+	p.ExpectString("... ")
+	p.SendLine("    print(i * 10)")
+	p.ExpectString("... ")
+	p.SendLine("")
+	p.ExpectString("20")
+	p.ExpectString("py> ")
+	p.SendLine(`import time; print("sleep" + "ing", flush=True); time.sleep(30)`)
+	p.ExpectString("sleeping")
+	p.Send("\x03")
+	p.ExpectString("KeyboardInterrupt")
+	p.ExpectString("py> ")
+	p.SendLine("exit")
+	if status := p.ExpectExit(); status != 0 {
+		t.Fatalf("exit: status %d", status)
+	}
+	out, _ := kernelPiped(t, home, "print(x + 1)\n", "--existing", filepath.Base(file), "--no-log")
+	if out != "43\n" {
+		t.Fatalf("the attached kernel's namespace after exit: stdout %q, want 43", out)
+	}
+}
+
+// TestKernelOwnedIsShutDownOnExit starts a kernel of a kernelspec
+// (--kernel python3) and, on exit, shuts it down: its process ends and
+// its connection file is gone.
+func TestKernelOwnedIsShutDownOnExit(t *testing.T) {
+	home := t.TempDir()
+	out, _ := kernelPiped(t, home, "import os\nprint(os.getpid())\n", "--kernel", "python3", "--no-log")
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("the kernel's pid: %q", out)
+	}
+	for deadline := time.Now().Add(kernelHang); ; time.Sleep(50 * time.Millisecond) {
+		err := syscall.Kill(pid, 0)
+		if errors.Is(err, syscall.ESRCH) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the owned kernel (pid %d) still runs after exit", pid)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(home, "runtime", "kernel-*.json"))
+	if len(left) != 0 {
+		t.Fatalf("connection files left behind: %v", left)
+	}
+}
+
+// TestKernelRefusesWhatDoesNotGo: a kernel that is not there, and options
+// that need the embedded Python, are one line each.
+func TestKernelRefusesWhatDoesNotGo(t *testing.T) {
+	home := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--existing"}, "no running kernel's connection file"},
+		{[]string{"--kernel", "nosuchkernel"}, `no kernelspec "nosuchkernel"`},
+		{[]string{"--kernel", "python3", "-c", "pass"}, "take no -c, -m or FILE"},
+		{[]string{"--existing", "--kernel", "python3"}, "give one of them"},
+	} {
+		cmd := exec.Command(binary, c.args...)
+		cmd.Env = append(testEnv(home, ""), "JUPYTER_RUNTIME_DIR="+filepath.Join(home, "runtime"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+			t.Errorf("pyaichat %s: %v, output %q; want one line with %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+}
+
+// TestKernelDoctorAsksTheKernel: doctor --existing says whether the
+// kernel answers a kernel_info_request, and fails for one that is gone.
+func TestKernelDoctorAsksTheKernel(t *testing.T) {
+	home := t.TempDir()
+	runtime := filepath.Join(home, "runtime")
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := startIPyKernel(t, runtime)
+	cmd := exec.Command(binary, "doctor", "--existing", file)
+	cmd.Env = testEnv(home, "")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "answers kernel_info_request: ipython") {
+		t.Fatalf("doctor --existing %s:\n%s", file, out)
+	}
+	if err := os.WriteFile(filepath.Join(runtime, "kernel-gone.json"), []byte(`{"transport": "tcp", "ip": "127.0.0.1",
+		"shell_port": 1, "iopub_port": 2, "stdin_port": 3, "control_port": 4, "hb_port": 5, "key": "k", "signature_scheme": "hmac-sha256"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(binary, "doctor", "--existing", filepath.Join(runtime, "kernel-gone.json"))
+	cmd.Env = testEnv(home, "")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "FAIL  kernel") {
+		t.Fatalf("doctor on a kernel that is not there: %v\n%s", err, out)
+	}
+}
+
+// TestKernelSessionIsLoggedWithTheKernel: a session on a kernel is in the
+// log as a local one is, its start naming the kernel, and its export
+// says so.
+func TestKernelSessionIsLoggedWithTheKernel(t *testing.T) {
+	home := t.TempDir()
+	runtime := filepath.Join(home, "runtime")
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	startIPyKernel(t, runtime)
+	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + runtime}, "--existing")
+	p.ExpectStringTimeout("py> ", kernelHang)
+	p.SendLine("answer = 6 * 7")
+	p.ExpectString("py> ")
+	p.SendLine("exit")
+	p.ExpectExit()
+	logs, _ := filepath.Glob(filepath.Join(home, ".local", "state", "pyaichat", "sessions", "*"))
+	if len(logs) != 1 {
+		t.Fatalf("session logs: %v, want one", logs)
+	}
+	id := strings.SplitN(filepath.Base(logs[0]), ".", 2)[0]
+	show := exec.Command(binary, "sessions", "show", id)
+	show.Env = testEnv(home, "")
+	out, err := show.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "py> on the Jupyter kernel") || !strings.Contains(string(out), "answer = 6 * 7") {
+		t.Fatalf("sessions show: %v\n%s", err, out)
+	}
+}

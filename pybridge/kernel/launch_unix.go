@@ -1,0 +1,5 @@
+package kernel
+
+import "syscall"
+
+func ownGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
