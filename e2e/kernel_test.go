@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -209,5 +210,75 @@ func TestKernelSessionIsLoggedWithTheKernel(t *testing.T) {
 	out, err := show.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "py> on the Jupyter kernel") || !strings.Contains(string(out), "answer = 6 * 7") {
 		t.Fatalf("sessions show: %v\n%s", err, out)
+	}
+}
+
+// TestKernelAssistantReadsADataFrame: at ai>, the model's tool calls
+// read a pandas DataFrame that lives in the kernel, through the
+// capabilities run in a copy of the kernel process; the automatic
+// context is the kernel's own history.
+func TestKernelAssistantReadsADataFrame(t *testing.T) {
+	fake := newFakeOpenAI(t, "get_repr", `{"expr":"prices"}`)
+	home := t.TempDir()
+	runtime := filepath.Join(home, "runtime")
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	startIPyKernel(t, runtime)
+	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + runtime, "OPENAI_BASE_URL=" + fake.URL,
+		"OPENAI_API_KEY=sk-e2e-secret-key", "PYAICHAT_MODEL=fake-model"}, "--existing")
+	p.ExpectStringTimeout("py> ", kernelHang)
+	p.SendLine(`import pandas as pd; prices = pd.DataFrame({"fruit": ["apple", "pear"], "price": [1.25, 2.5]})`)
+	p.ExpectStringTimeout("py> ", kernelHang)
+	p.Send("\t")
+	p.ExpectString("ai> ")
+	p.SendLine("what is in prices?")
+	p.ExpectStringTimeout("The tool said: ", kernelHang)
+	p.ExpectString("pear")
+	p.ExpectString("ai> ")
+	reqs := fake.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the fake server saw %d requests, want 2", len(reqs))
+	}
+	if first, _ := json.Marshal(reqs[0]); !strings.Contains(string(first), "prices = pd.DataFrame") {
+		t.Errorf("the first request does not carry the kernel's history as context: %s", first)
+	}
+	p.Send("\t")
+	p.ExpectString("py> ")
+	p.SendLine("exit")
+	p.ExpectExit()
+}
+
+// TestKernelCapabilitiesLeaveTheNamespace: an eval_expr that assigns, and
+// one that reads a property with a side effect, run in a copy: the
+// kernel's namespace is as it was, and the property's side effect never
+// happened there; what the copy may not do is refused.
+func TestKernelCapabilitiesLeaveTheNamespace(t *testing.T) {
+	home := t.TempDir()
+	runtime := filepath.Join(home, "runtime")
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := startIPyKernel(t, runtime)
+	setup := "class Meter:\n    reads = 0\n    @property\n    def value(self):\n        Meter.reads += 1\n        return 7\n\nm = Meter()\nn = 1\n"
+	kernelPiped(t, home, setup, "--existing", file, "--no-log")
+	capability := func(args ...string) string {
+		cmd := exec.Command(binary, append(append([]string{"--capability"}, args...), "--existing", file)...)
+		cmd.Env = testEnv(home, "")
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := capability("eval_expr", "(n := n + 41)"); !strings.Contains(out, `"repr":"42"`) {
+		t.Fatalf("eval_expr (n := n + 41): %s", out)
+	}
+	if out := capability("eval_expr", "m.value"); !strings.Contains(out, `"repr":"7"`) {
+		t.Fatalf("eval_expr m.value: %s", out)
+	}
+	if out := capability("eval_expr", "open('written', 'w')"); !strings.Contains(out, `"Refused"`) {
+		t.Fatalf("eval_expr open('written', 'w') was not refused: %s", out)
+	}
+	out, _ := kernelPiped(t, home, "print(n, Meter.reads)\n", "--existing", file, "--no-log")
+	if out != "1 0\n" {
+		t.Fatalf("the kernel after the capabilities: n, Meter.reads = %q, want 1 0", out)
 	}
 }

@@ -107,7 +107,8 @@ func runInteractive(std stdio, c cmdline, cfg agent.Config, cfgErr error) (statu
 	if cfgErr != nil {
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
-		assistant = newAssistant(cfg, in, opts.Term, question != "", std, color, bothEvents(report.events(), logEvents(lg)))
+		recent := func() string { s, _ := in.RecentContext(); return s }
+		assistant = newAssistant(cfg, in, recent, opts.Term, question != "", std, color, bothEvents(report.events(), logEvents(lg)))
 		session.SetAssistant(aiAssistant{assistant, in, lg})
 	}
 	if question != "" {
@@ -139,11 +140,12 @@ func restoreTerm(tm *term.Terminal) {
 	}
 }
 
-// newAssistant is the assistant over the capabilities of in. Each
-// question's events go to three consumers: its view, which draws it on
-// std.out (agent/view, in colour if color), and events (nil: nobody), the
-// session log's and -p's JSON.
-func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Conversation {
+// newAssistant is the assistant over the capabilities of in, told of
+// the session's recent inputs by recent. Each question's events go to
+// three consumers: its view, which draws it on std.out (agent/view, in
+// colour if color), and events (nil: nobody), the session log's and -p's
+// JSON.
+func newAssistant(cfg agent.Config, in capabilities.Session, recent func() string, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Conversation {
 	look := lookOf(std.out, color)
 	// The view draws Ctrl-C's line, as repl.Assistant asks: the ^C where
 	// the REPL's terminal does not echo it, and at ai> the line that says
@@ -159,7 +161,6 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 	}
 	cfg.Events = events
 	cfg.MoreHelp = "\n  /save FILE        write this session as FILE.ipynb, FILE.py or FILE.md"
-	recent := func() string { s, _ := in.RecentContext(); return s }
 	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
 	return agent.NewConversation(cfg, capabilityTools(reg), recent)
 }
@@ -364,7 +365,7 @@ func (i interpreter) RunBlock(source string) (interp.Outcome, error) {
 // back at py> it goes.
 type aiAssistant struct {
 	*agent.Conversation
-	in  *pybridge.Interp
+	in  interface{ DiscardIsolated() }
 	log *sessionlog.Writer
 }
 

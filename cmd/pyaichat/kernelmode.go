@@ -125,7 +125,7 @@ func (s *kernelSession) close(keep bool) {
 }
 
 // runKernel is pyaichat with py> in a Jupyter kernel.
-func runKernel(std stdio, c cmdline, cfg agent.Config) int {
+func runKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error) int {
 	if msg := kernelFlagsWrong(c); msg != "" {
 		std.warn(msg)
 		return exitUsage
@@ -156,6 +156,13 @@ func runKernel(std stdio, c cmdline, cfg agent.Config) int {
 	if !c.quiet && opts.Term != nil {
 		kernelBanner(std.err, ks)
 	}
+	if cfgErr != nil {
+		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
+	} else {
+		caps := &kernelCaps{client: ks.client}
+		assistant := newAssistant(cfg, caps, caps.recentContext, opts.Term, false, std, colorWanted(opts.Term != nil), logEvents(lg))
+		session.SetAssistant(aiAssistant{assistant, caps, lg})
+	}
 	status, _ := session.Run()
 	endLog(lg, status)
 	restoreTerm(opts.Term)
@@ -178,7 +185,7 @@ func kernelBanner(w io.Writer, ks *kernelSession) {
 	} else {
 		fmt.Fprintln(w, "exit leaves the kernel running.")
 	}
-	fmt.Fprintln(w, "ai> is not available on a kernel yet: its read-only capabilities run only in the embedded Python.")
+	fmt.Fprintln(w, "ai> looks at the kernel's namespace read-only, each call in a forked copy of the kernel process.")
 }
 
 func capitalized(s string) string {

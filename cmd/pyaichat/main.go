@@ -104,7 +104,7 @@ func run(std stdio, args []string) int {
 		return configFailed(std, c, cfgErr)
 	}
 	if c.inKernel() {
-		return runKernel(std, c, cfg)
+		return runKernel(std, c, cfg, cfgErr)
 	}
 	return runInteractive(std, c, cfg, cfgErr)
 }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -147,27 +148,56 @@ func deliver(m message, out func(Output)) (idle bool) {
 // user_expressions, with silent code), and returns each one's text/plain
 // value; one that raised is left out.
 func (c *Client) Evaluate(ctx context.Context, exprs map[string]string) (map[string]string, error) {
+	values, _, err := c.evaluate(ctx, "", exprs)
+	return values, err
+}
+
+// EvaluateAfter runs code silently, then evaluates expr as Evaluate does
+// and returns its text/plain value; an exception from either is an
+// error naming it.
+func (c *Client) EvaluateAfter(ctx context.Context, code, expr string) (string, error) {
+	values, failed, err := c.evaluate(ctx, code, map[string]string{"value": expr})
+	switch {
+	case err != nil:
+		return "", err
+	case failed != "":
+		return "", errors.New(failed)
+	}
+	return values["value"], nil
+}
+
+// evaluate is Evaluate after code; failed says why the code or an
+// expression raised, "" when none did.
+func (c *Client) evaluate(ctx context.Context, code string, exprs map[string]string) (values map[string]string, failed string, err error) {
 	c.shellMu.Lock()
 	defer c.shellMu.Unlock()
-	var reply struct {
-		Status          string `json:"status"`
-		UserExpressions map[string]struct {
-			Status string            `json:"status"`
-			Data   map[string]string `json:"data"`
-		} `json:"user_expressions"`
+	type result struct {
+		Status string            `json:"status"`
+		Data   map[string]string `json:"data"`
+		EName  string            `json:"ename"`
+		EValue string            `json:"evalue"`
 	}
-	err := c.request(ctx, c.shell, c.shellIn, "execute_request", map[string]any{
-		"code": "", "silent": true, "store_history": false,
+	var reply struct {
+		result
+		UserExpressions map[string]result `json:"user_expressions"`
+	}
+	err = c.request(ctx, c.shell, c.shellIn, "execute_request", map[string]any{
+		"code": code, "silent": true, "store_history": false,
 		"user_expressions": exprs, "allow_stdin": false, "stop_on_error": false,
 	}, &reply)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	values := make(map[string]string, len(reply.UserExpressions))
+	if reply.Status == "error" {
+		return nil, reply.EName + ": " + reply.EValue, nil
+	}
+	values = make(map[string]string, len(reply.UserExpressions))
 	for name, v := range reply.UserExpressions {
 		if v.Status == "ok" {
 			values[name] = v.Data["text/plain"]
+		} else if failed == "" {
+			failed = v.EName + ": " + v.EValue
 		}
 	}
-	return values, nil
+	return values, failed, nil
 }
