@@ -204,6 +204,9 @@ def _child(w, module, fn, arg, isolated, cpu_seconds):
         view = memoryview(data)
         while view:
             view = view[os.write(w, view):]
+        # Closed before exit: the exit tears the copy's memory down before
+        # it closes descriptors, and the kernel reads until end of file.
+        os.close(w)
     finally:
         os._exit(status)
 
@@ -228,6 +231,22 @@ def call(module, fn, arg, deadline_ms, isolated):
     return _encode(_collect(r, pid, deadline_ms))
 
 
+_unreaped = []
+
+
+def _reap():
+    """Collects the copies that have ended, without waiting: tearing down
+    the copy of a large kernel takes as long as making it, and no call
+    needs to wait for that (the next call collects it)."""
+    for pid in list(_unreaped):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _unreaped.remove(pid)
+
+
 def _collect(r, pid, deadline_ms):
     """Reads the copy's result until it closes its end or the deadline."""
     chunks, size = [], 0
@@ -248,7 +267,8 @@ def _collect(r, pid, deadline_ms):
                 return {"error": {"type": "IsolationError", "message": "the result was over 64 MiB"}}
     finally:
         os.close(r)
-        os.waitpid(pid, 0)
+        _unreaped.append(pid)
+        _reap()
     if not chunks:
         return {"error": {"type": "Crashed", "message": "the isolated copy died without a result; the session is unchanged"}}
     return json.loads(b"".join(chunks))
