@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,5 +281,60 @@ func TestKernelCapabilitiesLeaveTheNamespace(t *testing.T) {
 	out, _ := kernelPiped(t, home, "print(n, Meter.reads)\n", "--existing", file, "--no-log")
 	if out != "1 0\n" {
 		t.Fatalf("the kernel after the capabilities: n, Meter.reads = %q, want 1 0", out)
+	}
+}
+
+// TestKernelInAnotherNetworkNamespace stands for a kernel on another
+// machine: it runs in a network namespace of its own, bound to that
+// namespace's address on a veth pair, and pyaichat knows of it only by
+// its connection file. py> and a capability both reach it.
+func TestKernelInAnotherNetworkNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test makes a network namespace and a veth pair: run it as root")
+	}
+	id := os.Getpid() % 250
+	ns, host := fmt.Sprintf("pyaichat-e2e-%d", os.Getpid()), fmt.Sprintf("vpe%d", os.Getpid())
+	hostIP, guestIP := fmt.Sprintf("10.236.%d.1", id), fmt.Sprintf("10.236.%d.2", id)
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	ip("netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	ip("link", "add", host, "type", "veth", "peer", "name", "vguest", "netns", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", host).Run() })
+	ip("addr", "add", hostIP+"/24", "dev", host)
+	ip("link", "set", host, "up")
+	ip("-n", ns, "addr", "add", guestIP+"/24", "dev", "vguest")
+	ip("-n", ns, "link", "set", "vguest", "up")
+	ip("-n", ns, "link", "set", "lo", "up")
+
+	home := t.TempDir()
+	file := filepath.Join(home, "kernel-remote.json")
+	kernel := exec.Command("ip", "netns", "exec", ns, "/usr/bin/python3", "-m", "ipykernel_launcher", "--ip="+guestIP, "-f", file)
+	kernel.Env = append(os.Environ(), "IPYTHONDIR="+filepath.Join(home, "ipython"))
+	if err := kernel.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kernel.Process.Kill(); _ = kernel.Wait() })
+	for deadline := time.Now().Add(kernelHang); ; time.Sleep(50 * time.Millisecond) {
+		if raw, err := os.ReadFile(file); err == nil && strings.Contains(string(raw), guestIP) && strings.Contains(string(raw), "shell_port") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the kernel in %s wrote no connection file", ns)
+		}
+	}
+	out, _ := kernelPiped(t, home, "print(sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]))\nanswer = 42\n", "--existing", file, "--no-log")
+	if out != "['lo', 'vguest']\n" {
+		t.Fatalf("the kernel's network interfaces: %q, want the namespace's ['lo', 'vguest']", out)
+	}
+	cmd := exec.Command(binary, "--capability", "eval_expr", "answer + 1", "--existing", file)
+	cmd.Env = testEnv(home, "")
+	res, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(res), `"repr":"43"`) {
+		t.Fatalf("a capability on the kernel in %s: %v: %s", ns, err, res)
 	}
 }
