@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -21,12 +20,8 @@ import (
 //
 //	go test ./e2e -run '^$' -bench KernelLineVersusConsole -benchtime 3x
 func BenchmarkKernelLineVersusConsole(b *testing.B) {
-	home := b.TempDir()
-	runtime := filepath.Join(home, "runtime")
-	if err := os.MkdirAll(runtime, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	file := startIPyKernelB(b, runtime)
+	home, runtime := kernelHome(b)
+	file := startIPyKernel(b, runtime)
 	progs := []struct {
 		name   string
 		argv   []string
@@ -52,26 +47,6 @@ func BenchmarkKernelLineVersusConsole(b *testing.B) {
 	b.ReportMetric(co, "console-line-ms")
 	b.ReportMetric(pa/co, "line-ratio")
 	b.Logf("load average %s", loadavg())
-}
-
-// startIPyKernelB is startIPyKernel for a benchmark.
-func startIPyKernelB(b *testing.B, runtime string) string {
-	file := filepath.Join(runtime, "kernel-bench.json")
-	cmd := exec.Command("/usr/bin/python3", "-m", "ipykernel_launcher", "-f", file)
-	cmd.Env = append(os.Environ(), "IPYTHONDIR="+filepath.Join(runtime, "ipython"))
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("starting ipykernel: %v", err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for deadline := time.Now().Add(kernelHang); ; time.Sleep(50 * time.Millisecond) {
-		if raw, err := os.ReadFile(file); err == nil && len(raw) > 0 {
-			time.Sleep(200 * time.Millisecond) // the file is written whole by then
-			return file
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("ipykernel wrote no connection file %s", file)
-		}
-	}
 }
 
 // kernelLineRTT starts argv on a PTY, types `1+1` lines times after its

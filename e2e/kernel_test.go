@@ -21,7 +21,7 @@ const kernelHang = 90 * time.Second
 // startIPyKernel runs Debian's ipykernel with its connection file in
 // runtime (a Jupyter runtime directory), as a notebook server would, and
 // returns the file once the kernel has written it.
-func startIPyKernel(t *testing.T, runtime string) string {
+func startIPyKernel(t testing.TB, runtime string) string {
 	t.Helper()
 	file := filepath.Join(runtime, "kernel-e2e.json")
 	cmd := exec.Command("/usr/bin/python3", "-m", "ipykernel_launcher", "-f", file)
@@ -38,6 +38,18 @@ func startIPyKernel(t *testing.T, runtime string) string {
 			t.Fatalf("ipykernel wrote no connection file %s", file)
 		}
 	}
+}
+
+// kernelHome is a test's home directory, with a Jupyter runtime
+// directory in it.
+func kernelHome(t testing.TB) (home, runtime string) {
+	t.Helper()
+	home = t.TempDir()
+	runtime = filepath.Join(home, "runtime")
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return home, runtime
 }
 
 // kernelPiped runs pyaichat with py> in a kernel and input on a pipe.
@@ -72,11 +84,7 @@ func kernelPiped(t *testing.T, home, input string, args ...string) (stdout, stde
 // line, Ctrl-C interrupts a sleep, and exit leaves the kernel running
 // with its namespace, which a second pyaichat finds by the file's name.
 func TestKernelAttachOnATerminal(t *testing.T) {
-	home := t.TempDir()
-	runtime := filepath.Join(home, "runtime")
-	if err := os.MkdirAll(runtime, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	home, runtime := kernelHome(t)
 	file := startIPyKernel(t, runtime)
 	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + runtime}, "--existing")
 	p.ExpectStringTimeout("IPython's semantics", kernelHang)
@@ -161,11 +169,7 @@ func TestKernelRefusesWhatDoesNotGo(t *testing.T) {
 // TestKernelDoctorAsksTheKernel: doctor --existing says whether the
 // kernel answers a kernel_info_request, and fails for one that is gone.
 func TestKernelDoctorAsksTheKernel(t *testing.T) {
-	home := t.TempDir()
-	runtime := filepath.Join(home, "runtime")
-	if err := os.MkdirAll(runtime, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	home, runtime := kernelHome(t)
 	file := startIPyKernel(t, runtime)
 	cmd := exec.Command(binary, "doctor", "--existing", file)
 	cmd.Env = testEnv(home, "")
@@ -189,11 +193,7 @@ func TestKernelDoctorAsksTheKernel(t *testing.T) {
 // log as a local one is, its start naming the kernel, and its export
 // says so.
 func TestKernelSessionIsLoggedWithTheKernel(t *testing.T) {
-	home := t.TempDir()
-	runtime := filepath.Join(home, "runtime")
-	if err := os.MkdirAll(runtime, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	home, runtime := kernelHome(t)
 	startIPyKernel(t, runtime)
 	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + runtime}, "--existing")
 	p.ExpectStringTimeout("py> ", kernelHang)
@@ -220,11 +220,7 @@ func TestKernelSessionIsLoggedWithTheKernel(t *testing.T) {
 // context is the kernel's own history.
 func TestKernelAssistantReadsADataFrame(t *testing.T) {
 	fake := newFakeOpenAI(t, "get_repr", `{"expr":"prices"}`)
-	home := t.TempDir()
-	runtime := filepath.Join(home, "runtime")
-	if err := os.MkdirAll(runtime, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	home, runtime := kernelHome(t)
 	startIPyKernel(t, runtime)
 	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + runtime, "OPENAI_BASE_URL=" + fake.URL,
 		"OPENAI_API_KEY=sk-e2e-secret-key", "PYAICHAT_MODEL=fake-model"}, "--existing")
@@ -255,11 +251,7 @@ func TestKernelAssistantReadsADataFrame(t *testing.T) {
 // kernel's namespace is as it was, and the property's side effect never
 // happened there; what the copy may not do is refused.
 func TestKernelCapabilitiesLeaveTheNamespace(t *testing.T) {
-	home := t.TempDir()
-	runtime := filepath.Join(home, "runtime")
-	if err := os.MkdirAll(runtime, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	home, runtime := kernelHome(t)
 	file := startIPyKernel(t, runtime)
 	setup := "class Meter:\n    reads = 0\n    @property\n    def value(self):\n        Meter.reads += 1\n        return 7\n\nm = Meter()\nn = 1\n"
 	kernelPiped(t, home, setup, "--existing", file, "--no-log")
