@@ -330,3 +330,22 @@ func TestKernelInAnotherNetworkNamespace(t *testing.T) {
 		t.Fatalf("a capability on the kernel in %s: %v: %s", ns, err, res)
 	}
 }
+
+// TestKernelOneShotQuestion: pyaichat --existing FILE -p QUESTION answers
+// on stdout, its tool call made on the kernel.
+func TestKernelOneShotQuestion(t *testing.T) {
+	fake := newFakeOpenAI(t, "eval_expr", `{"expr":"len(words)"}`)
+	home, runtime := kernelHome(t)
+	file := startIPyKernel(t, runtime)
+	kernelPiped(t, home, "words = 'a b c'.split()\n", "--existing", file, "--no-log")
+	cmd := exec.Command(binary, "--existing", file, "-p", "how many words?")
+	cmd.Env = append(testEnv(home, ""), "OPENAI_BASE_URL="+fake.URL, "OPENAI_API_KEY=sk-e2e", "PYAICHAT_MODEL=fake-model")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyaichat --existing -p: %v\nstderr: %s", err, stderr.String())
+	}
+	if want := `The tool said: {"repr":"3",`; !strings.HasPrefix(stdout.String(), want) {
+		t.Fatalf("the answer: %q", stdout.String())
+	}
+}

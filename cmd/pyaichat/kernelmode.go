@@ -12,6 +12,7 @@ import (
 	"github.com/pyaichat/pyaichat/pybridge/kernel"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
+	"github.com/pyaichat/pyaichat/repl/term"
 )
 
 // kernelStart bounds how long a kernel may take to start and answer:
@@ -27,8 +28,6 @@ func kernelFlagsWrong(c cmdline) string {
 	switch {
 	case c.attach && c.kernelName != "":
 		return "--existing attaches to a running kernel and --kernel starts one: give one of them"
-	case c.question != "":
-		return "-p does not go with --existing or --kernel yet; ask at ai>"
 	case c.script != "" || c.module != "" || len(c.commands) > 0:
 		return "--existing and --kernel take no -c, -m or FILE: run setup code in the kernel"
 	case c.resume != "":
@@ -153,6 +152,12 @@ func runKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error) int {
 		std.warn(err.Error())
 		return 1
 	}
+	if c.question != "" {
+		status := askKernel(std, c, cfg, cfgErr, session, ks.client, opts.Term)
+		restoreTerm(opts.Term)
+		ks.close(false)
+		return status
+	}
 	if !c.quiet && opts.Term != nil {
 		kernelBanner(std.err, ks)
 	}
@@ -172,6 +177,22 @@ func runKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error) int {
 		std.warn("the kernel keeps running: pyaichat --existing " + ks.file)
 	}
 	return status
+}
+
+// askKernel is -p on a kernel: one question, answered as locally, whose
+// tool calls look at the kernel.
+func askKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error, session *repl.Loop, client *kernel.Client, tm *term.Terminal) int {
+	if cfgErr != nil {
+		return configFailed(std, c, cfgErr)
+	}
+	question := c.question
+	if !term.IsTerminal(std.in) {
+		question = withStdin(question, std)
+	}
+	report := jsonReportFor(c, cfg.Model, question, std.out)
+	caps := &kernelCaps{client: client}
+	assistant := newAssistant(cfg, caps, caps.recentContext, tm, true, std, colorWanted(tm != nil), report.events())
+	return askOnce(session, assistant, question, std, report)
 }
 
 // kernelBanner says where py> runs and what that means.
