@@ -246,14 +246,15 @@ func TestKernelAssistantReadsADataFrame(t *testing.T) {
 	p.ExpectExit()
 }
 
-// TestKernelCapabilitiesLeaveTheNamespace: an eval_expr that assigns, and
-// one that reads a property with a side effect, run in a copy: the
-// kernel's namespace is as it was, and the property's side effect never
-// happened there; what the copy may not do is refused.
+// TestKernelCapabilitiesLeaveTheNamespace: an eval_expr that assigns,
+// one that reads a property with a side effect, and one that writes to
+// shared memory run in a copy: the kernel's namespace and memory are as
+// they were, and the property's side effect never happened there; what
+// the copy may not do is refused.
 func TestKernelCapabilitiesLeaveTheNamespace(t *testing.T) {
 	home, runtime := kernelHome(t)
 	file := startIPyKernel(t, runtime)
-	setup := "class Meter:\n    reads = 0\n    @property\n    def value(self):\n        Meter.reads += 1\n        return 7\n\nm = Meter()\nn = 1\n"
+	setup := "class Meter:\n    reads = 0\n    @property\n    def value(self):\n        Meter.reads += 1\n        return 7\n\nm = Meter()\nn = 1\nimport mmap\nshared = mmap.mmap(-1, 16)\n"
 	kernelPiped(t, home, setup, "--existing", file, "--no-log")
 	capability := func(args ...string) string {
 		cmd := exec.Command(binary, append(append([]string{"--capability"}, args...), "--existing", file)...)
@@ -270,9 +271,13 @@ func TestKernelCapabilitiesLeaveTheNamespace(t *testing.T) {
 	if out := capability("eval_expr", "open('written', 'w')"); !strings.Contains(out, `"Refused"`) {
 		t.Fatalf("eval_expr open('written', 'w') was not refused: %s", out)
 	}
-	out, _ := kernelPiped(t, home, "print(n, Meter.reads)\n", "--existing", file, "--no-log")
-	if out != "1 0\n" {
-		t.Fatalf("the kernel after the capabilities: n, Meter.reads = %q, want 1 0", out)
+	// Shared memory is read-only in the copy: the write kills it.
+	if out := capability("eval_expr", "shared.__setitem__(0, 7)"); !strings.Contains(out, `"Crashed"`) {
+		t.Fatalf("eval_expr writing to a shared mapping: %s", out)
+	}
+	out, _ := kernelPiped(t, home, "print(n, Meter.reads, shared[0])\n", "--existing", file, "--no-log")
+	if out != "1 0 0\n" {
+		t.Fatalf("the kernel after the capabilities: n, Meter.reads, shared[0] = %q, want 1 0 0", out)
 	}
 }
 

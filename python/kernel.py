@@ -42,6 +42,7 @@ _REFUSED = (
     "resource.", "_thread.start_new_thread", "signal.", "builtins.input",
     "pdb.", "sys.setopencodehook", "cpython.run_", "code.__new__", "marshal.load",
 )
+_Isolation = type("IsolationError", (Exception,), {"__module__": "pyaichat"})
 _armed = [False, False]  # [guard on, reading files allowed]
 _SIMPLE = (str, bytes, int)
 _str_eq = str.__eq__
@@ -175,6 +176,29 @@ def load(name, source):
 _MAX_RESULT = 64 << 20
 
 
+def _protect_shared():
+    """Makes the copy's shared writable mappings read-only, as pybridge
+    does: through one (an anonymous mmap, multiprocessing's shared
+    memory, a numpy memmap opened r+) the copy would write into the
+    kernel's own memory. A write there then kills the copy."""
+    spans = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            if len(fields) >= 2 and fields[1][1] == "w" and fields[1][3] == "s":
+                lo, hi = fields[0].split("-")
+                spans.append((int(lo, 16), int(hi, 16)))
+    if not spans:
+        return
+    import ctypes  # only in the copy, and before the guard is up
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    for lo, hi in spans:
+        if libc.mprotect(lo, hi - lo, 1) != 0:  # PROT_READ
+            raise OSError(ctypes.get_errno(), "making a shared mapping read-only failed")
+
+
 def _child(w, module, fn, arg, isolated, cpu_seconds):
     """Runs in the copy: guards up, the call, its result to w, exit."""
     status = 0
@@ -186,6 +210,11 @@ def _child(w, module, fn, arg, isolated, cpu_seconds):
         os.closerange(w + 1, 1 << 16)
         sys.stdout = sys.stderr = io.StringIO()
         sys.stdin = io.StringIO()
+        try:
+            _protect_shared()
+        except OSError as e:
+            raise _Isolation("the kernel's shared memory cannot be made read-only in the copy (%s): "
+                             "the call is refused rather than run where it could write there" % e) from None
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
