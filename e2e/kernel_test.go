@@ -271,6 +271,9 @@ func TestKernelCapabilitiesLeaveTheNamespace(t *testing.T) {
 	if out := capability("eval_expr", "open('written', 'w')"); !strings.Contains(out, `"Refused"`) {
 		t.Fatalf("eval_expr open('written', 'w') was not refused: %s", out)
 	}
+	if out := capability("eval_expr", "len(bytearray(2**31))"); !strings.Contains(out, `"MemoryError"`) {
+		t.Fatalf("eval_expr allocating 2 GiB, over the copy's budget: %s", out)
+	}
 	// Shared memory is read-only in the copy: the write kills it.
 	if out := capability("eval_expr", "shared.__setitem__(0, 7)"); !strings.Contains(out, `"Crashed"`) {
 		t.Fatalf("eval_expr writing to a shared mapping: %s", out)

@@ -176,6 +176,17 @@ def load(name, source):
 _MAX_RESULT = 64 << 20
 
 
+# What a copy may allocate beyond the kernel's own address space, as
+# pybridge allows its copies: a runaway expression fails with MemoryError
+# instead of pressing the machine.
+_AS_BUDGET = 1 << 30
+
+
+def _address_space():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * resource.getpagesize()
+
+
 def _protect_shared():
     """Makes the copy's shared writable mappings read-only, as pybridge
     does: through one (an anonymous mmap, multiprocessing's shared
@@ -216,6 +227,7 @@ def _child(w, module, fn, arg, isolated, cpu_seconds):
             raise _Isolation("the kernel's shared memory cannot be made read-only in the copy (%s): "
                              "the call is refused rather than run where it could write there" % e) from None
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+        resource.setrlimit(resource.RLIMIT_AS, (_address_space() + _AS_BUDGET,) * 2)
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
         sys.addaudithook(_guard)  # in the copy only: the kernel never pays for it
