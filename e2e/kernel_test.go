@@ -23,7 +23,15 @@ const kernelHang = 90 * time.Second
 // returns the file once the kernel has written it.
 func startIPyKernel(t testing.TB, runtime string) string {
 	t.Helper()
-	file := filepath.Join(runtime, "kernel-e2e.json")
+	_, file := startIPyKernelProcess(t, runtime, "kernel-e2e.json")
+	return file
+}
+
+// startIPyKernelProcess is startIPyKernel with the kernel's process, and
+// its file's name.
+func startIPyKernelProcess(t testing.TB, runtime, name string) (*exec.Cmd, string) {
+	t.Helper()
+	file := filepath.Join(runtime, name)
 	cmd := exec.Command("/usr/bin/python3", "-m", "ipykernel_launcher", "-f", file)
 	cmd.Env = append(os.Environ(), "IPYTHONDIR="+filepath.Join(runtime, "ipython"))
 	if err := cmd.Start(); err != nil {
@@ -32,7 +40,7 @@ func startIPyKernel(t testing.TB, runtime string) string {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	for deadline := time.Now().Add(kernelHang); ; time.Sleep(50 * time.Millisecond) {
 		if raw, err := os.ReadFile(file); err == nil && strings.Contains(string(raw), "shell_port") {
-			return file
+			return cmd, file
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("ipykernel wrote no connection file %s", file)
@@ -356,4 +364,21 @@ func TestKernelOneShotQuestion(t *testing.T) {
 	if want := `The tool said: {"repr":"3",`; !strings.HasPrefix(stdout.String(), want) {
 		t.Fatalf("the answer: %q", stdout.String())
 	}
+}
+
+// TestKernelThatDiesLeavesThePrompt: a kernel killed while an input runs
+// stops answering its heartbeat; pyaichat says so and the prompt comes
+// back, from which exit leaves.
+func TestKernelThatDiesLeavesThePrompt(t *testing.T) {
+	home, runtime := kernelHome(t)
+	kernel, _ := startIPyKernelProcess(t, runtime, "kernel-doomed.json")
+	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + runtime}, "--existing")
+	p.ExpectStringTimeout("py> ", kernelHang)
+	p.SendLine(`import time; print("sleep" + "ing", flush=True); time.sleep(300)`)
+	p.ExpectString("sleeping")
+	_ = kernel.Process.Kill()
+	p.ExpectStringTimeout("the kernel stopped answering its heartbeat", kernelHang)
+	p.ExpectString("py> ")
+	p.SendLine("exit")
+	p.ExpectExit()
 }

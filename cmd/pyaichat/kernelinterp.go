@@ -100,11 +100,17 @@ func (k *kernelInterp) run(source string) (interp.Outcome, error) {
 	k.output = nil
 	k.mu.Unlock()
 	var partial string
-	reply, err := k.client.Execute(context.Background(), source, kernel.ExecuteOptions{StoreHistory: true}, func(o kernel.Output) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go k.watchHeartbeat(ctx, cancel)
+	reply, err := k.client.Execute(ctx, source, kernel.ExecuteOptions{StoreHistory: true}, func(o kernel.Output) {
 		partial = k.show(o, partial)
 	})
 	if err != nil {
-		return interp.Outcome{}, err
+		if cause := context.Cause(ctx); cause != nil && cause != context.Canceled {
+			err = cause
+		}
+		return interp.Outcome{Partial: partial}, err
 	}
 	out := interp.Outcome{Partial: partial}
 	if reply.Status == "error" {
@@ -115,6 +121,41 @@ func (k *kernelInterp) run(source string) (interp.Outcome, error) {
 		k.keepKernel.Store(keep)
 	}
 	return out, nil
+}
+
+// Heartbeat checks while an input runs: the first after heartbeatEvery,
+// then as often; missing heartbeatMisses in a row (each given up after
+// heartbeatPatience, a bound on a hang) gives the input up, so that a
+// kernel that died or whose host went away does not hold the prompt.
+const (
+	heartbeatEvery    = 2 * time.Second
+	heartbeatPatience = 5 * time.Second
+	heartbeatMisses   = 2
+)
+
+// watchHeartbeat pings the kernel until ctx ends, and ends ctx when the
+// kernel stops answering.
+func (k *kernelInterp) watchHeartbeat(ctx context.Context, cancel context.CancelCauseFunc) {
+	ticker := time.NewTicker(heartbeatEvery)
+	defer ticker.Stop()
+	for misses := 0; ; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		ping, stop := context.WithTimeout(ctx, heartbeatPatience)
+		err := k.client.Heartbeat(ping)
+		stop()
+		if err == nil || ctx.Err() != nil {
+			misses = 0
+			continue
+		}
+		if misses++; misses >= heartbeatMisses {
+			cancel(fmt.Errorf("the kernel stopped answering its heartbeat (it may have died, or its host is unreachable): %w", err))
+			return
+		}
+	}
 }
 
 // show writes one output and returns what the output so far left on the

@@ -230,3 +230,39 @@ func (c *Client) IsComplete(ctx context.Context, code string) (Completeness, err
 	err := c.request(ctx, c.shell, c.shellIn, "is_complete_request", map[string]string{"code": code}, &verdict)
 	return verdict, err
 }
+
+// Heartbeat pings the kernel's heartbeat channel, which the kernel echoes
+// from a thread of its own even while it runs code: an error means the
+// kernel did not answer before ctx ended (it died, or its host went away).
+func (c *Client) Heartbeat(ctx context.Context) error {
+	if c.info.HBPort <= 0 {
+		return nil // a connection file without one: nothing to ask
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req := zmq4.NewReq(ctx, zmq4.WithDialerMaxRetries(1))
+	defer req.Close()
+	done := make(chan error, 1)
+	go func() {
+		if err := req.Dial(c.info.endpoint(c.info.HBPort)); err != nil {
+			done <- err
+			return
+		}
+		ping := []byte(newID())
+		if err := req.Send(zmq4.NewMsg(ping)); err != nil {
+			done <- err
+			return
+		}
+		_, err := req.Recv()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("kernel heartbeat: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kernel heartbeat: %w", ctx.Err())
+	}
+}
