@@ -95,7 +95,9 @@ func TestKernelAttachOnATerminal(t *testing.T) {
 	home, runtime := kernelHome(t)
 	file := startIPyKernel(t, runtime)
 	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + runtime}, "--existing")
-	p.ExpectStringTimeout("IPython's semantics", kernelHang)
+	hostname, _ := os.Hostname()
+	p.ExpectStringTimeout(" on "+hostname+" (127.0.0.1)", kernelHang)
+	p.ExpectString("IPython's semantics")
 	p.ExpectString("exit leaves the kernel running")
 	p.ExpectString("py> ")
 	p.SendLine("x = 6 * 7")
@@ -149,6 +151,24 @@ func TestKernelOwnedIsShutDownOnExit(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(home, "runtime", "kernel-*.json"))
 	if len(left) != 0 {
 		t.Fatalf("connection files left behind: %v", left)
+	}
+}
+
+// TestKernelOwnedKeptOnRequest: exit(keep_kernel=True), IPython's own,
+// leaves an owned kernel running, and pyaichat says how to attach again.
+func TestKernelOwnedKeptOnRequest(t *testing.T) {
+	home := t.TempDir()
+	out, errOut := kernelPiped(t, home, "import os\nprint(os.getpid())\nexit(keep_kernel=True)\n", "--kernel", "python3", "--no-log")
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("the kernel's pid: %q", out)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the kernel kept on request is gone: %v", err)
+	}
+	if !strings.Contains(errOut, "the kernel keeps running: pyaichat --existing ") {
+		t.Fatalf("stderr does not say how to attach again: %q", errOut)
 	}
 }
 
@@ -219,6 +239,19 @@ func TestKernelSessionIsLoggedWithTheKernel(t *testing.T) {
 	out, err := show.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "py> on the Jupyter kernel") || !strings.Contains(string(out), "answer = 6 * 7") {
 		t.Fatalf("sessions show: %v\n%s", err, out)
+	}
+	export := exec.Command(binary, "sessions", "export", id, filepath.Join(home, "out.ipynb"))
+	export.Env = testEnv(home, "")
+	if out, err := export.CombinedOutput(); err != nil {
+		t.Fatalf("sessions export: %v\n%s", err, out)
+	}
+	var nb struct {
+		Metadata struct {
+			Pyaichat struct{ Kernel string } `json:"pyaichat"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(home, "out.ipynb"))), &nb); err != nil || !strings.Contains(nb.Metadata.Pyaichat.Kernel, "kernel-e2e.json") {
+		t.Fatalf("the exported notebook's metadata names no kernel: %v %+v", err, nb.Metadata)
 	}
 }
 
