@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -135,40 +136,54 @@ func TestKernelAttachOnATerminal(t *testing.T) {
 func TestKernelOwnedIsShutDownOnExit(t *testing.T) {
 	home := t.TempDir()
 	out, _ := kernelPiped(t, home, "import os\nprint(os.getpid())\n", "--kernel", "python3", "--no-log")
-	pid, err := strconv.Atoi(strings.TrimSpace(out))
-	if err != nil {
-		t.Fatalf("the kernel's pid: %q", out)
-	}
-	for deadline := time.Now().Add(kernelHang); ; time.Sleep(50 * time.Millisecond) {
-		err := syscall.Kill(pid, 0)
-		if errors.Is(err, syscall.ESRCH) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the owned kernel (pid %d) still runs after exit", pid)
-		}
-	}
+	awaitGone(t, kernelPid(t, out))
 	left, _ := filepath.Glob(filepath.Join(home, "runtime", "kernel-*.json"))
 	if len(left) != 0 {
 		t.Fatalf("connection files left behind: %v", left)
 	}
 }
 
-// TestKernelOwnedKeptOnRequest: exit(keep_kernel=True), IPython's own,
-// leaves an owned kernel running, and pyaichat says how to attach again.
-func TestKernelOwnedKeptOnRequest(t *testing.T) {
+// TestKernelOwnedEndsWithPyaichat: an owned kernel ends with pyaichat,
+// as with jupyter console, even when exit(keep_kernel=True) asks
+// otherwise, and even when pyaichat is killed (the kernel watches its
+// parent, JPY_PARENT_PID).
+func TestKernelOwnedEndsWithPyaichat(t *testing.T) {
 	home := t.TempDir()
 	out, errOut := kernelPiped(t, home, "import os\nprint(os.getpid())\nexit(keep_kernel=True)\n", "--kernel", "python3", "--no-log")
-	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	awaitGone(t, kernelPid(t, out))
+	if !strings.Contains(errOut, "pyaichat started this kernel, which ends with it") {
+		t.Fatalf("stderr does not say why the kernel was not kept: %q", errOut)
+	}
+
+	p := startREPLNoWait(t, home, []string{"JUPYTER_RUNTIME_DIR=" + filepath.Join(home, "runtime")}, "--kernel", "python3")
+	p.ExpectStringTimeout("py> ", kernelHang)
+	p.SendLine("import os; print('pid', os.getpid())")
+	m := p.ExpectRegexp(regexp.MustCompile(`pid (\d+)`))
+	pid := kernelPid(t, m[1])
+	_ = syscall.Kill(p.Pid(), syscall.SIGKILL)
+	awaitGone(t, pid)
+}
+
+func kernelPid(t *testing.T, text string) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(text))
 	if err != nil {
-		t.Fatalf("the kernel's pid: %q", out)
+		t.Fatalf("the kernel's pid: %q", text)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if err := syscall.Kill(pid, 0); err != nil {
-		t.Fatalf("the kernel kept on request is gone: %v", err)
-	}
-	if !strings.Contains(errOut, "the kernel keeps running: pyaichat --existing ") {
-		t.Fatalf("stderr does not say how to attach again: %q", errOut)
+	return pid
+}
+
+// awaitGone waits for a process to end (kernelHang bounds a hang).
+func awaitGone(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(kernelHang); ; time.Sleep(50 * time.Millisecond) {
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			return
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the owned kernel (pid %d) still runs", pid)
+		}
 	}
 }
 

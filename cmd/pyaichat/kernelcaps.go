@@ -181,6 +181,6 @@ func runKernelCapability(std stdio, call capabilityCall) int {
 		std.warn(err.Error())
 		return 1
 	}
-	defer ks.close(false)
+	defer ks.close()
 	return printCapability(std, call, &kernelCaps{client: ks.client})
 }

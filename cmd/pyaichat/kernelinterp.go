@@ -29,8 +29,9 @@ type kernelInterp struct {
 
 	pending []string // the lines of an unfinished input
 	busy    atomic.Bool
-	// keepKernel is set when the input that asked to leave said to leave
-	// the kernel running (IPython's exit(keep_kernel=True)).
+	// keepKernel is set when the input that asked to leave asked to leave
+	// the kernel running (IPython's exit(keep_kernel=True)), which an
+	// owned kernel cannot be.
 	keepKernel atomic.Bool
 
 	mu     sync.Mutex

@@ -76,7 +76,7 @@ func connectKernel(c cmdline) (*kernelSession, error) {
 		s.info, err = s.client.KernelInfo(ctx)
 	}
 	if err != nil {
-		s.close(false)
+		s.close()
 		return nil, err
 	}
 	if s.name == "" {
@@ -108,17 +108,17 @@ func (s *kernelSession) label() string {
 }
 
 // close leaves the kernel: an owned one is shut down (and killed if it
-// does not end) unless keep, an attached one is left running.
-func (s *kernelSession) close(keep bool) {
+// does not end), an attached one is left running.
+func (s *kernelSession) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if s.client != nil && s.owned != nil && !keep {
+	if s.client != nil && s.owned != nil {
 		_ = s.client.Shutdown(ctx)
 	}
 	if s.client != nil {
 		s.client.Close()
 	}
-	if s.owned != nil && !keep {
+	if s.owned != nil {
 		s.owned.Wait(ctx)
 	}
 }
@@ -147,7 +147,7 @@ func runKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error) int {
 	opts.PyCommand = saveAt(lg)
 	session, err := repl.New(opts)
 	if err != nil {
-		ks.close(false)
+		ks.close()
 		restoreTerm(opts.Term)
 		std.warn(err.Error())
 		return 1
@@ -155,7 +155,7 @@ func runKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error) int {
 	if c.question != "" {
 		status := askKernel(std, c, cfg, cfgErr, session, ks.client, opts.Term)
 		restoreTerm(opts.Term)
-		ks.close(false)
+		ks.close()
 		return status
 	}
 	if !c.quiet && opts.Term != nil {
@@ -171,11 +171,12 @@ func runKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error) int {
 	status, _ := session.Run()
 	endLog(lg, status)
 	restoreTerm(opts.Term)
-	keep := ki.keepKernel.Load()
-	ks.close(keep)
-	if ks.owned != nil && keep {
-		std.warn("the kernel keeps running: pyaichat --existing " + ks.file)
+	if ks.owned != nil && ki.keepKernel.Load() {
+		// As jupyter console: the kernel watches pyaichat and would end
+		// with it anyway.
+		std.warn("pyaichat started this kernel, which ends with it: attach to a kernel started elsewhere to keep one")
 	}
+	ks.close()
 	return status
 }
 

@@ -96,7 +96,10 @@ func Launch(ctx context.Context, spec Spec) (*Owned, error) {
 		args[i] = strings.ReplaceAll(a, "{resource_dir}", spec.Dir)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = os.Environ()
+	// As jupyter_client: the kernel watches this process and ends when it
+	// goes, so that a pyaichat killed before it could shut the kernel
+	// down leaves no kernel behind.
+	cmd.Env = append(os.Environ(), fmt.Sprintf("JPY_PARENT_PID=%d", os.Getpid()))
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
