@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -105,7 +106,7 @@ func Launch(ctx context.Context, spec Spec) (*Owned, error) {
 	}
 	// Its own process group: a Ctrl-C at pyaichat's terminal is for
 	// pyaichat, which passes it on as an interrupt_request.
-	cmd.SysProcAttr = ownGroup()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting kernel %s: %w", spec.Name, err)
 	}
