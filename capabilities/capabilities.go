@@ -62,9 +62,24 @@ type Options struct {
 	SecretEnv func(name string) bool
 }
 
+// Session is the Python session the capabilities look at, as they use
+// it: the embedded interpreter (pybridge.Interp) or a Jupyter kernel.
+// Call runs a function of a loaded helper module with one text argument,
+// in the session or, for pybridge.CallIsolated, in a disposable copy of
+// it under ctx's deadline; its failures are *pybridge.Error values.
+type Session interface {
+	LoadModule(name, source string) error
+	Call(ctx context.Context, kind pybridge.CallKind, module, fn, arg string) (string, error)
+	// PrepareIsolated asks for a copy ready for the next isolated call,
+	// and DiscardIsolated lets it go; a session that cannot keep one
+	// ignores both.
+	PrepareIsolated()
+	DiscardIsolated()
+}
+
 // Registry runs capabilities against one interpreter.
 type Registry struct {
-	in   *pybridge.Interp
+	in   Session
 	opts Options
 
 	mu     sync.Mutex
@@ -73,7 +88,7 @@ type Registry struct {
 
 // New returns the registry for in. The Python helper is loaded on the first
 // call, not here, so that start-up does not pay for importing inspect.
-func New(in *pybridge.Interp, opts Options) *Registry {
+func New(in Session, opts Options) *Registry {
 	if opts.Deadline <= 0 {
 		opts.Deadline = 2 * time.Second
 	}

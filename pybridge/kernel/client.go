@@ -18,6 +18,7 @@ type Client struct {
 	info    ConnectionInfo
 	signer  signer
 	session string
+	life    context.Context // ends with Close
 	cancel  context.CancelFunc
 
 	shell, control, iopub zmq4.Socket
@@ -26,6 +27,10 @@ type Client struct {
 
 	shellMu, controlMu sync.Mutex
 }
+
+// reconnect has a socket dial again when its connection ends, as libzmq
+// does: a kernel may drop a connection (a restart, a tunnel's hiccup).
+var reconnect = zmq4.WithAutomaticReconnect(true)
 
 // Dial connects to the kernel's shell, control and iopub sockets and
 // waits until the kernel answers and its iopub messages arrive: a SUB
@@ -37,10 +42,10 @@ func Dial(ctx context.Context, info ConnectionInfo) (*Client, error) {
 	}
 	life, cancel := context.WithCancel(context.Background())
 	c := &Client{
-		info: info, signer: signer{key: []byte(info.Key)}, session: newID(), cancel: cancel,
-		shell:     zmq4.NewDealer(life, zmq4.WithID(zmq4.SocketIdentity(newID()))),
-		control:   zmq4.NewDealer(life, zmq4.WithID(zmq4.SocketIdentity(newID()))),
-		iopub:     zmq4.NewSub(life),
+		info: info, signer: signer{key: []byte(info.Key)}, session: newID(), life: life, cancel: cancel,
+		shell:     zmq4.NewDealer(life, zmq4.WithID(zmq4.SocketIdentity(newID())), reconnect),
+		control:   zmq4.NewDealer(life, zmq4.WithID(zmq4.SocketIdentity(newID())), reconnect),
+		iopub:     zmq4.NewSub(life, reconnect),
 		shellIn:   make(chan message, 64),
 		controlIn: make(chan message, 16),
 		iopubIn:   make(chan message, 256),
@@ -82,7 +87,13 @@ func (c *Client) read(sock zmq4.Socket, to chan<- message) {
 	for {
 		msg, err := sock.Recv()
 		if err != nil {
-			return
+			// zmq4 hands a connection's end (EOF) to Recv, then dials
+			// again (WithAutomaticReconnect): only the client's own end
+			// ends the channel.
+			if c.life.Err() != nil {
+				return
+			}
+			continue
 		}
 		m, err := c.signer.decode(msg.Frames)
 		if err != nil {
@@ -218,4 +229,40 @@ func (c *Client) IsComplete(ctx context.Context, code string) (Completeness, err
 	var verdict Completeness
 	err := c.request(ctx, c.shell, c.shellIn, "is_complete_request", map[string]string{"code": code}, &verdict)
 	return verdict, err
+}
+
+// Heartbeat pings the kernel's heartbeat channel, which the kernel echoes
+// from a thread of its own even while it runs code: an error means the
+// kernel did not answer before ctx ended (it died, or its host went away).
+func (c *Client) Heartbeat(ctx context.Context) error {
+	if c.info.HBPort <= 0 {
+		return nil // a connection file without one: nothing to ask
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req := zmq4.NewReq(ctx, zmq4.WithDialerMaxRetries(1))
+	defer req.Close()
+	done := make(chan error, 1)
+	go func() {
+		if err := req.Dial(c.info.endpoint(c.info.HBPort)); err != nil {
+			done <- err
+			return
+		}
+		ping := []byte(newID())
+		if err := req.Send(zmq4.NewMsg(ping)); err != nil {
+			done <- err
+			return
+		}
+		_, err := req.Recv()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("kernel heartbeat: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kernel heartbeat: %w", ctx.Err())
+	}
 }

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -46,6 +47,24 @@ type Reply struct {
 	ExecutionCount int    `json:"execution_count"`
 	EName          string `json:"ename"`
 	EValue         string `json:"evalue"`
+	// Payload asks the client for actions; IPython's exit and quit ask it
+	// to leave with {"source": "ask_exit"} (keepkernel: leave the kernel
+	// running even when the client owns it).
+	Payload []struct {
+		Source     string `json:"source"`
+		KeepKernel bool   `json:"keepkernel"`
+	} `json:"payload"`
+}
+
+// AsksExit says whether the input asked the client to leave (IPython's
+// exit or quit), and whether to keep the kernel running then.
+func (r Reply) AsksExit() (exit, keepKernel bool) {
+	for _, p := range r.Payload {
+		if p.Source == "ask_exit" {
+			return true, p.KeepKernel
+		}
+	}
+	return false, false
 }
 
 // Execute runs code in the kernel and passes each output to out as it
@@ -122,4 +141,63 @@ func deliver(m message, out func(Output)) (idle bool) {
 		out(Output{Kind: Error, EName: content.EName, EValue: content.EValue, Traceback: content.Traceback})
 	}
 	return false
+}
+
+// Evaluate evaluates expressions in the kernel's namespace without a new
+// execution count, output or history (execute_request's
+// user_expressions, with silent code), and returns each one's text/plain
+// value; one that raised is left out.
+func (c *Client) Evaluate(ctx context.Context, exprs map[string]string) (map[string]string, error) {
+	values, _, err := c.evaluate(ctx, "", exprs)
+	return values, err
+}
+
+// EvaluateAfter runs code silently, then evaluates expr as Evaluate does
+// and returns its text/plain value; an exception from either is an
+// error naming it.
+func (c *Client) EvaluateAfter(ctx context.Context, code, expr string) (string, error) {
+	values, failed, err := c.evaluate(ctx, code, map[string]string{"value": expr})
+	switch {
+	case err != nil:
+		return "", err
+	case failed != "":
+		return "", errors.New(failed)
+	}
+	return values["value"], nil
+}
+
+// evaluate is Evaluate after code; failed says why the code or an
+// expression raised, "" when none did.
+func (c *Client) evaluate(ctx context.Context, code string, exprs map[string]string) (values map[string]string, failed string, err error) {
+	c.shellMu.Lock()
+	defer c.shellMu.Unlock()
+	type result struct {
+		Status string            `json:"status"`
+		Data   map[string]string `json:"data"`
+		EName  string            `json:"ename"`
+		EValue string            `json:"evalue"`
+	}
+	var reply struct {
+		result
+		UserExpressions map[string]result `json:"user_expressions"`
+	}
+	err = c.request(ctx, c.shell, c.shellIn, "execute_request", map[string]any{
+		"code": code, "silent": true, "store_history": false,
+		"user_expressions": exprs, "allow_stdin": false, "stop_on_error": false,
+	}, &reply)
+	if err != nil {
+		return nil, "", err
+	}
+	if reply.Status == "error" {
+		return nil, reply.EName + ": " + reply.EValue, nil
+	}
+	values = make(map[string]string, len(reply.UserExpressions))
+	for name, v := range reply.UserExpressions {
+		if v.Status == "ok" {
+			values[name] = v.Data["text/plain"]
+		} else if failed == "" {
+			failed = v.EName + ": " + v.EValue
+		}
+	}
+	return values, failed, nil
 }

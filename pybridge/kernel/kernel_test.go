@@ -263,3 +263,39 @@ func TestKernelHistoryIsWhatRanThere(t *testing.T) {
 		t.Fatalf("history %q, want %q", got, want)
 	}
 }
+
+// TestKernelHeartbeatSaysWhetherItLives: the heartbeat is answered while
+// the kernel runs code, and fails once the kernel is gone.
+func TestKernelHeartbeatSaysWhetherItLives(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "kernel-hb.json")
+	cmd := exec.Command("/usr/bin/python3", "-m", "ipykernel_launcher", "-f", file)
+	cmd.Env = append(os.Environ(), "IPYTHONDIR="+filepath.Join(dir, "ipython"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	awaitConnectionFile(t, file)
+	c := dial(t, file)
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	running := make(chan struct{})
+	go func() {
+		_, _ = c.Execute(ctx, "import time; print('busy', flush=True); time.sleep(60)", ExecuteOptions{}, func(o Output) {
+			if o.Kind == Stream {
+				close(running)
+			}
+		})
+	}()
+	<-running
+	if err := c.Heartbeat(ctx); err != nil {
+		t.Fatalf("the heartbeat of a kernel running code: %v", err)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
+	defer cancelShort()
+	if err := c.Heartbeat(short); err == nil {
+		t.Fatal("the heartbeat of a killed kernel was answered")
+	}
+}

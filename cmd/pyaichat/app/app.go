@@ -89,6 +89,9 @@ func run(std stdio, args []string) int {
 	if cfgErr != nil && c.question != "" {
 		return configFailed(std, c, cfgErr)
 	}
+	if c.inKernel() {
+		return runKernel(std, c, set, cfgErr)
+	}
 	return runInteractive(std, c, set, cfgErr)
 }
 

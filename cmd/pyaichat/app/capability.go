@@ -14,7 +14,7 @@ import (
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 )
 
-const capabilityUsage = "usage: pyaichat --capability NAME [EXPR] [-c CODE]... [FILE [ARG]...]"
+const capabilityUsage = "usage: pyaichat --capability NAME [EXPR] [-c CODE]... [FILE [ARG]...]\n       pyaichat --capability NAME [EXPR] --existing CONNECTION_FILE"
 
 // capabilityCall is a parsed --capability command line.
 type capabilityCall struct {
@@ -23,6 +23,7 @@ type capabilityCall struct {
 	commands []string // -c CODE, in order
 	file     string   // FILE, or ""
 	fileArgs []string // what follows FILE
+	existing string   // --existing: a Jupyter kernel's connection file
 }
 
 func parseCapabilityArgs(args []string) (capabilityCall, error) {
@@ -48,6 +49,9 @@ func parseCapabilityArgs(args []string) (capabilityCall, error) {
 				return c, fmt.Errorf("-c needs CODE")
 			}
 			c.commands = append(c.commands, args[1])
+			args = args[2:]
+		case args[0] == "--existing" && len(args) >= 2:
+			c.existing = args[1]
 			args = args[2:]
 		case strings.HasPrefix(args[0], "-") && args[0] != "-":
 			return c, fmt.Errorf("unknown option %s", args[0])
@@ -77,6 +81,9 @@ func runCapability(std stdio, args []string) int {
 		fmt.Fprintf(std.err, "pyaichat: %v\n%s\n", err, capabilityUsage)
 		return 2
 	}
+	if call.existing != "" {
+		return runKernelCapability(std, call)
+	}
 	c := cmdline{commands: call.commands, script: call.file, args: call.fileArgs}
 	if c.script != "" {
 		if _, err := os.Stat(c.script); err != nil {
@@ -94,10 +101,14 @@ func runCapability(std stdio, args []string) int {
 		std.warn(err.Error())
 		return 1
 	}
+	return printCapability(std, call, in)
+}
 
-	// The same environment policy as ai>'s: the copy where expressions
-	// run wipes the values of secret variables (a broken config file
-	// leaves the built-in rule).
+// printCapability calls one capability on in and prints its JSON object,
+// with the same environment policy as ai>'s: the copy where expressions
+// run wipes the values of secret variables (a broken config file leaves
+// the built-in rule).
+func printCapability(std stdio, call capabilityCall, in capabilities.Session) int {
 	set, _ := config.Load(xdgPaths().configFile(), config.Flags{})
 	cfg := set.Agent
 	cfg.Environ = os.Environ()

@@ -54,6 +54,11 @@ pyaichat's own:
   --continue       resume the latest session: its conversation, and its py>
                    inputs replayed if you say so
   --resume ID      resume session ID (a unique prefix will do)
+  --existing [FILE]
+                   py> in a running Jupyter kernel: FILE is its connection
+                   file (default: the latest in Jupyter's runtime directory)
+  --kernel NAME    py> in a new Jupyter kernel of kernelspec NAME, shut down
+                   on exit
 
   pyaichat sessions                       list recent sessions
   pyaichat sessions show ID               print one as a transcript
@@ -91,6 +96,13 @@ type cmdline struct {
 	jsonStream     bool
 	noInstructions bool
 	resume         string // an id, or resumeLatest
+
+	// py> in a Jupyter kernel: --existing [FILE] attaches to a running
+	// one (existing is its connection file, "" for the latest), --kernel
+	// NAME starts one of that kernelspec.
+	attach     bool
+	existing   string
+	kernelName string
 
 	version int // -V, given this many times
 	help    bool
@@ -190,6 +202,12 @@ func parseArgs(args []string) (cmdline, error) {
 		case a == "-" || !strings.HasPrefix(a, "-"):
 			c.script, c.args = a, args[i+1:]
 			return c, nil
+		case a == "--existing" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+			// Its argument is optional, as jupyter console's is: a word
+			// after it is the connection file.
+			i++
+			c.attach, c.existing = true, args[i]
+			continue
 		case strings.HasPrefix(a, "--"):
 			if err := c.longOption(a, func() (string, error) { return value(a, len(a)-1) }); err != nil {
 				return c, err
@@ -288,6 +306,10 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		c.baseURL, err = arg()
 	case "--provider":
 		c.provider, err = arg()
+	case "--existing":
+		c.attach, c.existing = true, v
+	case "--kernel":
+		c.kernelName, err = arg()
 	case "--continue":
 		c.resume = resumeLatest
 	case "--resume":

@@ -45,11 +45,14 @@ func (l level) colour() string {
 }
 
 const doctorUsage = `usage: pyaichat doctor [--model NAME] [--base-url URL] [--provider NAME] [--venv DIR]
+                       [--existing [FILE] | --kernel NAME]
 
 Says what pyaichat will use and whether it works: the embedded Python, the
 virtualenv, the config file, the provider, model and key and where each
 came from, whether the server answers GET /models and lists the model, and
-the terminal. Exit status 0 when all is well, 1 with the first thing to fix.
+the terminal; with --existing, whether the kernel answers; with --kernel,
+whether its kernelspec is there. Exit status 0 when all is well, 1 with
+the first thing to fix.
 `
 
 // runDoctor is pyaichat doctor.
@@ -63,7 +66,7 @@ func runDoctor(std stdio, args []string) int {
 		io.WriteString(std.out, doctorUsage)
 		return 0
 	case c.script != "" || c.module != "" || len(c.commands) > 0 || c.question != "":
-		std.warn("doctor takes only --model, --base-url, --provider and --venv")
+		std.warn("doctor takes only --model, --base-url, --provider, --venv, --existing and --kernel")
 		return exitUsage
 	}
 	color := colorWanted(term.IsTerminal(std.out))
@@ -102,6 +105,7 @@ func diagnose(c cmdline, out *os.File) []finding {
 		found = append(found, settingFindings(set.Agent, set.Origins)...)
 		found = append(found, serverFindings(set.Agent, set.Origins)...)
 	}
+	found = append(found, kernelFinding(c)...)
 	return append(found, terminalFinding(out))
 }
 

@@ -110,7 +110,8 @@ func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (st
 	if cfgErr != nil {
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
-		assistant = newAssistant(cfg, in, opts.Term, question != "", std, color, bothEvents(report.events(), logEvents(lg)))
+		recent := func() string { s, _ := in.RecentContext(); return s }
+		assistant = newAssistant(cfg, in, recent, opts.Term, question != "", std, color, bothEvents(report.events(), logEvents(lg)))
 		session.SetAssistant(assistant)
 		session.AddCommands(assistantCommands(assistant)...)
 	}
@@ -156,11 +157,12 @@ func restoreTerm(tm *term.Terminal) {
 	}
 }
 
-// newAssistant is the assistant over the capabilities of in. Each
-// question's events go to three consumers: its view, which draws it on
-// std.out (agent/view, in colour if color), and events (nil: nobody), the
-// session log's and -p's JSON.
-func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Conversation {
+// newAssistant is the assistant over the capabilities of in, told of
+// the session's recent inputs by recent. Each question's events go to
+// three consumers: its view, which draws it on std.out (agent/view, in
+// colour if color), and events (nil: nobody), the session log's and -p's
+// JSON.
+func newAssistant(cfg agent.Config, in capabilities.Session, recent func() string, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Conversation {
 	look := lookOf(std.out, color)
 	// The view draws Ctrl-C's line, as repl.Assistant asks: the ^C where
 	// the REPL's terminal does not echo it, and at ai> the line that says
@@ -175,7 +177,6 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 		cfg.Confirm = confirmer(tm, oneShot, std)
 	}
 	cfg.Events = events
-	recent := func() string { s, _ := in.RecentContext(); return s }
 	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
 	return agent.NewConversation(cfg, capabilityTools(reg), recent)
 }

@@ -32,6 +32,12 @@ func sessionsDir() string {
 // (a one-shot question is not a session). A log that cannot be written
 // is a warning, never a reason not to start.
 func openLog(c cmdline, set config.Settings, terminal bool, warn func(string)) *sessionlog.Writer {
+	return openLogAs(c, set, terminal, warn, strings.Fields(pybridge.Version() + " ?")[0], "")
+}
+
+// openLogAs is openLog for a session whose py> runs the given Python, in
+// the named Jupyter kernel ("" for the embedded Python).
+func openLogAs(c cmdline, set config.Settings, terminal bool, warn func(string), python, kernel string) *sessionlog.Writer {
 	dir := sessionsDir()
 	if c.noLog || set.Log.Off || c.question != "" || !terminal || dir == "" {
 		return nil
@@ -51,7 +57,7 @@ func openLog(c cmdline, set config.Settings, terminal bool, warn func(string)) *
 		venv = os.Getenv("VIRTUAL_ENV")
 	}
 	w.Write(sessionlog.Record{Ev: "start", ID: sessionlog.IDOf(w.Path), Version: version,
-		Python: strings.Fields(pybridge.Version() + " ?")[0], Venv: venv, Cwd: cwd, Model: set.Agent.Model})
+		Python: python, Venv: venv, Cwd: cwd, Model: set.Agent.Model, Kernel: kernel})
 	return w
 }
 

@@ -196,23 +196,37 @@ func notebook(recs []Record) ([]byte, error) {
 			add("markdown", a, nil, nil)
 		}
 	}
-	nb := map[string]any{
-		"nbformat": 4, "nbformat_minor": 5,
-		"metadata": map[string]any{
-			"kernelspec":    map[string]string{"name": "python3", "display_name": "Python 3", "language": "python"},
-			"language_info": map[string]string{"name": "python"},
-		},
-		"cells": cells,
+	meta := map[string]any{
+		"kernelspec":    map[string]string{"name": "python3", "display_name": "Python 3", "language": "python"},
+		"language_info": map[string]string{"name": "python"},
 	}
+	if kernel := kernelOf(recs); kernel != "" {
+		meta["pyaichat"] = map[string]string{"kernel": kernel}
+	}
+	nb := map[string]any{"nbformat": 4, "nbformat_minor": 5, "metadata": meta, "cells": cells}
 	data, err := json.MarshalIndent(nb, "", " ")
 	return append(data, '\n'), err
+}
+
+// kernelOf is the Jupyter kernel the session's py> ran in, or "".
+func kernelOf(recs []Record) string {
+	for _, r := range recs {
+		if r.Ev == "start" {
+			return r.Kernel
+		}
+	}
+	return ""
 }
 
 // script is the session as a Python script: the inputs that ran, those
 // that failed commented out, and the conversation as comments.
 func script(recs []Record) string {
 	var b strings.Builder
-	b.WriteString("# A pyaichat session.\n\n")
+	b.WriteString("# A pyaichat session.\n")
+	if kernel := kernelOf(recs); kernel != "" {
+		b.WriteString("# py> ran on the Jupyter kernel " + kernel + "\n")
+	}
+	b.WriteString("\n")
 	for _, p := range parts(recs) {
 		switch {
 		case p.question != "":

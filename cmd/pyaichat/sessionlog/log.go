@@ -57,6 +57,9 @@ type Record struct {
 	Venv    string `json:"venv,omitempty"`
 	Cwd     string `json:"cwd,omitempty"`
 	Model   string `json:"model,omitempty"`
+	// Kernel names the Jupyter kernel py> ran in (--existing, --kernel);
+	// "" for the embedded Python.
+	Kernel string `json:"kernel,omitempty"`
 
 	Src    string `json:"src,omitempty"`
 	Status string `json:"status,omitempty"`

@@ -135,6 +135,9 @@ func sessionStart(w io.Writer, r Record) {
 	if r.Venv != "" {
 		fmt.Fprintf(w, ", virtualenv %s", r.Venv)
 	}
+	if r.Kernel != "" {
+		fmt.Fprintf(w, "; py> on the Jupyter kernel %s", r.Kernel)
+	}
 	fmt.Fprintln(w)
 }
 
