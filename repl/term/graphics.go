@@ -165,39 +165,52 @@ func answerEnd(b []byte) int {
 // parseGraphics reads the answers to graphicsQuery: kitty's protocol is
 // preferred (it takes the PNG as it is), then iTerm2's, then sixel.
 func parseGraphics(answers []byte, termProgram string) interp.Graphics {
-	var g interp.Graphics
-	s := string(answers)
-	var sixel bool
-	for len(s) > 0 {
-		end := answerEnd([]byte(s))
+	var a graphicsAnswers
+	for s := answers; len(s) > 0; {
+		end := answerEnd(s)
 		if end <= 0 {
 			break
 		}
-		seq := s[:end]
+		a.take(string(s[:end]))
 		s = s[end:]
-		switch {
-		case strings.HasPrefix(seq, "\x1b_Gi=31;") && strings.Contains(seq, ";OK"):
-			g.Protocol = "kitty"
-		case strings.HasPrefix(seq, "\x1bP>|") && (strings.Contains(seq, "iTerm2") || strings.Contains(seq, "WezTerm")):
-			if g.Protocol == "" {
-				g.Protocol = "iterm2"
-			}
-		case strings.HasPrefix(seq, "\x1b[6;") && strings.HasSuffix(seq, "t"):
-			f := strings.Split(strings.TrimSuffix(seq[4:], "t"), ";")
-			if len(f) == 2 {
-				g.CellHeight, _ = strconv.Atoi(f[0])
-				g.CellWidth, _ = strconv.Atoi(f[1])
-			}
-		case strings.HasPrefix(seq, "\x1b[?") && strings.HasSuffix(seq, "c"):
-			for _, attr := range strings.Split(strings.TrimSuffix(seq[3:], "c"), ";") {
-				sixel = sixel || attr == "4"
-			}
+	}
+	return a.choose(termProgram)
+}
+
+// graphicsAnswers is what the terminal's answers said it can do.
+type graphicsAnswers struct {
+	kitty, iterm2, sixel  bool
+	cellWidth, cellHeight int
+}
+
+// take reads one answer.
+func (a *graphicsAnswers) take(seq string) {
+	switch {
+	case strings.HasPrefix(seq, "\x1b_Gi=31;") && strings.Contains(seq, ";OK"):
+		a.kitty = true
+	case strings.HasPrefix(seq, "\x1bP>|"):
+		a.iterm2 = a.iterm2 || strings.Contains(seq, "iTerm2") || strings.Contains(seq, "WezTerm")
+	case strings.HasPrefix(seq, "\x1b[6;") && strings.HasSuffix(seq, "t"):
+		if f := strings.Split(strings.TrimSuffix(seq[4:], "t"), ";"); len(f) == 2 {
+			a.cellHeight, _ = strconv.Atoi(f[0])
+			a.cellWidth, _ = strconv.Atoi(f[1])
+		}
+	case strings.HasPrefix(seq, "\x1b[?") && strings.HasSuffix(seq, "c"):
+		for _, attr := range strings.Split(strings.TrimSuffix(seq[3:], "c"), ";") {
+			a.sixel = a.sixel || attr == "4"
 		}
 	}
-	if g.Protocol == "" && termProgram == "iTerm.app" {
+}
+
+// choose is the protocol to draw with, and the cell's size.
+func (a *graphicsAnswers) choose(termProgram string) interp.Graphics {
+	g := interp.Graphics{CellWidth: a.cellWidth, CellHeight: a.cellHeight}
+	switch {
+	case a.kitty:
+		g.Protocol = "kitty"
+	case a.iterm2 || termProgram == "iTerm.app":
 		g.Protocol = "iterm2"
-	}
-	if g.Protocol == "" && sixel {
+	case a.sixel:
 		g.Protocol = "sixel"
 	}
 	return g

@@ -202,9 +202,7 @@ func parseArgs(args []string) (cmdline, error) {
 		case a == "-" || !strings.HasPrefix(a, "-"):
 			c.script, c.args = a, args[i+1:]
 			return c, nil
-		case a == "--existing" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
-			// Its argument is optional, as jupyter console's is: a word
-			// after it is the connection file.
+		case existingWithFile(args, i):
 			i++
 			c.attach, c.existing = true, args[i]
 			continue
@@ -223,6 +221,13 @@ func parseArgs(args []string) (cmdline, error) {
 		}
 	}
 	return c, nil
+}
+
+// existingWithFile says whether args[i] is --existing followed by its
+// connection file: its argument is optional, as jupyter console's is, and
+// a word after it is the file.
+func existingWithFile(args []string, i int) bool {
+	return args[i] == "--existing" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-")
 }
 
 // shortOptions reads one argument of single-letter options (-qB, -Wignore,
@@ -280,6 +285,14 @@ func (c *cmdline) switches() map[string]*bool {
 	}
 }
 
+// settings are the long options whose argument is the setting itself.
+func (c *cmdline) settings() map[string]*string {
+	return map[string]*string{
+		"--venv": &c.venv, "--model": &c.model, "--base-url": &c.baseURL, "--provider": &c.provider,
+		"--kernel": &c.kernelName, "--resume": &c.resume,
+	}
+}
+
 // longOption reads one --option; value takes its argument, after "=" or
 // next.
 func (c *cmdline) longOption(a string, value func() (string, error)) error {
@@ -294,26 +307,19 @@ func (c *cmdline) longOption(a string, value func() (string, error)) error {
 		*flag = true
 		return nil
 	}
+	if setting := c.settings()[name]; setting != nil {
+		var err error
+		*setting, err = arg()
+		return err
+	}
 	var err error
 	switch name {
 	case "--version":
 		c.version += 2 // the full one
-	case "--venv":
-		c.venv, err = arg()
-	case "--model":
-		c.model, err = arg()
-	case "--base-url":
-		c.baseURL, err = arg()
-	case "--provider":
-		c.provider, err = arg()
 	case "--existing":
 		c.attach, c.existing = true, v
-	case "--kernel":
-		c.kernelName, err = arg()
 	case "--continue":
 		c.resume = resumeLatest
-	case "--resume":
-		c.resume, err = arg()
 	case "--check-hash-based-pycs":
 		if v, err = arg(); err == nil {
 			if v != "default" && v != "always" && v != "never" {

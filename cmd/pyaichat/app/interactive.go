@@ -31,23 +31,14 @@ const exitPatience = 3 * time.Second
 // runInteractive is pyaichat's REPL, or with -p its one question: the
 // setup code runs first, as python3 -i runs it.
 func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (status int) {
-	cfg := set.Agent
 	opts, readLine, err := openInput(std, c.unbuffered())
 	if err != nil {
 		std.warn(err.Error())
 		return 1
 	}
 	if opts.Term != nil {
-		defer func() {
-			// A Go panic while the terminal is raw must not leave it raw.
-			if p := recover(); p != nil {
-				opts.Term.Restore()
-				fmt.Fprintf(std.err, "\npyaichat: internal error: %v\n", p)
-				status = 70
-			}
-		}()
+		defer recoverRaw(opts.Term, std, &status)
 	}
-
 	in, err := startPython(c, readLine, opts.Term != nil, std.warn)
 	var exited pybridge.ExitError
 	if errors.As(err, &exited) {
@@ -57,85 +48,130 @@ func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (st
 		std.warn(err.Error())
 		return 1
 	}
+	it, err := newInteractive(std, c, set, opts, in)
+	if err != nil {
+		std.warn(err.Error())
+		return 1
+	}
+	return it.run(cfgErr)
+}
+
+// recoverRaw ends pyaichat after a Go panic with the terminal's modes put
+// back: a panic while the terminal is raw must not leave it raw.
+func recoverRaw(tm *term.Terminal, std stdio, status *int) {
+	if p := recover(); p != nil {
+		tm.Restore()
+		fmt.Fprintf(std.err, "\npyaichat: internal error: %v\n", p)
+		*status = 70
+	}
+}
+
+// interactive is one session of the REPL over the embedded Python: what
+// runInteractive builds, and what its steps share.
+type interactive struct {
+	std     stdio
+	c       cmdline
+	set     config.Settings
+	opts    repl.Options
+	in      *pybridge.Interp
+	ran     *runs
+	capture *outputCapture
+	lg      *sessionlog.Writer
+	session *repl.Loop
+}
+
+// newInteractive wires the REPL to in: the interpreter as the REPL sees
+// it, the session log, images, the commands of py>.
+func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options, in *pybridge.Interp) (*interactive, error) {
 	if set.REPL.NoMagics {
 		if err := in.SetMagics(false); err != nil {
 			std.warn(err.Error())
 		}
 	}
-	ran := newRuns()
-	capture := &outputCapture{in: in}
-	opts.Interp = interpreter{in, ran, capture}
-	lg := openLog(c, set, opts.Term != nil, std.warn)
-	showImages(in, opts.Term, lg, std.warn)
-	opts.OnInput = logInputs(lg, capture)
-	opts.Commands = []repl.Command{saveCommand(lg)}
+	it := &interactive{std: std, c: c, set: set, in: in, ran: newRuns(), capture: &outputCapture{in: in}}
+	opts.Interp = interpreter{in, it.ran, it.capture}
+	it.lg = openLog(c, set, opts.Term != nil, std.warn)
+	showImages(in, opts.Term, it.lg, std.warn)
+	opts.OnInput = logInputs(it.lg, it.capture)
+	opts.Commands = []repl.Command{saveCommand(it.lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
-	opts.SaveAI = aiHistoryLine(cfg)
-	session, err := repl.New(opts)
-	if err != nil {
-		std.warn(err.Error())
-		return 1
-	}
-	finish := func(status int) int {
-		endLog(lg, status)
-		restoreTerm(opts.Term)
-		return in.Exit(status, exitPatience, func(what string) {
-			std.warn(fmt.Sprintf("waiting for %s (Ctrl-C stops the wait)", what))
-		})
-	}
+	opts.SaveAI = aiHistoryLine(set.Agent)
+	it.opts = opts
+	var err error
+	it.session, err = repl.New(opts)
+	return it, err
+}
 
-	color := colorWanted(opts.Term != nil)
-	if opts.Term != nil {
-		greet(std, c, color)
+// finish ends the session: its log, the terminal's modes, then Python,
+// which waits for its threads and atexit handlers as python3 does.
+func (it *interactive) finish(status int) int {
+	endLog(it.lg, status)
+	restoreTerm(it.opts.Term)
+	return it.in.Exit(status, exitPatience, func(what string) {
+		it.std.warn(fmt.Sprintf("waiting for %s (Ctrl-C stops the wait)", what))
+	})
+}
+
+// run greets, runs the setup code, and then asks -p's question or runs
+// the REPL until exit.
+func (it *interactive) run(cfgErr error) int {
+	color := colorWanted(it.opts.Term != nil)
+	if it.opts.Term != nil {
+		greet(it.std, it.c, color)
 	}
 	// With -p, stdin is part of the question when it is not a terminal (as
 	// the llm CLI takes it): a terminal would wait for Ctrl-D when only
 	// stdout was redirected. Stdout is the answer's alone: the setup's
 	// output goes to stderr.
-	question := c.question
-	if question != "" && !term.IsTerminal(std.in) {
-		question = withStdin(question, std)
+	question := it.c.question
+	if question != "" && !term.IsTerminal(it.std.in) {
+		question = withStdin(question, it.std)
 	}
-	report := jsonReportFor(c, cfg.Model, question, std.out)
-	stop := session.WatchInterrupts()
-	s, exit := setupFor(in, c, std)
+	report := jsonReportFor(it.c, it.set.Agent.Model, question, it.std.out)
+	stop := it.session.WatchInterrupts()
+	s, exit := setupFor(it.in, it.c, it.std)
 	stop()
 	if exit {
 		report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
-		return finish(s)
+		return it.finish(s)
 	}
-	capture.start(c, set.Log, lg, std.warn)
-
-	var assistant *agent.Conversation
-	if cfgErr != nil {
-		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
-	} else {
-		recent := func() string { s, _ := in.RecentContext(); return s }
-		assistant = newAssistant(cfg, in, recent, opts.Term, question != "", std, color, bothEvents(report.events(), logEvents(lg)))
-		session.SetAssistant(assistant)
-		session.AddCommands(assistantCommands(assistant)...)
-	}
+	it.capture.start(it.c, it.set.Log, it.lg, it.std.warn)
+	assistant := it.assistant(cfgErr, question != "", color, report)
 	if question != "" {
 		if assistant == nil {
-			return finish(exitUsage)
+			return it.finish(exitUsage)
 		}
-		return finish(askOnce(session, assistant, question, std, report))
+		return it.finish(askOnce(it.session, assistant, question, it.std, report))
 	}
-	if c.resume != "" {
-		resume(c.resume, resumeFrom{session: session, assistant: assistant, in: in, tm: opts.Term, log: lg, output: capture, std: std})
+	if it.c.resume != "" {
+		resume(it.c.resume, resumeFrom{session: it.session, assistant: assistant, in: it.in, tm: it.opts.Term, log: it.lg, output: it.capture, std: it.std})
 	}
-	if opts.Term != nil && !set.REPL.NoSuggest {
-		startSuggestions(session, in, ran, std)
+	if it.opts.Term != nil && !it.set.REPL.NoSuggest {
+		startSuggestions(it.session, it.in, it.ran, it.std)
 	}
-	status, abandoned := session.Run()
+	status, abandoned := it.session.Run()
 	if abandoned {
 		// Python is still inside the code that ignored Ctrl-C: it cannot
 		// be finalized, only left.
-		endLog(lg, status)
-		restoreTerm(opts.Term)
+		endLog(it.lg, status)
+		restoreTerm(it.opts.Term)
 		return status
 	}
-	return finish(status)
+	return it.finish(status)
+}
+
+// assistant gives ai> its assistant and the assistant's commands, or nil
+// with a warning when the configuration cannot be used.
+func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *jsonResult) *agent.Conversation {
+	if cfgErr != nil {
+		it.std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
+		return nil
+	}
+	recent := func() string { s, _ := it.in.RecentContext(); return s }
+	assistant := newAssistant(it.set.Agent, it.in, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.events(), logEvents(it.lg)))
+	it.session.SetAssistant(assistant)
+	it.session.AddCommands(assistantCommands(assistant)...)
+	return assistant
 }
 
 // showImages draws figures and rich values on the terminal, and saves
