@@ -77,6 +77,11 @@ type Config struct {
 	Instructions     []Instructions
 	InstructionsFile string
 
+	// CapabilityModules are the Python modules whose @pyaichat.capability
+	// functions become capabilities (capability_modules in config.toml);
+	// the composition root imports them, the agent only offers the tools.
+	CapabilityModules []string
+
 	// NoMagics makes IPython's line magics at py> (%timeit, !ls) the
 	// SyntaxErrors they are in Python (magics = false in config.toml).
 	NoMagics bool
@@ -201,6 +206,8 @@ type fileConfig struct {
 	ContextWindow int      `toml:"context_window"`
 	PriceIn       *float64 `toml:"price_in"`
 	PriceOut      *float64 `toml:"price_out"`
+	// The user's capability modules (cmd/pyaichat imports them).
+	CapabilityModules []string `toml:"capability_modules"`
 }
 
 // Origins are where LoadConfig found each setting, in words a user can act
@@ -258,7 +265,7 @@ func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, erro
 			return Config{}, fmt.Errorf("reading %s: %w", path, err)
 		default:
 			if und := md.Undecoded(); len(und) > 0 {
-				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out)", path, und[0].String())
+				return Config{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out, capability_modules)", path, und[0].String())
 			}
 		}
 	}
@@ -285,6 +292,7 @@ func LoadConfig(path, flagModel, flagBaseURL, flagProvider string) (Config, erro
 	if err := c.setSpendLimits(path, fc); err != nil {
 		return Config{}, err
 	}
+	c.CapabilityModules = fc.CapabilityModules
 	c.NoLog = fc.Log != nil && !*fc.Log
 	c.LogKeep, c.LogMaxBytes, c.LogOutput = fc.LogKeep, fc.LogMaxBytes, fc.LogOutput
 	c = c.withDefaults()

@@ -161,6 +161,12 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 	cfg.MoreHelp = "\n  /save FILE        write this session as FILE.ipynb, FILE.py or FILE.md"
 	recent := func() string { s, _ := in.RecentContext(); return s }
 	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
+	// Before the first prompt, so that a module's own imports are done
+	// in the session (the copy a capability runs in refuses imports) and
+	// a broken one is said at once.
+	for _, problem := range reg.LoadUser(context.Background(), cfg.CapabilityModules) {
+		std.warn(problem)
+	}
 	return agent.NewConversation(cfg, capabilityTools(reg), recent)
 }
 
