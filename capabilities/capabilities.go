@@ -123,10 +123,10 @@ type request struct {
 	Expr      string          `json:"expr,omitempty"`
 	Name      string          `json:"name,omitempty"` // a user capability's
 	Args      json.RawMessage `json:"args,omitempty"` // a user capability's
-	Limit     int      `json:"limit"`
-	MaxItems  int      `json:"max_items"`
-	MaxBytes  int      `json:"max_bytes"`
-	SecretEnv []string `json:"secret_env,omitempty"`
+	Limit     int             `json:"limit"`
+	MaxItems  int             `json:"max_items"`
+	MaxBytes  int             `json:"max_bytes"`
+	SecretEnv []string        `json:"secret_env,omitempty"`
 }
 
 // envelope is what the Python helper returns.
