@@ -35,7 +35,10 @@ const maxUserArgsBytes = MaxExprBytes
 // cannot be a tool); the rest load. A module's own code runs here, in the
 // session, as an import at py> would, so that the copy, which refuses
 // imports, finds what it imports already there.
-func (r *Registry) LoadUser(ctx context.Context, modules []string) []string {
+//
+// cacheFile ("": none) keeps, from one start to the next, which
+// directories on sys.path hold a package that registers the entry point.
+func (r *Registry) LoadUser(ctx context.Context, modules []string, cacheFile string) []string {
 	if err := r.in.LoadModule(userHelperModule, python.UserCaps); err != nil {
 		return []string{fmt.Sprintf("user capabilities: %v", err)}
 	}
@@ -43,7 +46,7 @@ func (r *Registry) LoadUser(ctx context.Context, modules []string) []string {
 		Sources  []json.RawMessage `json:"sources"`
 		Problems []string          `json:"problems"`
 	}
-	if err := r.userCall(ctx, pybridge.CallHelper, "discover", map[string]any{"modules": modules}, &found); err != nil {
+	if err := r.userCall(ctx, pybridge.CallHelper, "discover", map[string]any{"modules": modules, "cache": cacheFile}, &found); err != nil {
 		return append(found.Problems, err.Error())
 	}
 	if len(found.Sources) == 0 {

@@ -81,7 +81,7 @@ func TestLoadUserSchemasAndProblems(t *testing.T) {
 		"uc_syntax": "import pyaichat\n\ndef f(:\n",
 	})
 	r := New(interp, Options{Deadline: 30 * time.Second})
-	problems := r.LoadUser(context.Background(), []string{"uc_misuse", "uc_types", "uc_syntax"})
+	problems := r.LoadUser(context.Background(), []string{"uc_misuse", "uc_types", "uc_syntax"}, "")
 	wantProblems := []string{
 		"capability module uc_misuse (capability_modules): TypeError: @pyaichat.capability decorates a function defined with def, not a str",
 		"capability uc_star in uc_types: parameter args: *args, **kwargs and positional-only parameters cannot come from JSON",

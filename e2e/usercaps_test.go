@@ -149,7 +149,8 @@ func toolNamed(req map[string]any, name string) map[string]any {
 
 // An installed package registers its capabilities under the
 // "pyaichat.capabilities" entry point: found in its dist-info on
-// sys.path, with no configuration.
+// sys.path, with no configuration; found again from the cache of what
+// each directory holds, and no longer once the package is removed.
 func TestUserCapabilitiesFromAnEntryPoint(t *testing.T) {
 	t.Parallel()
 	home, site := t.TempDir(), t.TempDir()
@@ -158,12 +159,25 @@ func TestUserCapabilitiesFromAnEntryPoint(t *testing.T) {
 	writeFile(t, filepath.Join(dist, "entry_points.txt"), "[pyaichat.capabilities]\nshout = shoutcaps\n")
 	writeFile(t, filepath.Join(site, "shoutcaps.py"), "import pyaichat\n\n"+
 		"@pyaichat.capability\ndef shout(text: str) -> str:\n    \"\"\"Upper-cases text.\"\"\"\n    return text.upper() + '!'\n")
-	fake := newFakeOpenAI(t, "shout", `{"text": "hello"}`)
-	if stderr := askWithCaps(t, fake, home, site); strings.Contains(stderr, "pyaichat:") {
-		t.Errorf("a problem at start: %s", stderr)
+	for run := 1; run <= 2; run++ {
+		fake := newFakeOpenAI(t, "shout", `{"text": "hello"}`)
+		if stderr := askWithCaps(t, fake, home, site); strings.Contains(stderr, "pyaichat:") {
+			t.Errorf("run %d: a problem at start: %s", run, stderr)
+		}
+		if results := toolMessages(fake); len(results) != 1 || results[0] != `{"result":"HELLO!"}` {
+			t.Errorf("run %d: tool results %q, want shout's", run, results)
+		}
 	}
-	if results := toolMessages(fake); len(results) != 1 || results[0] != `{"result":"HELLO!"}` {
-		t.Errorf("tool results %q, want shout's", results)
+	if _, err := os.Stat(filepath.Join(home, ".cache", "pyaichat", "entry-points.json")); err != nil {
+		t.Errorf("no cache: %v", err)
+	}
+	if err := os.RemoveAll(dist); err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeOpenAI(t, "shout", `{"text": "hello"}`)
+	askWithCaps(t, fake, home, site)
+	if reqs := fake.requests(); len(reqs) == 0 || toolNamed(reqs[0], "shout") != nil {
+		t.Errorf("a removed package's capability is still offered")
 	}
 }
 

@@ -164,7 +164,7 @@ func newAssistant(cfg agent.Config, in *pybridge.Interp, tm *term.Terminal, oneS
 	// Before the first prompt, so that a module's own imports are done
 	// in the session (the copy a capability runs in refuses imports) and
 	// a broken one is said at once.
-	for _, problem := range reg.LoadUser(context.Background(), cfg.CapabilityModules) {
+	for _, problem := range reg.LoadUser(context.Background(), cfg.CapabilityModules, entryPointCache()) {
 		std.warn(problem)
 	}
 	return agent.NewConversation(cfg, capabilityTools(reg), recent)
