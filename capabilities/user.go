@@ -42,12 +42,9 @@ func (r *Registry) LoadUser(ctx context.Context, modules []string, cacheFile str
 	if err := r.in.LoadModule(userHelperModule, python.UserCaps); err != nil {
 		return []string{fmt.Sprintf("user capabilities: %v", err)}
 	}
-	var found struct {
-		Sources  []json.RawMessage `json:"sources"`
-		Problems []string          `json:"problems"`
-	}
-	if err := r.userCall(ctx, pybridge.CallHelper, "discover", map[string]any{"modules": modules, "cache": cacheFile}, &found); err != nil {
-		return append(found.Problems, err.Error())
+	found, err := r.discover(ctx, modules, cacheFile)
+	if err != nil {
+		return []string{err.Error()}
 	}
 	if len(found.Sources) == 0 {
 		return found.Problems
@@ -76,6 +73,47 @@ func (r *Registry) LoadUser(ctx context.Context, modules []string, cacheFile str
 	r.user = user
 	r.mu.Unlock()
 	return append(found.Problems, loaded.Problems...)
+}
+
+// userSources are the modules to import, and the problems met finding
+// them.
+type userSources struct {
+	Sources []userSource
+	// Problems are lines for the user.
+	Problems []string
+}
+
+// userSource is a module to import and where it is named.
+type userSource struct {
+	Module string `json:"module"`
+	From   string `json:"from"`
+}
+
+// discover finds the modules to import. Its request and answer are lines,
+// not JSON: the helper that reads them is loaded at every start, and
+// importing json there would cost milliseconds each time.
+func (r *Registry) discover(ctx context.Context, modules []string, cacheFile string) (userSources, error) {
+	var found userSources
+	for _, m := range modules {
+		if m == "" || strings.ContainsAny(m, "\n\t") {
+			found.Problems = append(found.Problems, fmt.Sprintf("capability_modules: %q is not a module name", m))
+		}
+	}
+	if found.Problems != nil || strings.Contains(cacheFile, "\n") {
+		modules, cacheFile = nil, ""
+	}
+	out, err := r.in.Call(ctx, pybridge.CallHelper, userHelperModule, "discover", strings.Join(append([]string{cacheFile}, modules...), "\n"))
+	if err != nil {
+		return found, fmt.Errorf("user capabilities: %w", err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if problem, ok := strings.CutPrefix(line, "!"); ok {
+			found.Problems = append(found.Problems, problem)
+		} else if module, from, ok := strings.Cut(line, "\t"); ok {
+			found.Sources = append(found.Sources, userSource{Module: module, From: from})
+		}
+	}
+	return found, nil
 }
 
 // userCall calls fn of the user capabilities helper with req as JSON and

@@ -16,10 +16,11 @@ import, are in ``sys.modules`` afterwards, with the ``pyaichat`` module
 they import (``pyaichat.py``), put there first.
 """
 
-import inspect
-import json
+# Only modules that python3 -i has loaded already: the helper is loaded at
+# every start, and what it imports at load is imported anew each time
+# (pybridge keeps a helper's imports private). load() borrows inspect and
+# JSON from the capabilities helper, loaded by then.
 import os
-import re
 import sys
 import types
 
@@ -28,11 +29,16 @@ _MAX_CAPS = 64  # user capabilities offered at most
 _MAX_DESCRIPTION = 1024  # characters of a description
 _MAX_SCHEMA = 4096  # bytes of an arguments schema, as JSON
 _MAX_PROBLEM = 300  # characters of a problem's line
-# The names a model's tool may have (OpenAI's function names).
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
+# The characters of a name a model's tool may have (OpenAI's function
+# names: 1 to 64 of them).
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 _M_DICT = type.__dict__["__dict__"].__get__(_PYAICHAT_MODULE_TYPE)["__dict__"].__get__  # noqa: F821
 _BRIDGE = _PYAICHAT_BRIDGE  # noqa: F821
+
+
+# Borrowed from the capabilities helper by load().
+inspect = _dumps = None
 
 
 class _Unusable(Exception):
@@ -97,24 +103,35 @@ def _declares_group(cache):
 
 
 def _read_cache(path):
+    """The cache: {directory: [mtime_ns, declares]}, from lines
+    "mtime_ns TAB 0|1 TAB directory"."""
+    seen = {}
     if not path:
-        return {}
+        return seen
     try:
-        with open(path, encoding="utf-8") as f:
-            seen = json.load(f)
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            for line in f:
+                fields = line.rstrip("\n").split("\t", 2)
+                if len(fields) == 3 and fields[0].isdigit():
+                    seen[fields[2]] = [int(fields[0]), fields[1] == "1"]
     except (OSError, ValueError):
         return {}
-    return seen if type(seen) is dict else {}
+    return seen
 
 
 def _write_cache(path, dirs):
     """Writes the cache whole (a new file renamed over the old), or not at
     all: a cache that cannot be written only costs the next start the scan."""
+    lines = [
+        "%d\t%d\t%s\n" % (mtime, 1 if declares else 0, d)
+        for d, (mtime, declares) in dirs.items()
+        if "\n" not in d
+    ]
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = "%s.%d" % (path, os.getpid())
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(dirs, f)
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.writelines(lines)
         os.replace(tmp, path)
     except OSError:
         pass
@@ -134,21 +151,24 @@ def _entry_points(cache):
 
 
 def discover(arg):
-    """The modules to import: {"modules": [names from the config], "cache":
-    file} -> {"sources": [{"module", "from"}], "problems": [lines]}."""
-    a = json.loads(arg)
-    sources = [{"module": m, "from": "capability_modules"} for m in a.get("modules") or []]
+    """The modules to import. arg is lines: the cache file ("" for none),
+    then the modules the config names. The answer is lines too, without
+    JSON (see the imports above): "module TAB where it is named" for each
+    module, "!problem" for each problem."""
+    cache, *modules = arg.split("\n")
+    sources = [{"module": m, "from": "capability_modules"} for m in modules if m]
     problems = []
     try:
-        sources += _entry_points(a.get("cache"))
+        sources += _entry_points(cache)
     except Exception as e:
         problems.append(_line("reading the %s entry points" % _GROUP, e))
-    seen, unique = set(), []
+    seen, lines = set(), []
     for s in sources:
         if s["module"] not in seen:
             seen.add(s["module"])
-            unique.append(s)
-    return json.dumps({"sources": unique, "problems": problems})
+            lines.append(("%s\t%s" % (s["module"], s["from"])).replace("\n", " "))
+    lines += ["!" + p.replace("\n", " ") for p in problems]
+    return "\n".join(lines)
 
 
 # ---- importing them ---------------------------------------------------------
@@ -205,11 +225,12 @@ def load(arg):
     {"sources", "reserved": [built-in names], "public": source of the
     pyaichat module} -> {"caps": [{"name", "description", "schema",
     "module"}], "problems": [lines]}."""
-    a = json.loads(arg)
+    global inspect, _dumps
+    caps_helper = _M_DICT(_M_DICT(_BRIDGE)["helper"]("_pyaichat_caps"))
+    inspect, _dumps, table = caps_helper["inspect"], caps_helper["_dumps"], caps_helper["_USER"]
+    a = caps_helper["_loads"](arg)
     public = _public_module(a["public"])
     registered = public._registered
-    caps_helper = _M_DICT(_BRIDGE)["helper"]("_pyaichat_caps")
-    table = _M_DICT(caps_helper)["_USER"]
     reserved = set(a.get("reserved") or ())
     caps, problems = [], []
     for src in a["sources"]:
@@ -230,7 +251,7 @@ def load(arg):
             cap["module"] = module
             table[name] = (fn, params)
             caps.append(cap)
-    return json.dumps({"caps": caps, "problems": problems})
+    return _dumps({"caps": caps, "problems": problems})
 
 
 # ---- a function as a tool -------------------------------------------------
@@ -239,7 +260,7 @@ def load(arg):
 def _offer(fn, name, reserved, table):
     """The tool fn becomes, and its parameters as the capabilities helper
     checks them, or _Unusable saying why it cannot be one."""
-    if type(name) is not str or not _NAME.match(name):
+    if type(name) is not str or not 1 <= len(name) <= 64 or not _NAME_CHARS.issuperset(name):
         raise _Unusable("the name must be 1-64 letters, digits, _ or -")
     if name in reserved:
         raise _Unusable("the name is a built-in capability's; give it another (@pyaichat.capability(name=...))")
@@ -248,7 +269,7 @@ def _offer(fn, name, reserved, table):
     if len(table) >= _MAX_CAPS:
         raise _Unusable("over the %d user capabilities allowed" % _MAX_CAPS)
     schema, params = _arguments(fn)
-    text = json.dumps(schema)
+    text = _dumps(schema)
     if len(text.encode()) > _MAX_SCHEMA:
         raise _Unusable("its arguments' schema is over %d bytes" % _MAX_SCHEMA)
     return {"name": name, "description": _description(fn, name), "schema": schema}, params
