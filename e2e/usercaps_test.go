@@ -204,3 +204,53 @@ func TestPTYUserCapabilitiesInTools(t *testing.T) {
 		t.Errorf("/tools and /cap sent %d requests to the model", n)
 	}
 }
+
+// The example of capabilities/README.md, describe_engine, summarises a
+// SQLAlchemy engine and a MetaData of the session without connecting:
+// the SQLite database it names is never created.
+func TestUserCapabilityExampleDescribesAnEngine(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../capabilities/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## Your own capabilities")
+	_, code, _ := strings.Cut(section, "```python\n")
+	code, _, found := strings.Cut(code, "```")
+	if !found {
+		t.Fatal("no python block in capabilities/README.md's \"Your own capabilities\"")
+	}
+	home, modules := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(home, ".config", "pyaichat", "config.toml"), "capability_modules = [\"dbtools\"]\n")
+	writeFile(t, filepath.Join(modules, "dbtools.py"), code)
+	db := filepath.Join(home, "shop.db")
+	setup := "from sqlalchemy import create_engine, MetaData, Table, Column, Integer, String\n" +
+		"engine = create_engine('sqlite:///" + db + "')\n" +
+		"md = MetaData()\n" +
+		"orders = Table('orders', md, Column('id', Integer, primary_key=True), Column('customer', String(80)))\n"
+	fake := newFakeOpenAICalls(t,
+		[2]string{"describe_engine", `{"metadata": "md"}`},
+		[2]string{"describe_engine", `{"name": "md"}`},
+	)
+	cmd := exec.Command(binary, "--base-url", fake.URL, "--model", "m", "-p", "what is my engine?", "-c", setup)
+	cmd.Env = append(testEnv(home, ""), "PYTHONPATH="+modules)
+	cmd.Dir = home
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "pyaichat:") {
+		t.Fatalf("pyaichat -p: %v\n%s", err, out)
+	}
+	results := toolMessages(fake)
+	if len(results) != 2 {
+		t.Fatalf("tool results %q", results)
+	}
+	for _, want := range []string{`"dialect":"sqlite"`, `"driver":"pysqlite"`, `"pool":`, `"orders":["id INTEGER","customer VARCHAR(80)"]`} {
+		if !strings.Contains(results[0], want) {
+			t.Errorf("describe_engine sent back %s, without %s", results[0], want)
+		}
+	}
+	if want := `"type":"TypeError","message":"md is a MetaData, not an Engine"`; !strings.Contains(results[1], want) {
+		t.Errorf("describe_engine(name=md) sent back %s, want %s", results[1], want)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Errorf("the engine connected: %s exists", db)
+	}
+}

@@ -1397,10 +1397,11 @@ def _check_user_args(name, params, args):
 
 def _plain(x, a, level):
     """x as JSON data: builtin values as they are (text escaped as reprs
-    are), containers to max_items entries and _MAX_LEVEL levels, anything
-    else as its bounded repr."""
+    are, a str subclass's as its str: SQLAlchemy's names are one),
+    containers to max_items entries and _MAX_LEVEL levels, anything else
+    as its bounded repr."""
     t = type(x)
-    if t is str:
+    if issubclass(t, str):
         return _text(x, a["limit"])
     if t is bool or t is _NONE_T:
         return x
@@ -1415,7 +1416,7 @@ def _plain(x, a, level):
         for k, y in x.items():
             if len(out) >= a["max_items"]:
                 break
-            key = _text(k, _NAME_LIMIT) if type(k) is str else _bounded_repr(k, _NAME_LIMIT, True)[0]
+            key = _text(k, _NAME_LIMIT) if issubclass(type(k), str) else _bounded_repr(k, _NAME_LIMIT, True)[0]
             out[key] = _plain(y, a, level + 1)
         return out
     return _bounded_repr(x, a["limit"], True)[0]
@@ -1437,7 +1438,7 @@ def cap_user(a, user):
         raise _NeedsUserCode("user capability")
     v = fn(**args)
     t = type(v)
-    if t in _SCALARS or t in _CONTAINERS or t is str:
+    if t in _SCALARS or t in _CONTAINERS or issubclass(t, str):
         return {"result": _plain(v, a, 0)}
     text, cut = _bounded_repr(v, a["limit"], True)
     return {"repr": text, "truncated": cut, "type": _qual(t)}
