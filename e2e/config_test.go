@@ -71,6 +71,8 @@ func TestConfigShow(t *testing.T) {
 		"log_keep":   {"7", "config file"},
 		"log":        {"true", "default"},
 		"log_output": {"false", "default"},
+		// The user's capability modules, none by default.
+		"capability_modules": {"[]", "default"},
 	}
 	got := map[string][2]string{}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n")[1:] {

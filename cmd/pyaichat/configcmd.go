@@ -118,6 +118,7 @@ func shownSettings(cfg agent.Config, fromFile map[string]bool) []setting {
 		{"log_keep", orDefault(int64(cfg.LogKeep), sessionlog.DefaultKeep), fileOr("log_keep")},
 		{"log_max_bytes", orDefault(cfg.LogMaxBytes, sessionlog.DefaultMaxBytes), fileOr("log_max_bytes")},
 		{"log_output", strconv.FormatBool(cfg.LogOutput), fileOr("log_output")},
+		{"capability_modules", tomlList(cfg.CapabilityModules), fileOr("capability_modules")},
 	}
 }
 
@@ -190,6 +191,7 @@ const configTemplate = `# pyaichat's settings; flags and environment variables o
 # log_keep = 200                       # session files kept
 # log_max_bytes = 16777216
 # log_output = false
+# capability_modules = ["dbtools"]     # your @pyaichat.capability functions
 `
 
 // configEdit opens the config file in the user's editor, making it first
