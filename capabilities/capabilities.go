@@ -294,7 +294,8 @@ func clip(s string, n int) string {
 }
 
 // CallText runs a capability from a command line (/cap NAME [EXPR],
-// --capability NAME [EXPR]): expr is the expression, or "" for none.
+// --capability NAME [EXPR]): expr is the expression, or "" for none; for
+// one of the user's capabilities, its arguments as a JSON object.
 func (r *Registry) CallText(ctx context.Context, name, expr string) (json.RawMessage, *Error) {
 	c, ok := spec.Find(name)
 	if !ok {

@@ -254,3 +254,34 @@ func TestUserCapabilityExampleDescribesAnEngine(t *testing.T) {
 		t.Errorf("the engine connected: %s exists", db)
 	}
 }
+
+// pyaichat --capability runs a user capability too, its arguments a JSON
+// object; a name that is no capability is still a usage error.
+func TestCapabilityCommandRunsAUserCapability(t *testing.T) {
+	t.Parallel()
+	home, modules := capsHome(t)
+	run := func(args ...string) (string, string, int) {
+		cmd := exec.Command(binary, append([]string{"--capability"}, args...)...)
+		cmd.Env = append(testEnv(home, ""), "PYTHONPATH="+modules)
+		cmd.Dir = home
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	out, stderr, code := run("add", `{"a": 1, "label": "x"}`)
+	want := `{"capability":"add","ok":true,"result":{"result":{"sum":3,"label":"x"}}}`
+	if code != 0 || strings.TrimSpace(out) != want || !strings.Contains(stderr, "brokenmod") {
+		t.Errorf("--capability add: %d %q, want %s; stderr %q", code, out, want, stderr)
+	}
+	out, stderr, code = run("no_such_capability")
+	if code != 2 || out != "" || !strings.Contains(stderr, `unknown capability "no_such_capability"`) || !strings.Contains(stderr, "spin") {
+		t.Errorf("an unknown name: %d %q, stderr %q", code, out, stderr)
+	}
+}
