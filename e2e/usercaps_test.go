@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,8 @@ import (
 
 // myTools is a user's capability module: one capability that answers,
 // and three that try what a capability may not do.
-const myTools = `import socket
+const myTools = `import os
+import socket
 from typing import Optional
 
 import pyaichat
@@ -39,6 +41,12 @@ def connect():
 
 
 @pyaichat.capability
+def env_value(name: str) -> str:
+    """A variable of the environment."""
+    return os.environ[name]
+
+
+@pyaichat.capability
 def spin():
     """Never ends."""
     while True:
@@ -58,12 +66,15 @@ func capsHome(t *testing.T) (home, modules string) {
 	return home, modules
 }
 
-// askWithCaps runs pyaichat -p against fake, with PYTHONPATH, and
-// returns its stderr.
+// serviceToken is a secret in the environment of askWithCaps's pyaichat.
+const serviceToken = "tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+
+// askWithCaps runs pyaichat -p against fake, with PYTHONPATH and a secret
+// in MY_SERVICE_TOKEN, and returns its stderr.
 func askWithCaps(t *testing.T, fake *fakeOpenAI, home, pythonPath string) string {
 	t.Helper()
 	cmd := exec.Command(binary, "--base-url", fake.URL, "--model", "m", "-p", "use my tools")
-	cmd.Env = append(testEnv(home, ""), "PYTHONPATH="+pythonPath)
+	cmd.Env = append(testEnv(home, ""), "PYTHONPATH="+pythonPath, "MY_SERVICE_TOKEN="+serviceToken)
 	cmd.Dir = home
 	var errb strings.Builder
 	cmd.Stdin, cmd.Stderr = strings.NewReader(""), &errb
@@ -76,7 +87,8 @@ func askWithCaps(t *testing.T, fake *fakeOpenAI, home, pythonPath string) string
 // A user's capability is offered to the model with its schema and
 // description, is called by it, and its result is in the next request;
 // it runs in the copy the built-in seven run in, so a file write and a
-// connection are refused and an endless loop ends at the deadline. A
+// connection are refused, an endless loop ends at the deadline, and a
+// secret of the environment is wiped before it runs. A
 // module that raises at import is one line at start, and the other's
 // capabilities still work.
 func TestUserCapabilitiesCalledByTheModel(t *testing.T) {
@@ -89,6 +101,7 @@ func TestUserCapabilitiesCalledByTheModel(t *testing.T) {
 		[2]string{"connect", `{}`},
 		[2]string{"spin", `{}`},
 		[2]string{"add", `{"a": "forty"}`},
+		[2]string{"env_value", `{"name": "MY_SERVICE_TOKEN"}`},
 	)
 	stderr := askWithCaps(t, fake, home, modules)
 
@@ -115,8 +128,8 @@ func TestUserCapabilitiesCalledByTheModel(t *testing.T) {
 	}
 
 	results := toolMessages(fake)
-	if len(results) != 5 {
-		t.Fatalf("%d tool results, want 5: %q", len(results), results)
+	if len(results) != 6 {
+		t.Fatalf("%d tool results, want 6: %q", len(results), results)
 	}
 	checks := []struct{ call, want string }{
 		{"add", `{"result":{"sum":42,"label":null}}`},
@@ -124,6 +137,7 @@ func TestUserCapabilitiesCalledByTheModel(t *testing.T) {
 		{"connect", `"type":"Refused"`},
 		{"spin", `"type":"Timeout"`},
 		{"add with a string", `"type":"InvalidArguments"`},
+		{"env_value", `{"result":"`},
 	}
 	for i, c := range checks {
 		if !strings.Contains(results[i], c.want) {
@@ -132,6 +146,11 @@ func TestUserCapabilitiesCalledByTheModel(t *testing.T) {
 	}
 	if _, err := os.Stat(target); err == nil {
 		t.Errorf("write_file wrote %s", target)
+	}
+	for _, r := range fake.requests() {
+		if b, _ := json.Marshal(r); strings.Contains(string(b), serviceToken[4:20]) {
+			t.Errorf("the secret reached the model: %s", b)
+		}
 	}
 }
 
