@@ -19,8 +19,8 @@ const capabilityUsage = "usage: pyaichat --capability NAME [EXPR | JSON-ARGS] [-
 // capabilityCall is a parsed --capability command line.
 type capabilityCall struct {
 	name     string
-	expr     string // the expression, or a user capability's JSON arguments
-	user     bool   // not a built-in: one of the user's, known once loaded
+	expr     string   // the expression, or a user capability's JSON arguments
+	user     bool     // not a built-in: one of the user's, known once loaded
 	commands []string // -c CODE, in order
 	file     string   // FILE, or ""
 	fileArgs []string // what follows FILE
