@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -41,6 +43,11 @@ const maxUserArgsBytes = MaxExprBytes
 func (r *Registry) LoadUser(ctx context.Context, modules []string, cacheFile string) []string {
 	if err := r.in.LoadModule(userHelperModule, python.UserCaps); err != nil {
 		return []string{fmt.Sprintf("user capabilities: %v", err)}
+	}
+	if cacheFile != "" {
+		// The helper writes the cache, and creates no directory: the
+		// Python to create one is not free of the user's code (os.fspath).
+		_ = os.MkdirAll(filepath.Dir(cacheFile), 0o700)
 	}
 	found, err := r.discover(ctx, modules, cacheFile)
 	if err != nil {

@@ -16,14 +16,15 @@ import, are in ``sys.modules`` afterwards, with the ``pyaichat`` module
 they import (``pyaichat.py``), put there first.
 """
 
-# Only modules that python3 -i has loaded already: the helper is loaded at
-# every start, and what it imports at load is imported anew each time
-# (pybridge keeps a helper's imports private). load() borrows inspect and
-# JSON from the capabilities helper, loaded by then.
-import os
-import sys
-import types
-
+# No import statement: the helper is loaded at every start, after the
+# user's -c code or FILE, and what it imports at load is imported anew each
+# time (pybridge keeps a helper's imports private). Finding the modules
+# runs none of the user's code: posix's C functions as they were at
+# start-up (not os's, whose path functions call os.fspath and isinstance,
+# which the user may have replaced, nor through a module whose class was
+# swapped), sys.modules and sys read through their dicts, and the builtins
+# as they were at start-up (pybridge's for every helper). load() borrows
+# inspect and JSON from the capabilities helper, loaded by then.
 _GROUP = "pyaichat.capabilities"
 _MAX_CAPS = 64  # user capabilities offered at most
 _MAX_DESCRIPTION = 1024  # characters of a description
@@ -33,8 +34,33 @@ _MAX_PROBLEM = 300  # characters of a problem's line
 # names: 1 to 64 of them).
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
-_M_DICT = type.__dict__["__dict__"].__get__(_PYAICHAT_MODULE_TYPE)["__dict__"].__get__  # noqa: F821
+_MODULE_TYPE = _PYAICHAT_MODULE_TYPE  # noqa: F821
+_M_DICT = type.__dict__["__dict__"].__get__(_MODULE_TYPE)["__dict__"].__get__
 _BRIDGE = _PYAICHAT_BRIDGE  # noqa: F821
+_MODULES = _PYAICHAT_MODULES  # noqa: F821
+_lookup = _M_DICT(_BRIDGE)["lookup"]  # (dict, str key, default), no __eq__ called
+_UNION_TYPE = type(int | None)
+
+
+def _start_namespace(name):
+    """Module name's namespace as it was at start-up (the REPL helper's
+    copy), or as it is now when there is no REPL (tests)."""
+    try:
+        ns = _M_DICT(_M_DICT(_BRIDGE)["helper"]("_pyaichat_repl"))["start_namespace"](name)
+    except (ImportError, KeyError):
+        ns = None
+    return ns if type(ns) is dict else _M_DICT(_lookup(_MODULES, name, None))
+
+
+_posix = _start_namespace("posix")
+_listdir, _stat, _getcwd, _getpid, _replace = (
+    _posix[n] for n in ("listdir", "stat", "getcwd", "getpid", "replace")
+)
+_SYS = _lookup(_MODULES, "sys", None)
+
+
+def _basename(path):
+    return path.rpartition("/")[2]
 
 
 # Borrowed from the capabilities helper by load().
@@ -56,14 +82,14 @@ def _dir_declares(d):
     group, in its dist-info's entry_points.txt."""
     marker = ("[%s]" % _GROUP).encode()
     try:
-        names = os.listdir(d)
+        names = _listdir(d)
     except OSError:  # a zip file, a directory that went away
         return False
     for n in names:
         if not n.endswith((".dist-info", ".egg-info")):
             continue
         try:
-            with open(os.path.join(d, n, "entry_points.txt"), "rb") as f:
+            with open(d + "/" + n + "/entry_points.txt", "rb") as f:
                 if marker in f.read(1 << 20):
                     return True
         except OSError:
@@ -80,12 +106,13 @@ def _declares_group(cache):
     changes when a distribution is installed or removed there."""
     seen = _read_cache(cache)
     fresh, declared = {}, False
-    for entry in sys.path:
+    path = _lookup(_M_DICT(_SYS), "path", None)
+    for entry in path if type(path) is list else ():
         if type(entry) is not str:
             continue
-        d = os.path.abspath(entry or os.curdir)
         try:
-            mtime = os.stat(d).st_mtime_ns
+            d = entry if entry.startswith("/") else _getcwd() + "/" + entry
+            mtime = _stat(d).st_mtime_ns
         except OSError:
             continue
         known = seen.get(d)
@@ -128,11 +155,10 @@ def _write_cache(path, dirs):
         if "\n" not in d
     ]
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = "%s.%d" % (path, os.getpid())
+        tmp = "%s.%d" % (path, _getpid())
         with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.writelines(lines)
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except OSError:
         pass
 
@@ -177,12 +203,12 @@ def discover(arg):
 def _public_module(source):
     """The pyaichat module user code imports: the one in sys.modules, or a
     new one from source put there."""
-    m = sys.modules.get("pyaichat")
-    if type(m) is types.ModuleType and type(getattr(m, "_registered", None)) is list:
+    m = _lookup(_MODULES, "pyaichat", None)
+    if type(m) is _MODULE_TYPE and type(_M_DICT(m).get("_registered")) is list:
         return m
-    m = types.ModuleType("pyaichat")
-    exec(compile(source, "<pyaichat>", "exec"), m.__dict__)
-    sys.modules["pyaichat"] = m
+    m = _MODULE_TYPE("pyaichat")
+    exec(compile(source, "<pyaichat>", "exec"), _M_DICT(m))
+    _MODULES["pyaichat"] = m
     return m
 
 
@@ -191,13 +217,13 @@ def _where(e):
     user's (not the import system's or pyaichat's), or of the SyntaxError
     itself."""
     if isinstance(e, SyntaxError) and e.filename:
-        return "%s:%s" % (os.path.basename(e.filename), e.lineno)
+        return "%s:%s" % (_basename(e.filename), e.lineno)
     where = ""
     tb = e.__traceback__
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
         if not filename.startswith("<"):
-            where = "%s:%d" % (os.path.basename(filename), tb.tb_lineno)
+            where = "%s:%d" % (_basename(filename), tb.tb_lineno)
         tb = tb.tb_next
     return where
 
@@ -230,7 +256,7 @@ def load(arg):
     inspect, _dumps, table = caps_helper["inspect"], caps_helper["_dumps"], caps_helper["_USER"]
     a = caps_helper["_loads"](arg)
     public = _public_module(a["public"])
-    registered = public._registered
+    registered = _M_DICT(public)["_registered"]
     reserved = set(a.get("reserved") or ())
     caps, problems = [], []
     for src in a["sources"]:
@@ -336,7 +362,7 @@ def _json_types(param, ann):
             return [_SIMPLE[ann]], None
     args = getattr(ann, "__args__", None) or ()
     origin = getattr(ann, "__origin__", None)
-    if type(ann) is types.UnionType or repr(origin) == "typing.Union":
+    if type(ann) is _UNION_TYPE or repr(origin) == "typing.Union":
         names = []
         for x in args:
             sub, _ = _json_types(param, x)
