@@ -115,7 +115,8 @@ func (s *Conversation) toolsCommand(_ context.Context, arg string, out io.Writer
 }
 
 // capCommand is /cap NAME [EXPR]: one capability, run directly, with
-// {"expr": EXPR} when EXPR is given and {} otherwise.
+// {"expr": EXPR} when EXPR is given and {} otherwise; for one of the
+// user's own capabilities, EXPR is its arguments, a JSON object.
 func (s *Conversation) capCommand(ctx context.Context, rest string, out io.Writer) error {
 	name, expr, _ := strings.Cut(rest, " ")
 	expr = strings.TrimSpace(expr)
@@ -128,7 +129,11 @@ func (s *Conversation) capCommand(ctx context.Context, rest string, out io.Write
 		return err
 	}
 	args := []byte("{}")
-	if expr != "" {
+	_, builtin := spec.Find(name)
+	switch {
+	case expr != "" && !builtin: // the user's capability: its JSON arguments
+		args = []byte(expr)
+	case expr != "":
 		args, _ = json.Marshal(map[string]string{"expr": expr})
 	}
 	res, isErr := s.tools.Call(ctx, name, args)
@@ -235,7 +240,8 @@ func plural(n int, what string) string {
 }
 
 // toolSummary is a short line about a tool for /tools: the capability's
-// own, or else its description's first sentence.
+// own, or else its description's first sentence; one of the user's own
+// capabilities is marked with the module that defined it.
 func toolSummary(t llm.Tool) string {
 	if c, ok := spec.Find(t.Name); ok && c.Summary != "" {
 		return c.Summary
@@ -244,5 +250,8 @@ func toolSummary(t llm.Tool) string {
 	if i := strings.Index(desc, ". "); i >= 0 {
 		desc = desc[:i+1]
 	}
-	return desc
+	if t.Module != "" {
+		desc = "[yours, " + t.Module + "] " + desc
+	}
+	return termsafe.Visible(desc)
 }

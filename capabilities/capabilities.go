@@ -84,6 +84,7 @@ type Registry struct {
 
 	mu     sync.Mutex
 	loaded bool
+	user   []UserSpec // LoadUser's
 }
 
 // New returns the registry for in. The Python helper is loaded on the first
@@ -104,8 +105,21 @@ func New(in Session, opts Options) *Registry {
 	return &Registry{in: in, opts: opts}
 }
 
-// List describes every capability, in a stable order.
-func (r *Registry) List() []Spec { return spec.List() }
+// List describes every capability, in a stable order: the built-in seven,
+// then the user's (LoadUser).
+func (r *Registry) List() []Spec {
+	specs := spec.List()
+	user := r.User()
+	if len(user) == 0 {
+		return specs
+	}
+	out := make([]Spec, len(specs), len(specs)+len(user))
+	copy(out, specs)
+	for _, u := range user {
+		out = append(out, u.Spec)
+	}
+	return out
+}
 
 // Names lists the capabilities' names.
 func Names() []string { return spec.Names() }
@@ -120,12 +134,14 @@ const helperModule = "_pyaichat_caps"
 
 // request is what the Python helper receives.
 type request struct {
-	Cap       string   `json:"cap"`
-	Expr      string   `json:"expr,omitempty"`
-	Limit     int      `json:"limit"`
-	MaxItems  int      `json:"max_items"`
-	MaxBytes  int      `json:"max_bytes"`
-	SecretEnv []string `json:"secret_env,omitempty"`
+	Cap       string          `json:"cap"`
+	Expr      string          `json:"expr,omitempty"`
+	Name      string          `json:"name,omitempty"` // a user capability's
+	Args      json.RawMessage `json:"args,omitempty"` // a user capability's
+	Limit     int             `json:"limit"`
+	MaxItems  int             `json:"max_items"`
+	MaxBytes  int             `json:"max_bytes"`
+	SecretEnv []string        `json:"secret_env,omitempty"`
 }
 
 // envelope is what the Python helper returns.
@@ -182,14 +198,23 @@ func contextError(err error) *Error {
 // Call runs the named capability with args (a JSON object; empty or null
 // means no arguments) and returns its JSON result, or a structured error.
 func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *Error) {
-	c, ok := spec.Find(name)
-	if !ok {
-		return nil, invalid("unknown capability %q; the capabilities are %s", name, strings.Join(Names(), ", "))
+	var req request
+	var cerr *Error
+	if c, ok := spec.Find(name); ok {
+		req, cerr = parseArgs(c, args)
+	} else if r.userCap(name) {
+		req, cerr = userRequest(name, args)
+	} else {
+		cerr = r.unknown(name)
 	}
-	req, cerr := parseArgs(c, args)
 	if cerr != nil {
 		return nil, cerr
 	}
+	return r.run(ctx, name, req)
+}
+
+// run runs a checked request for the named capability.
+func (r *Registry) run(ctx context.Context, name string, req request) (json.RawMessage, *Error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err)
 	}
@@ -284,11 +309,19 @@ func clip(s string, n int) string {
 }
 
 // CallText runs a capability from a command line (/cap NAME [EXPR],
-// --capability NAME [EXPR]): expr is the expression, or "" for none.
+// --capability NAME [EXPR]): expr is the expression, or "" for none; for
+// one of the user's capabilities, its arguments as a JSON object.
 func (r *Registry) CallText(ctx context.Context, name, expr string) (json.RawMessage, *Error) {
 	c, ok := spec.Find(name)
 	if !ok {
-		return r.Call(ctx, name, nil) // the unknown-capability error
+		if !r.userCap(name) {
+			return nil, r.unknown(name)
+		}
+		args, cerr := userArgsText(name, expr)
+		if cerr != nil {
+			return nil, cerr
+		}
+		return r.Call(ctx, name, args)
 	}
 	if !c.TakesExpr() {
 		if strings.TrimSpace(expr) != "" {

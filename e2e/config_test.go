@@ -74,6 +74,8 @@ func TestConfigShow(t *testing.T) {
 		"context_window": {"0", "default: the server's model list or known models"},
 		"price_in":       {"0.5", "config file"},
 		"price_out":      {"1.5", "config file"},
+		// The user's capability modules, none by default.
+		"capability_modules": {"[]", "default"},
 	}
 	got := map[string][2]string{}
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n")[1:] {

@@ -55,7 +55,7 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 	work := map[string]map[string][]float64{}
 	echo := map[string]map[int][]float64{}
 	big := map[string][]float64{}
-	var first []float64
+	var first, firstCaps []float64
 	repl := map[string][]replRun{}
 	for _, p := range progs {
 		work[p.name] = map[string][]float64{}
@@ -94,11 +94,15 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 			}
 			big[p.name] = append(big[p.name], d)
 		}
-		d, err := firstRequest(b, b.TempDir())
+		d, err := firstRequest(b, b.TempDir(), false)
 		if err != nil {
 			b.Fatalf("first ai> request, run %d: %v", i+1, err)
 		}
 		first = append(first, d)
+		if d, err = firstRequest(b, b.TempDir(), true); err != nil {
+			b.Fatalf("first ai> request with user capabilities, run %d: %v", i+1, err)
+		}
+		firstCaps = append(firstCaps, d)
 	}
 	if b.N == 1 { // the warm-up round the testing package runs first says nothing
 		return
@@ -136,6 +140,8 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 	b.ReportMetric(paP/pyP, "private-ratio")
 	fmt.Fprintf(&sb, "  %-32s %9s %9.3f %7s  %s\n", "first ai> request, 1e4 globals (ms)", "", median(first), "", "< 5 ms")
 	b.ReportMetric(median(first), "first-request-ms")
+	fmt.Fprintf(&sb, "  %-32s %9s %9.3f %7s  %s\n", "  with 2 user capabilities (ms)", "", median(firstCaps), "", "< 5 ms")
+	b.ReportMetric(median(firstCaps), "first-request-caps-ms")
 	fmt.Fprintf(&sb, "  load average: %s\n", loadavg())
 	// Printed whole: the testing package cuts a benchmark's log at ten lines.
 	fmt.Print(sb.String())
@@ -264,7 +270,7 @@ func bigSessionLines(p replProg, home string) (float64, error) {
 // its Enter to the moment a local OpenAI-compatible server has the whole
 // request: what pyaichat spends building it (the automatic context, the
 // tools) and sending it.
-func firstRequest(tb testing.TB, home string) (float64, error) {
+func firstRequest(tb testing.TB, home string, userCaps bool) (float64, error) {
 	arrived := make(chan time.Time, 4)
 	srv := fakemodel.NewFunc(tb, func(fakemodel.Request) fakemodel.Reply {
 		arrived <- time.Now() // the whole body has been read
@@ -272,7 +278,15 @@ func firstRequest(tb testing.TB, home string) (float64, error) {
 	})
 	defer srv.Close()
 	p := replProg{name: "pyaichat", argv: []string{binary}, prompt: "py> "}
-	f, r, stop, err := spawnREPL(p, home, "OPENAI_BASE_URL="+srv.URL, "OPENAI_API_KEY=sk-bench-0123456789abcdef")
+	env := []string{"OPENAI_BASE_URL=" + srv.URL, "OPENAI_API_KEY=sk-bench-0123456789abcdef"}
+	if userCaps {
+		modules, err := writeBenchCaps(home)
+		if err != nil {
+			return 0, err
+		}
+		env = append(env, "PYTHONPATH="+modules)
+	}
+	f, r, stop, err := spawnREPL(p, home, env...)
 	if err != nil {
 		return 0, err
 	}
@@ -302,10 +316,72 @@ func firstRequest(tb testing.TB, home string) (float64, error) {
 		if _, err := r.waitFor(off, "answered", "", 10*time.Second); err != nil {
 			return 0, fmt.Errorf("the answer: %w", err)
 		}
+		if reqs := srv.Requests(); userCaps && (len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), `"row_estimate"`)) {
+			return 0, fmt.Errorf("the request does not offer the user's capabilities")
+		}
 		return float64(at.Sub(t0)) / 1e6, nil
 	case <-time.After(30 * time.Second):
 		return 0, fmt.Errorf("no request reached the server in 30 s; output ends %q", r.buf[max(0, len(r.buf)-300):])
 	}
+}
+
+// benchCaps is a capability module with two capabilities, one of the
+// SQLAlchemy kind the README shows.
+const benchCaps = `import pyaichat
+from typing import Optional
+
+
+@pyaichat.capability
+def table_columns(table: str, schema: Optional[str] = None, limit: int = 50) -> dict:
+    """The columns of a table, as the session's models declare them."""
+    return {}
+
+
+@pyaichat.capability
+def row_estimate(table: str) -> int:
+    """An estimate of a table's rows."""
+    return 0
+`
+
+// writeBenchCaps writes benchCaps as a module, and a config naming it,
+// in home; it returns the module's directory, for PYTHONPATH.
+func writeBenchCaps(home string) (string, error) {
+	modules := filepath.Join(home, "modules")
+	cfg := filepath.Join(home, ".config", "pyaichat")
+	for _, d := range []string{modules, cfg} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(modules, "benchcaps.py"), []byte(benchCaps), 0o644); err != nil {
+		return "", err
+	}
+	return modules, os.WriteFile(filepath.Join(cfg, "config.toml"), []byte("capability_modules = [\"benchcaps\"]\n"), 0o644)
+}
+
+// BenchmarkFirstRequest is the first ai> request's preparation in a
+// session of 10^4 globals, from Enter until the server has the request,
+// without and with two user capabilities, alternating:
+//
+//	go test ./e2e -run '^$' -bench FirstRequest -benchtime 10x
+func BenchmarkFirstRequest(b *testing.B) {
+	var plain, caps []float64
+	for i := 0; i < b.N; i++ {
+		for _, withCaps := range []bool{i%2 == 0, i%2 == 1} {
+			d, err := firstRequest(b, b.TempDir(), withCaps)
+			if err != nil {
+				b.Fatalf("run %d, user capabilities %v: %v", i+1, withCaps, err)
+			}
+			if withCaps {
+				caps = append(caps, d)
+			} else {
+				plain = append(plain, d)
+			}
+		}
+	}
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(median(plain), "first-request-ms")
+	b.ReportMetric(median(caps), "first-request-2-user-caps-ms")
 }
 
 // spawnREPL starts p on a fresh 80x24 PTY, waits for its first prompt and

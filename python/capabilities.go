@@ -8,3 +8,17 @@ import _ "embed"
 //
 //go:embed capabilities.py
 var Capabilities string
+
+// UserCaps is the source of the module that finds and imports the user's
+// own capabilities (see usercaps.py), loaded at start when the assistant
+// is available.
+//
+//go:embed usercaps.py
+var UserCaps string
+
+// Pyaichat is the source of the pyaichat module that the user's
+// capability modules import (see pyaichat.py); it exists only inside
+// pyaichat's interpreter.
+//
+//go:embed pyaichat.py
+var Pyaichat string

@@ -1356,6 +1356,94 @@ def _warm_lines():
         _source_line(filename, lineno)
 
 
+# ---- the user's capabilities -------------------------------------------
+
+# The user's capabilities, filled once at start by the user capabilities
+# helper (usercaps.py): name -> (function, params), where params maps each
+# parameter to (the JSON types it accepts or None for any, required).
+_USER = {}
+
+# Python's types of the JSON values each JSON schema type takes.
+_JSON_TYPES = {
+    "string": (str,), "integer": (int,), "number": (int, float),
+    "boolean": (bool,), "array": (list,), "object": (dict,), "null": (_NONE_T,),
+}
+
+
+class _BadArguments(Exception):
+    """A call whose arguments do not fit the capability's signature."""
+
+
+def _check_user_args(name, params, args):
+    """Checks args (decoded JSON) against params before any user code runs,
+    with the error the model must read to mend its call."""
+    if type(args) is not dict:
+        raise _BadArguments("%s: arguments must be a JSON object" % name)
+    for k in args:
+        if k not in params:
+            raise _BadArguments("%s: unexpected argument %r; it takes %s" % (name, k, ", ".join(params) or "none"))
+    for k, (types_, required) in params.items():
+        if k not in args:
+            if required:
+                raise _BadArguments("%s: argument %r is missing" % (name, k))
+            continue
+        v = args[k]
+        if types_ is None:
+            continue
+        ok = any(type(v) in _JSON_TYPES[t] for t in types_)
+        if not ok:
+            raise _BadArguments("%s: %r must be %s" % (name, k, " or ".join(types_)))
+
+
+def _plain(x, a, level):
+    """x as JSON data: builtin values as they are (text escaped as reprs
+    are, a str subclass's as its str: SQLAlchemy's names are one),
+    containers to max_items entries and _MAX_LEVEL levels, anything else
+    as its bounded repr."""
+    t = type(x)
+    if issubclass(t, str):
+        return _text(x, a["limit"])
+    if t is bool or t is _NONE_T:
+        return x
+    if t is int:
+        return x if x.bit_length() <= _MAX_INT_BITS else _int_text(x)
+    if t is float:
+        return x if x - x == 0 else repr(x)  # inf and nan are not JSON
+    if level < _MAX_LEVEL and (t is list or t is tuple):
+        return [_plain(y, a, level + 1) for y in x[:a["max_items"]]]
+    if level < _MAX_LEVEL and t is dict:
+        out = {}
+        for k, y in x.items():
+            if len(out) >= a["max_items"]:
+                break
+            key = _text(k, _NAME_LIMIT) if issubclass(type(k), str) else _bounded_repr(k, _NAME_LIMIT, True)[0]
+            out[key] = _plain(y, a, level + 1)
+        return out
+    return _bounded_repr(x, a["limit"], True)[0]
+
+
+def cap_user(a, user):
+    """One of the user's capabilities: its arguments checked in the
+    session, the function called in the copy (it is user code)."""
+    name = a.get("name")
+    entry = _USER.get(name)
+    if entry is None:
+        raise _BadArguments("unknown capability %r" % name)
+    fn, params = entry
+    args = a.get("args")
+    if args is None:
+        args = {}
+    if not user:
+        _check_user_args(name, params, args)
+        raise _NeedsUserCode("user capability")
+    v = fn(**args)
+    t = type(v)
+    if t in _SCALARS or t in _CONTAINERS or issubclass(t, str):
+        return {"result": _plain(v, a, 0)}
+    text, cut = _bounded_repr(v, a["limit"], True)
+    return {"repr": text, "truncated": cut, "type": _qual(t)}
+
+
 # Each capability: its function, and what must be done in the session
 # before a copy answers it (None: nothing).
 _CAPS = {
@@ -1366,6 +1454,7 @@ _CAPS = {
     "get_doc": (cap_get_doc, None),
     "eval_expr": (cap_eval_expr, None),
     "get_last_exception": (cap_get_last_exception, _warm_lines),
+    "user": (cap_user, None),
 }
 
 
@@ -1430,6 +1519,8 @@ def inproc(arg):
         return _dumps({"isolate": True, "env": _environ_names()})
     except NameError as e:
         return _error("NameError", str(e))
+    except _BadArguments as e:
+        return _error("InvalidArguments", str(e))
     return _finish(res, a)
 
 

@@ -4,7 +4,8 @@
 # apt-get, as root or through sudo): make, a C compiler, pkg-config,
 # CPython's embedding headers (python3-dev), numpy and pandas (the
 # capabilities' summaries are tested against them), nbformat (exported
-# notebooks are validated with it), ipykernel and jupyter-console (the
+# notebooks are validated with it), SQLAlchemy (the example of a user
+# capability is tested with it), ipykernel and jupyter-console (the
 # kernel client is tested against a real kernel, and compared with
 # `jupyter console` on it), node and npm (the build fetches the
 # xterm.js files `pyaichat serve` embeds with npm ci), the CA certificates
@@ -155,6 +156,7 @@ pkg-config --exists python3-embed 2>/dev/null || pkgs+=(python3-dev)
 /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null || pkgs+=(python3-venv)
 /usr/bin/python3 -c 'import numpy, pandas' 2>/dev/null || pkgs+=(python3-numpy python3-pandas)
 /usr/bin/python3 -c 'import nbformat' 2>/dev/null || pkgs+=(python3-nbformat)
+/usr/bin/python3 -c 'import sqlalchemy' 2>/dev/null || pkgs+=(python3-sqlalchemy) # the user capabilities' example
 [ -x /usr/bin/ipython3 ] || pkgs+=(ipython3) # the tests' oracle for the magics
 /usr/bin/python3 -c 'import matplotlib, PIL' 2>/dev/null || pkgs+=(python3-matplotlib python3-pil) # plots at py>
 /usr/bin/python3 -c 'import cairosvg' 2>/dev/null || pkgs+=(python3-cairosvg) # _repr_svg_ drawn as PNG

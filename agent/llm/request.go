@@ -15,6 +15,9 @@ type Tool struct {
 	Name        string
 	Description string
 	Schema      json.RawMessage // JSON schema of the arguments object
+	// Module is the Python module that defined one of the user's own
+	// capabilities (shown by /tools; never sent); "" for pyaichat's.
+	Module string
 }
 
 // Message is one message of a conversation, in our own terms: the loop and

@@ -14,12 +14,13 @@ import (
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 )
 
-const capabilityUsage = "usage: pyaichat --capability NAME [EXPR] [-c CODE]... [FILE [ARG]...]\n       pyaichat --capability NAME [EXPR] --existing CONNECTION_FILE"
+const capabilityUsage = "usage: pyaichat --capability NAME [EXPR | JSON-ARGS] [-c CODE]... [FILE [ARG]...]\n       pyaichat --capability NAME [EXPR] --existing CONNECTION_FILE"
 
 // capabilityCall is a parsed --capability command line.
 type capabilityCall struct {
 	name     string
-	expr     string
+	expr     string   // the expression, or a user capability's JSON arguments
+	user     bool     // not a built-in: one of the user's, known once loaded
 	commands []string // -c CODE, in order
 	file     string   // FILE, or ""
 	fileArgs []string // what follows FILE
@@ -33,10 +34,15 @@ func parseCapabilityArgs(args []string) (capabilityCall, error) {
 	}
 	c.name, args = args[0], args[1:]
 	takes, exists := capabilities.TakesExpr(c.name)
-	if !exists {
+	switch {
+	case !exists && strings.HasPrefix(c.name, "-"):
 		return c, fmt.Errorf("unknown capability %q; the capabilities are %s", c.name, strings.Join(capabilities.Names(), ", "))
-	}
-	if takes {
+	case !exists:
+		c.user = true
+		if len(args) > 0 && strings.HasPrefix(args[0], "{") {
+			c.expr, args = args[0], args[1:]
+		}
+	case takes:
 		if len(args) == 0 || args[0] == "-c" {
 			return c, fmt.Errorf("%s needs an EXPR", c.name)
 		}
@@ -110,9 +116,10 @@ func runCapability(std stdio, args []string) int {
 // the built-in rule).
 func printCapability(std stdio, call capabilityCall, in capabilities.Session) int {
 	set, _ := config.Load(xdgPaths().configFile(), config.Flags{})
-	cfg := set.Agent
-	cfg.Environ = os.Environ()
-	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
+	reg := newRegistry(set.Agent, in)
+	if call.user && !loadUserCapability(std, reg, set.CapabilityModules, call.name) {
+		return 2
+	}
 	res, cerr := reg.CallText(context.Background(), call.name, call.expr)
 	out := capabilityOutput{Capability: call.name, OK: cerr == nil, Result: res, Error: cerr}
 	enc := json.NewEncoder(std.out)
@@ -141,4 +148,22 @@ func setupToStderr(setup func()) error {
 	defer unix.Dup2(saved, 1)
 	setup()
 	return nil
+}
+
+// loadUserCapability loads the user's capabilities, their problems on
+// stderr, and reports whether name is one of them (if not, the usage
+// error, as for any unknown name).
+func loadUserCapability(std stdio, reg *capabilities.Registry, modules []string, name string) bool {
+	for _, problem := range reg.LoadUser(context.Background(), modules, entryPointCache()) {
+		std.warn(problem)
+	}
+	names := capabilities.Names()
+	for _, u := range reg.User() {
+		if u.Name == name {
+			return true
+		}
+		names = append(names, u.Name)
+	}
+	fmt.Fprintf(std.err, "pyaichat: unknown capability %q; the capabilities are %s\n%s\n", name, strings.Join(names, ", "), capabilityUsage)
+	return false
 }

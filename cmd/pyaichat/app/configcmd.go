@@ -121,6 +121,7 @@ func shownSettings(set config.Settings, fromFile map[string]bool) []setting {
 		{"log_max_bytes", orDefault(set.Log.MaxBytes, sessionlog.DefaultMaxBytes), fileOr("log_max_bytes")},
 		{"log_output", strconv.FormatBool(set.Log.Output), fileOr("log_output")},
 		{"context_window", strconv.Itoa(cfg.ContextWindow), windowOrigin(fromFile["context_window"])},
+		{"capability_modules", tomlList(set.CapabilityModules), fileOr("capability_modules")},
 	}
 	if cfg.Priced {
 		price := func(p float64) string { return strconv.FormatFloat(p, 'g', -1, 64) }
@@ -208,6 +209,7 @@ const configTemplate = `# pyaichat's settings; flags and environment variables o
 # log_keep = 200                       # session files kept
 # log_max_bytes = 16777216
 # log_output = false
+# capability_modules = ["dbtools"]     # your @pyaichat.capability functions
 `
 
 // configEdit opens the config file in the user's editor, making it first

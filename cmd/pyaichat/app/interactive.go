@@ -168,7 +168,9 @@ func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *json
 		return nil
 	}
 	recent := func() string { s, _ := it.in.RecentContext(); return s }
-	assistant := newAssistant(it.set.Agent, it.in, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.events(), logEvents(it.lg)))
+	reg := newRegistry(it.set.Agent, it.in)
+	loadUserCapabilities(reg, it.set.CapabilityModules, it.std.warn)
+	assistant := newAssistant(it.set.Agent, reg, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.events(), logEvents(it.lg)))
 	it.session.SetAssistant(assistant)
 	it.session.AddCommands(assistantCommands(assistant)...)
 	return assistant
@@ -198,7 +200,7 @@ func restoreTerm(tm *term.Terminal) {
 // three consumers: its view, which draws it on std.out (agent/view, in
 // colour if color), and events (nil: nobody), the session log's and -p's
 // JSON.
-func newAssistant(cfg agent.Config, in capabilities.Session, recent func() string, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Conversation {
+func newAssistant(cfg agent.Config, reg *capabilities.Registry, recent func() string, tm *term.Terminal, oneShot bool, std stdio, color bool, events func(event.Event)) *agent.Conversation {
 	look := lookOf(std.out, color)
 	// The view draws Ctrl-C's line, as repl.Assistant asks: the ^C where
 	// the REPL's terminal does not echo it, and at ai> the line that says
@@ -213,8 +215,24 @@ func newAssistant(cfg agent.Config, in capabilities.Session, recent func() strin
 		cfg.Confirm = confirmer(tm, oneShot, std)
 	}
 	cfg.Events = events
-	reg := capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
 	return agent.NewConversation(cfg, capabilityTools(reg), recent)
+}
+
+// newRegistry is the capabilities of in, whose copy wipes the values of
+// the variables cfg's filter takes for secrets.
+func newRegistry(cfg agent.Config, in capabilities.Session) *capabilities.Registry {
+	cfg.Environ = os.Environ()
+	return capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
+}
+
+// loadUserCapabilities adds the user's capabilities to reg before the
+// first prompt, so that a module's own imports are done in the session
+// (the copy a capability runs in refuses imports) and a broken one is
+// said at once.
+func loadUserCapabilities(reg *capabilities.Registry, modules []string, warn func(string)) {
+	for _, problem := range reg.LoadUser(context.Background(), modules, entryPointCache()) {
+		warn(problem)
+	}
 }
 
 // greet is what a terminal shows before the first prompt: python3's

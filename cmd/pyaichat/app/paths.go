@@ -33,6 +33,15 @@ func xdgDir(env, underHome string) string {
 	return filepath.Join(home, underHome, "pyaichat")
 }
 
+// entryPointCache is where the capabilities keep which directories hold
+// packages registering user capabilities, or "" without a cache directory.
+func entryPointCache() string {
+	if d := xdgPaths().cache; d != "" {
+		return filepath.Join(d, "entry-points.json")
+	}
+	return ""
+}
+
 // instructionsFile is the user's instructions for the assistant, or ""
 // when there is no config directory.
 func (p paths) instructionsFile() string {

@@ -25,6 +25,11 @@ func (t registryTools) Tools() []llm.Tool {
 	for i, s := range specs {
 		out[i] = llm.Tool{Name: s.Name, Description: s.Description, Schema: s.Schema}
 	}
+	// The user's own come after the seven, in the same order.
+	user := t.r.User()
+	for i := range user {
+		out[len(out)-len(user)+i].Module = user[i].Module
+	}
 	return out
 }
 

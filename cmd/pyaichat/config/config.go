@@ -28,6 +28,9 @@ type Settings struct {
 	Agent agent.Config
 	REPL  REPL
 	Log   Log
+	// CapabilityModules are the Python modules whose @pyaichat.capability
+	// functions become capabilities (capability_modules).
+	CapabilityModules []string
 	// File is the config file read (or that would have been), where
 	// /model NAME --save writes; "" when there is none.
 	File string
@@ -94,6 +97,8 @@ type fileConfig struct {
 	ContextWindow int      `toml:"context_window"`
 	PriceIn       *float64 `toml:"price_in"`
 	PriceOut      *float64 `toml:"price_out"`
+	// The user's capability modules.
+	CapabilityModules []string `toml:"capability_modules"`
 }
 
 // Load resolves the settings from the config file at path (none when path
@@ -130,6 +135,7 @@ func Load(path string, f Flags) (Settings, error) {
 	}
 	s.REPL = REPL{NoSuggest: fc.Suggest != nil && !*fc.Suggest, NoMagics: fc.Magics != nil && !*fc.Magics}
 	s.Log = Log{Off: fc.Log != nil && !*fc.Log, Keep: fc.LogKeep, MaxBytes: fc.LogMaxBytes, Output: fc.LogOutput}
+	s.CapabilityModules = fc.CapabilityModules
 	if c.Share != "" {
 		if err := agent.CheckShare(c.Share); err != nil {
 			return Settings{}, fmt.Errorf("%s: %w", path, err)
@@ -163,7 +169,7 @@ func readFileConfig(path string) (fileConfig, error) {
 		return fileConfig{}, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return fileConfig{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out)", path, und[0].String())
+		return fileConfig{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out, capability_modules)", path, und[0].String())
 	}
 	return fc, nil
 }
