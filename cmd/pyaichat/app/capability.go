@@ -33,10 +33,20 @@ func parseCapabilityArgs(args []string) (capabilityCall, error) {
 		return c, fmt.Errorf("missing capability NAME; the capabilities are %s", strings.Join(capabilities.Names(), ", "))
 	}
 	c.name, args = args[0], args[1:]
+	args, err := c.takeArgument(args)
+	if err != nil {
+		return c, err
+	}
+	return c, c.takeRest(args)
+}
+
+// takeArgument takes the capability's argument: an expression for one of
+// the seven that takes it, JSON arguments for one of the user's.
+func (c *capabilityCall) takeArgument(args []string) ([]string, error) {
 	takes, exists := capabilities.TakesExpr(c.name)
 	switch {
 	case !exists && strings.HasPrefix(c.name, "-"):
-		return c, fmt.Errorf("unknown capability %q; the capabilities are %s", c.name, strings.Join(capabilities.Names(), ", "))
+		return nil, fmt.Errorf("unknown capability %q; the capabilities are %s", c.name, strings.Join(capabilities.Names(), ", "))
 	case !exists:
 		c.user = true
 		if len(args) > 0 && strings.HasPrefix(args[0], "{") {
@@ -44,15 +54,20 @@ func parseCapabilityArgs(args []string) (capabilityCall, error) {
 		}
 	case takes:
 		if len(args) == 0 || args[0] == "-c" {
-			return c, fmt.Errorf("%s needs an EXPR", c.name)
+			return nil, fmt.Errorf("%s needs an EXPR", c.name)
 		}
 		c.expr, args = args[0], args[1:]
 	}
+	return args, nil
+}
+
+// takeRest takes the setup (-c CODE..., FILE [ARG]...) and --existing.
+func (c *capabilityCall) takeRest(args []string) error {
 	for len(args) > 0 {
 		switch {
 		case args[0] == "-c":
 			if len(args) < 2 {
-				return c, fmt.Errorf("-c needs CODE")
+				return fmt.Errorf("-c needs CODE")
 			}
 			c.commands = append(c.commands, args[1])
 			args = args[2:]
@@ -60,13 +75,13 @@ func parseCapabilityArgs(args []string) (capabilityCall, error) {
 			c.existing = args[1]
 			args = args[2:]
 		case strings.HasPrefix(args[0], "-") && args[0] != "-":
-			return c, fmt.Errorf("unknown option %s", args[0])
+			return fmt.Errorf("unknown option %s", args[0])
 		default:
 			c.file, c.fileArgs = args[0], args[1:]
 			args = nil
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // capabilityOutput is the one JSON object --capability prints.
