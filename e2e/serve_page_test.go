@@ -574,6 +574,7 @@ func TestServeTitleAndExitBanner(t *testing.T) {
 		const screen = document.querySelector('.xterm-screen').getBoundingClientRect();
 		return screen.bottom <= window.innerHeight + 0.5;
 	})()`)
+	p.waitEval("the exit's row is drawn", `[...document.querySelectorAll('.xterm-rows > div')].some((r) => r.textContent.includes('SystemExit(3)'))`)
 	bottom := eval[float64](p, `(() => {
 		const row = [...document.querySelectorAll('.xterm-rows > div')].findLast((r) => r.textContent.includes('SystemExit(3)'));
 		return row ? row.getBoundingClientRect().bottom - window.innerHeight : 1e9;
@@ -630,6 +631,9 @@ func TestServeLinksAndSearch(t *testing.T) {
 	p, srv, _ := openPage(t)
 	link := srv.UIBase + "favicon.svg"
 	p.run(fmt.Sprintf("print('see ' + '%s' + ' here')", link))
+	// The screen (the terminal's buffer) holds the row before the DOM
+	// renderer has drawn it.
+	p.waitEval("the link's row is drawn", `[...document.querySelectorAll('.xterm-rows > div')].some((r) => r.textContent.startsWith('see http'))`)
 	at := eval[[]float64](p, `(() => {
 		const row = [...document.querySelectorAll('.xterm-rows > div')].find((r) => r.textContent.startsWith('see http'));
 		if (!row) return [];
