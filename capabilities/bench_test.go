@@ -23,12 +23,12 @@ func benchCall(b *testing.B, name, expr string) {
 		args = json.RawMessage(exprArgs(expr))
 	}
 	ctx := context.Background()
-	if _, cerr := reg.Call(ctx, name, args); cerr != nil { // loads the helper
+	if _, cerr := reg.call(ctx, name, args); cerr != nil { // loads the helper
 		b.Fatal(cerr)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, cerr := reg.Call(ctx, name, args); cerr != nil {
+		if _, cerr := reg.call(ctx, name, args); cerr != nil {
 			b.Fatal(cerr)
 		}
 	}
@@ -59,7 +59,7 @@ func BenchmarkEvalExprIsolated1GiB(b *testing.B) {
 func BenchmarkGetReprList1e7(b *testing.B) {
 	setup(b, "bm_list = list(range(10**7))")
 	defer setup(b, "del bm_list")
-	res, cerr := reg.Call(context.Background(), "get_repr", json.RawMessage(exprArgs("bm_list")))
+	res, cerr := reg.call(context.Background(), "get_repr", json.RawMessage(exprArgs("bm_list")))
 	if cerr != nil {
 		b.Fatal(cerr)
 	}

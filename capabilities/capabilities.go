@@ -36,12 +36,6 @@ import (
 // and a model that sends megabytes is malfunctioning.
 const MaxExprBytes = 16 << 10
 
-// Error is a capability failure, reported to the model as a result.
-type Error = spec.Error
-
-// Spec describes a capability to a model.
-type Spec = spec.Spec
-
 // Options bound what a call may cost.
 type Options struct {
 	// Deadline bounds every call that runs user code. Default 2s.
@@ -107,13 +101,13 @@ func New(in Session, opts Options) *Registry {
 
 // List describes every capability, in a stable order: the built-in seven,
 // then the user's (LoadUser).
-func (r *Registry) List() []Spec {
+func (r *Registry) List() []spec.Spec {
 	specs := spec.List()
 	user := r.User()
 	if len(user) == 0 {
 		return specs
 	}
-	out := make([]Spec, len(specs), len(specs)+len(user))
+	out := make([]spec.Spec, len(specs), len(specs)+len(user))
 	copy(out, specs)
 	for _, u := range user {
 		out = append(out, u.Spec)
@@ -147,7 +141,7 @@ type request struct {
 // envelope is what the Python helper returns.
 type envelope struct {
 	OK      json.RawMessage `json:"ok"`
-	Error   *Error          `json:"error"`
+	Error   *spec.Error     `json:"error"`
 	Isolate bool            `json:"isolate"`
 	Env     []string        `json:"env"` // with Isolate: the environment's names
 }
@@ -161,9 +155,9 @@ type envelope struct {
 // (PrepareIsolated); a capability that reads source lines into linecache
 // for the copy (ReadsSource), a change that an earlier copy would miss,
 // makes a helper call instead.
-func (r *Registry) inSession(ctx context.Context, name string, body []byte) (string, *Error) {
+func (r *Registry) inSession(ctx context.Context, name string, body []byte) (string, *spec.Error) {
 	if err := r.load(); err != nil {
-		return "", &Error{Type: spec.Internal, Message: err.Error()}
+		return "", &spec.Error{Type: spec.Internal, Message: err.Error()}
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.opts.Deadline)
 	defer cancel()
@@ -188,18 +182,28 @@ func (r *Registry) inSession(ctx context.Context, name string, body []byte) (str
 }
 
 // contextError is the capability error for a call's context ending.
-func contextError(err error) *Error {
+func contextError(err error) *spec.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Type: spec.Timeout, Message: err.Error()}
+		return &spec.Error{Type: spec.Timeout, Message: err.Error()}
 	}
-	return &Error{Type: spec.Canceled, Message: err.Error()}
+	return &spec.Error{Type: spec.Canceled, Message: err.Error()}
 }
 
 // Call runs the named capability with args (a JSON object; empty or null
-// means no arguments) and returns its JSON result, or a structured error.
-func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *Error) {
+// means no arguments) and returns its JSON result, or an error that is a
+// *spec.Error: the failure, structured, that the model is shown.
+func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	res, cerr := r.call(ctx, name, args)
+	if cerr != nil {
+		return nil, cerr
+	}
+	return res, nil
+}
+
+// call is Call with its error's type.
+func (r *Registry) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *spec.Error) {
 	var req request
-	var cerr *Error
+	var cerr *spec.Error
 	if c, ok := spec.Find(name); ok {
 		req, cerr = parseArgs(c, args)
 	} else if r.userCap(name) {
@@ -214,14 +218,14 @@ func (r *Registry) Call(ctx context.Context, name string, args json.RawMessage) 
 }
 
 // run runs a checked request for the named capability.
-func (r *Registry) run(ctx context.Context, name string, req request) (json.RawMessage, *Error) {
+func (r *Registry) run(ctx context.Context, name string, req request) (json.RawMessage, *spec.Error) {
 	if err := ctx.Err(); err != nil {
 		return nil, contextError(err)
 	}
 	req.Limit, req.MaxItems, req.MaxBytes = r.opts.ReprLimit, r.opts.MaxItems, r.opts.MaxResultBytes
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, &Error{Type: spec.Internal, Message: err.Error()}
+		return nil, &spec.Error{Type: spec.Internal, Message: err.Error()}
 	}
 
 	// First in the session, where only code that runs no user code answers;
@@ -251,28 +255,28 @@ func (r *Registry) run(ctx context.Context, name string, req request) (json.RawM
 			return nil, cerr
 		}
 		if env.Isolate {
-			return nil, &Error{Type: spec.Internal, Message: name + ": the isolated helper asked for isolation"}
+			return nil, &spec.Error{Type: spec.Internal, Message: name + ": the isolated helper asked for isolation"}
 		}
 	}
 	// The helper bounds what it returns; but user code runs in the copy
 	// and can replace the helper's functions there or write a result of
 	// its own, so the result is shaped and bounded here too.
 	if env.Error != nil {
-		return nil, &Error{Type: clip(env.Error.Type, maxErrorType), Message: clip(env.Error.Message, maxErrorMessage)}
+		return nil, &spec.Error{Type: clip(env.Error.Type, maxErrorType), Message: clip(env.Error.Message, maxErrorMessage)}
 	}
 	if len(env.OK) > r.opts.MaxResultBytes {
-		return nil, &Error{Type: spec.Internal, Message: fmt.Sprintf("%s: the result is %d bytes, over the %d-byte bound", name, len(env.OK), r.opts.MaxResultBytes)}
+		return nil, &spec.Error{Type: spec.Internal, Message: fmt.Sprintf("%s: the result is %d bytes, over the %d-byte bound", name, len(env.OK), r.opts.MaxResultBytes)}
 	}
 	res, err := shape(env.OK, r.opts.ReprLimit+64, r.opts.MaxItems)
 	if err != nil {
-		return nil, &Error{Type: spec.Internal, Message: fmt.Sprintf("%s: malformed result: %v", name, err)}
+		return nil, &spec.Error{Type: spec.Internal, Message: fmt.Sprintf("%s: malformed result: %v", name, err)}
 	}
 	return res, nil
 }
 
 // isolatedRequest is the request for the copy: req, and the names among
 // the session's environment (names) whose values the copy must wipe.
-func (r *Registry) isolatedRequest(req request, names []string) ([]byte, *Error) {
+func (r *Registry) isolatedRequest(req request, names []string) ([]byte, *spec.Error) {
 	if r.opts.SecretEnv != nil {
 		for _, n := range names {
 			if r.opts.SecretEnv(n) {
@@ -282,7 +286,7 @@ func (r *Registry) isolatedRequest(req request, names []string) ([]byte, *Error)
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, &Error{Type: spec.Internal, Message: err.Error()}
+		return nil, &spec.Error{Type: spec.Internal, Message: err.Error()}
 	}
 	return body, nil
 }
@@ -311,7 +315,16 @@ func clip(s string, n int) string {
 // CallText runs a capability from a command line (/cap NAME [EXPR],
 // --capability NAME [EXPR]): expr is the expression, or "" for none; for
 // one of the user's capabilities, its arguments as a JSON object.
-func (r *Registry) CallText(ctx context.Context, name, expr string) (json.RawMessage, *Error) {
+func (r *Registry) CallText(ctx context.Context, name, expr string) (json.RawMessage, error) {
+	res, cerr := r.callText(ctx, name, expr)
+	if cerr != nil {
+		return nil, cerr
+	}
+	return res, nil
+}
+
+// callText is CallText with its error's type.
+func (r *Registry) callText(ctx context.Context, name, expr string) (json.RawMessage, *spec.Error) {
 	c, ok := spec.Find(name)
 	if !ok {
 		if !r.userCap(name) {
@@ -321,19 +334,19 @@ func (r *Registry) CallText(ctx context.Context, name, expr string) (json.RawMes
 		if cerr != nil {
 			return nil, cerr
 		}
-		return r.Call(ctx, name, args)
+		return r.call(ctx, name, args)
 	}
 	if !c.TakesExpr() {
 		if strings.TrimSpace(expr) != "" {
 			return nil, invalid("%s takes no expression", name)
 		}
-		return r.Call(ctx, name, nil)
+		return r.call(ctx, name, nil)
 	}
 	args, err := json.Marshal(spec.ExprParams{Expr: expr})
 	if err != nil {
 		return nil, invalid("%s: %v", name, err)
 	}
-	return r.Call(ctx, name, args)
+	return r.call(ctx, name, args)
 }
 
 // Prepare readies the registry for calls expected soon (the user is at
@@ -366,15 +379,15 @@ func (r *Registry) load() error {
 	return nil
 }
 
-func invalid(format string, a ...any) *Error {
-	return &Error{Type: spec.InvalidArguments, Message: fmt.Sprintf(format, a...)}
+func invalid(format string, a ...any) *spec.Error {
+	return &spec.Error{Type: spec.InvalidArguments, Message: fmt.Sprintf(format, a...)}
 }
 
 // parseArgs checks a call before any Python runs: its arguments decoded
 // into the capability's parameter struct (spec.Capability.Params), with
 // no argument that the struct lacks, and an expression that is text of a
 // sane size.
-func parseArgs(c spec.Capability, args json.RawMessage) (request, *Error) {
+func parseArgs(c spec.Capability, args json.RawMessage) (request, *spec.Error) {
 	req := request{Cap: c.Name}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
@@ -405,7 +418,7 @@ func parseArgs(c spec.Capability, args json.RawMessage) (request, *Error) {
 // for, by its exact name: encoding/json alone would match a field whatever
 // the case ("EXPR" for "expr"), and DisallowUnknownFields with it. The
 // errors say what the model must change.
-func decodeParams(c spec.Capability, args []byte, params any) *Error {
+func decodeParams(c spec.Capability, args []byte, params any) *spec.Error {
 	names := paramNames(reflect.TypeOf(c.Params))
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(args, &fields); err != nil {
@@ -455,21 +468,21 @@ func paramNames(t reflect.Type) []string {
 
 var paramNamesOf sync.Map // reflect.Type to []string
 
-func decode(name, out string) (envelope, *Error) {
+func decode(name, out string) (envelope, *spec.Error) {
 	var env envelope
 	if err := json.Unmarshal([]byte(out), &env); err != nil {
-		return env, &Error{Type: spec.Internal, Message: fmt.Sprintf("%s: unreadable helper result: %v", name, err)}
+		return env, &spec.Error{Type: spec.Internal, Message: fmt.Sprintf("%s: unreadable helper result: %v", name, err)}
 	}
 	if env.OK == nil && env.Error == nil && !env.Isolate {
-		return env, &Error{Type: spec.Internal, Message: name + ": empty helper result"}
+		return env, &spec.Error{Type: spec.Internal, Message: name + ": empty helper result"}
 	}
 	return env, nil
 }
 
-func fromBridge(name string, err error) *Error {
+func fromBridge(name string, err error) *spec.Error {
 	var pe *pybridge.Error
 	if errors.As(err, &pe) {
-		return &Error{Type: pe.Type, Message: pe.Message}
+		return &spec.Error{Type: pe.Type, Message: pe.Message}
 	}
-	return &Error{Type: spec.Internal, Message: fmt.Sprintf("%s: %v", name, err)}
+	return &spec.Error{Type: spec.Internal, Message: fmt.Sprintf("%s: %v", name, err)}
 }

@@ -3,6 +3,7 @@ package capabilities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -96,7 +97,7 @@ func TestListGlobalsCapsEntries(t *testing.T) {
 	setup(t, "for _i in range(300): globals()['cap_%03d' % _i] = _i")
 	defer setup(t, "for _i in range(300): del globals()['cap_%03d' % _i]")
 	small := New(interp, Options{MaxItems: 10})
-	res, cerr := small.Call(context.Background(), "list_globals", nil)
+	res, cerr := small.call(context.Background(), "list_globals", nil)
 	if cerr != nil {
 		t.Fatal(cerr)
 	}
@@ -172,7 +173,7 @@ for _ in range(10**5):
 func TestReprLimitIsConfigurable(t *testing.T) {
 	setup(t, "rl_list = list(range(1000))")
 	small := New(interp, Options{ReprLimit: 100})
-	res, cerr := small.Call(context.Background(), "get_repr", json.RawMessage(exprArgs("rl_list")))
+	res, cerr := small.call(context.Background(), "get_repr", json.RawMessage(exprArgs("rl_list")))
 	if cerr != nil {
 		t.Fatal(cerr)
 	}
@@ -309,15 +310,15 @@ func TestGetLastException(t *testing.T) {
 
 func TestCallText(t *testing.T) {
 	setup(t, "ct_v = 5")
-	res, cerr := reg.CallText(context.Background(), "get_repr", "ct_v")
+	res, cerr := reg.callText(context.Background(), "get_repr", "ct_v")
 	if cerr != nil || string(res) != `{"repr":"5","truncated":false}` {
 		t.Errorf("%s %v", res, cerr)
 	}
-	if _, cerr := reg.CallText(context.Background(), "list_globals", ""); cerr != nil {
+	if _, cerr := reg.callText(context.Background(), "list_globals", ""); cerr != nil {
 		t.Error(cerr)
 	}
 	for _, c := range [][2]string{{"get_repr", ""}, {"list_globals", "x"}, {"nope", ""}} {
-		if _, cerr := reg.CallText(context.Background(), c[0], c[1]); cerr == nil || cerr.Type != spec.InvalidArguments {
+		if _, cerr := reg.callText(context.Background(), c[0], c[1]); cerr == nil || cerr.Type != spec.InvalidArguments {
 			t.Errorf("%v: %v", c, cerr)
 		}
 	}
@@ -337,7 +338,7 @@ func TestPrepareReadiesTheFirstCall(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	before := interp.IsolationStats()
-	res, cerr := fresh.Call(context.Background(), "eval_expr", json.RawMessage(exprArgs("6 * 7")))
+	res, cerr := fresh.call(context.Background(), "eval_expr", json.RawMessage(exprArgs("6 * 7")))
 	if cerr != nil {
 		t.Fatal(cerr)
 	}
@@ -362,5 +363,24 @@ func TestBridgeErrorTypesAreTheVocabulary(t *testing.T) {
 		if bridge != kind {
 			t.Errorf("pybridge reports %q where the vocabulary says %q", bridge, kind)
 		}
+	}
+}
+
+// Call and CallText return a nil error when the call worked, and a
+// *spec.Error when it did not: never a typed nil.
+func TestCallReturnsError(t *testing.T) {
+	ctx := context.Background()
+	if _, err := reg.Call(ctx, "list_globals", nil); err != nil {
+		t.Fatalf("list_globals: %v", err)
+	}
+	if _, err := reg.CallText(ctx, "list_globals", ""); err != nil {
+		t.Fatalf("list_globals as text: %v", err)
+	}
+	var cerr *spec.Error
+	if _, err := reg.Call(ctx, "no_such_capability", nil); !errors.As(err, &cerr) || cerr.Type != spec.InvalidArguments {
+		t.Errorf("an unknown capability: %v, want a *spec.Error of type %s", err, spec.InvalidArguments)
+	}
+	if _, err := reg.CallText(ctx, "list_globals", "x"); !errors.As(err, &cerr) || cerr.Type != spec.InvalidArguments {
+		t.Errorf("an expression where none is taken: %v", err)
 	}
 }

@@ -110,7 +110,7 @@ func rawCall(t *testing.T, name, expr string) []byte {
 	if expr != "" {
 		args = exprArgs(expr)
 	}
-	res, cerr := reg.Call(context.Background(), name, json.RawMessage(args))
+	res, cerr := reg.call(context.Background(), name, json.RawMessage(args))
 	if cerr != nil {
 		t.Fatalf("%s(%.60q): %v", name, expr, cerr)
 	}
@@ -495,7 +495,7 @@ func TestSecretEnvironmentWipedInCopy(t *testing.T) {
 		"'tok-9f8e7d6c5b4a' in repr(os.environ)":                  "False",
 		"__import__('posix').environ.get(b'PYAI_TEST_TOKEN')[:9]": "b'<redacted'",
 	} {
-		res, cerr := r.CallText(context.Background(), "eval_expr", expr)
+		res, cerr := r.callText(context.Background(), "eval_expr", expr)
 		var m map[string]any
 		if cerr != nil || json.Unmarshal(res, &m) != nil || m["repr"] != want {
 			t.Errorf("%s: got %s %v, want %s", expr, res, cerr, want)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 	"github.com/pyaichat/pyaichat/pybridge"
 )
 
@@ -97,9 +98,9 @@ func mustCall(t testing.TB, module, fn, arg string, userCode bool) string {
 	return out
 }
 
-func call(t testing.TB, name, args string) (map[string]any, *Error) {
+func call(t testing.TB, name, args string) (map[string]any, *spec.Error) {
 	t.Helper()
-	res, cerr := reg.Call(context.Background(), name, json.RawMessage(args))
+	res, cerr := reg.call(context.Background(), name, json.RawMessage(args))
 	if cerr != nil {
 		return nil, cerr
 	}
@@ -128,7 +129,7 @@ func mustOK(t testing.TB, name, expr string) map[string]any {
 	return m
 }
 
-func mustErr(t testing.TB, name, expr, wantType string) *Error {
+func mustErr(t testing.TB, name, expr, wantType string) *spec.Error {
 	t.Helper()
 	m, cerr := call(t, name, exprArgs(expr))
 	if cerr == nil {

@@ -28,7 +28,7 @@ func BenchmarkEvalExprIsolatedReady(b *testing.B) {
 func benchReady(b *testing.B) {
 	args := json.RawMessage(exprArgs("1 + 1"))
 	ctx := context.Background()
-	if _, cerr := reg.Call(ctx, "eval_expr", args); cerr != nil { // loads the helper
+	if _, cerr := reg.call(ctx, "eval_expr", args); cerr != nil { // loads the helper
 		b.Fatal(cerr)
 	}
 	before := interp.IsolationStats()
@@ -37,7 +37,7 @@ func benchReady(b *testing.B) {
 		b.StopTimer()
 		waitReady(b)
 		b.StartTimer()
-		if _, cerr := reg.Call(ctx, "eval_expr", args); cerr != nil {
+		if _, cerr := reg.call(ctx, "eval_expr", args); cerr != nil {
 			b.Fatal(cerr)
 		}
 	}

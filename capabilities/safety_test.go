@@ -398,7 +398,7 @@ dl_spin = DlSpin()
 		{"eval_expr", "any(iter(int, 1))"},
 		{"get_type", "[x for x in iter(int, 1)]"},
 	} {
-		_, cerr := short.Call(context.Background(), c[0], json.RawMessage(exprArgs(c[1])))
+		_, cerr := short.call(context.Background(), c[0], json.RawMessage(exprArgs(c[1])))
 		if cerr == nil || cerr.Type != spec.Timeout {
 			t.Errorf("%s(%q): want Timeout, got %v", c[0], c[1], cerr)
 		}
@@ -413,12 +413,12 @@ dl_spin = DlSpin()
 func TestContextCancels(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, cerr := reg.Call(ctx, "eval_expr", json.RawMessage(exprArgs("1"))); cerr == nil || cerr.Type != spec.Canceled {
+	if _, cerr := reg.call(ctx, "eval_expr", json.RawMessage(exprArgs("1"))); cerr == nil || cerr.Type != spec.Canceled {
 		t.Errorf("canceled context: %v", cerr)
 	}
 	ctx, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel2()
-	if _, cerr := reg.Call(ctx, "eval_expr", json.RawMessage(exprArgs("any(iter(int, 1))"))); cerr == nil || cerr.Type != spec.Timeout {
+	if _, cerr := reg.call(ctx, "eval_expr", json.RawMessage(exprArgs("any(iter(int, 1))"))); cerr == nil || cerr.Type != spec.Timeout {
 		t.Errorf("context deadline: %v", cerr)
 	}
 }
@@ -507,12 +507,12 @@ func TestMalformedCallsRunNoPython(t *testing.T) {
 		{"get_last_exception", `{"x": 1}`},
 	}
 	for _, c := range cases {
-		res, cerr := r.Call(context.Background(), c.name, json.RawMessage(c.args))
+		res, cerr := r.call(context.Background(), c.name, json.RawMessage(c.args))
 		if cerr == nil || cerr.Type != spec.InvalidArguments {
 			t.Errorf("%s %.60s: want InvalidArguments, got %s %v", c.name, c.args, res, cerr)
 		}
 	}
-	_, cerr := r.Call(context.Background(), "nope", nil)
+	_, cerr := r.call(context.Background(), "nope", nil)
 	contains(t, cerr.Message, "get_repr")
 }
 
@@ -526,12 +526,12 @@ func TestArgumentErrorsSayWhatToChange(t *testing.T) {
 		`{}`:                        `get_repr: "expr" is missing or empty (a Python expression)`,
 		`[1]`:                       `get_repr: arguments must be a JSON object`,
 	} {
-		_, cerr := r.Call(context.Background(), "get_repr", json.RawMessage(args))
+		_, cerr := r.call(context.Background(), "get_repr", json.RawMessage(args))
 		if cerr == nil || !strings.HasPrefix(cerr.Message, want) {
 			t.Errorf("%s: want %q, got %v", args, want, cerr)
 		}
 	}
-	_, cerr := r.Call(context.Background(), "list_globals", json.RawMessage(`{"x": 1}`))
+	_, cerr := r.call(context.Background(), "list_globals", json.RawMessage(`{"x": 1}`))
 	if cerr == nil || cerr.Message != `list_globals: unexpected argument "x"; it takes none` {
 		t.Errorf("list_globals: got %v", cerr)
 	}
@@ -633,7 +633,7 @@ func TestGILHeldByThreadTimesOut(t *testing.T) {
 	// again until one call gets through.
 	short := New(interp, Options{Deadline: 100 * time.Millisecond})
 	for attempt := 1; ; attempt++ {
-		_, cerr := short.Call(context.Background(), "get_type", json.RawMessage(exprArgs("1")))
+		_, cerr := short.call(context.Background(), "get_type", json.RawMessage(exprArgs("1")))
 		if cerr == nil {
 			break
 		}
@@ -668,7 +668,7 @@ func TestGILHeldByThreadTimesOut(t *testing.T) {
 	if _, err := started.Read(make([]byte, 1)); err != nil {
 		t.Fatal(err)
 	}
-	_, cerr := short.Call(context.Background(), "get_type", json.RawMessage(exprArgs("1")))
+	_, cerr := short.call(context.Background(), "get_type", json.RawMessage(exprArgs("1")))
 	if cerr == nil || cerr.Type != spec.Timeout {
 		t.Errorf("call while a thread holds the GIL: %v, want a Timeout", cerr)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/python"
 )
@@ -17,7 +18,7 @@ import (
 // UserSpec is one of the user's own capabilities: what the model is told,
 // and the module that defined it (for /tools).
 type UserSpec struct {
-	Spec
+	spec.Spec
 	Module string
 }
 
@@ -74,7 +75,7 @@ func (r *Registry) LoadUser(ctx context.Context, modules []string, cacheFile str
 	}
 	user := make([]UserSpec, len(loaded.Caps))
 	for i, c := range loaded.Caps {
-		user[i] = UserSpec{Spec: Spec{Name: c.Name, Description: c.Description, Schema: c.Schema}, Module: c.Module}
+		user[i] = UserSpec{Spec: spec.Spec{Name: c.Name, Description: c.Description, Schema: c.Schema}, Module: c.Module}
 	}
 	r.mu.Lock()
 	r.user = user
@@ -158,7 +159,7 @@ func (r *Registry) userCap(name string) bool {
 // userRequest is the helper's request for a call of the user's capability
 // name: its arguments are checked against the function's signature in the
 // session, before the copy runs it.
-func userRequest(name string, args json.RawMessage) (request, *Error) {
+func userRequest(name string, args json.RawMessage) (request, *spec.Error) {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = []byte("{}")
@@ -174,7 +175,7 @@ func userRequest(name string, args json.RawMessage) (request, *Error) {
 
 // userArgsText is a user capability's arguments as typed after /cap
 // NAME: a JSON object, or nothing for none.
-func userArgsText(name, text string) (json.RawMessage, *Error) {
+func userArgsText(name, text string) (json.RawMessage, *spec.Error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return nil, nil
@@ -186,7 +187,7 @@ func userArgsText(name, text string) (json.RawMessage, *Error) {
 }
 
 // unknown is the error for a call of a capability that does not exist.
-func (r *Registry) unknown(name string) *Error {
+func (r *Registry) unknown(name string) *spec.Error {
 	names := Names()
 	for _, u := range r.User() {
 		names = append(names, u.Name)

@@ -134,7 +134,7 @@ func TestLoadUserSchemasAndProblems(t *testing.T) {
 		{"uc_long", `{}`, `{"result":"inf"}`},
 	}
 	for _, c := range calls {
-		res, cerr := r.Call(ctx, c.name, json.RawMessage(c.args))
+		res, cerr := r.call(ctx, c.name, json.RawMessage(c.args))
 		if cerr != nil || !strings.HasPrefix(string(res), c.want) {
 			t.Errorf("%s(%s) = %s, %v; want %s", c.name, c.args, res, cerr, c.want)
 		}
@@ -146,12 +146,12 @@ func TestLoadUserSchemasAndProblems(t *testing.T) {
 		{`[1]`, `arguments must be a JSON object`},
 	}
 	for _, c := range bad {
-		_, cerr := r.Call(ctx, "uc_typed", json.RawMessage(c.args))
+		_, cerr := r.call(ctx, "uc_typed", json.RawMessage(c.args))
 		if cerr == nil || cerr.Type != "InvalidArguments" || !strings.Contains(cerr.Message, c.want) {
 			t.Errorf("uc_typed(%s): %v, want InvalidArguments: ...%s", c.args, cerr, c.want)
 		}
 	}
-	if _, cerr := r.Call(ctx, "uc_nosuch", nil); cerr == nil || !strings.Contains(cerr.Message, "uc_typed") {
+	if _, cerr := r.call(ctx, "uc_nosuch", nil); cerr == nil || !strings.Contains(cerr.Message, "uc_typed") {
 		t.Errorf("an unknown name: %v, want the list with the user's", cerr)
 	}
 }

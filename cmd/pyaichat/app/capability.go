@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 )
 
@@ -86,10 +87,10 @@ func (c *capabilityCall) takeRest(args []string) error {
 
 // capabilityOutput is the one JSON object --capability prints.
 type capabilityOutput struct {
-	Capability string              `json:"capability"`
-	OK         bool                `json:"ok"`
-	Result     json.RawMessage     `json:"result,omitempty"`
-	Error      *capabilities.Error `json:"error,omitempty"`
+	Capability string          `json:"capability"`
+	OK         bool            `json:"ok"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *spec.Error     `json:"error,omitempty"`
 }
 
 // runCapability is `pyaichat --capability NAME [EXPR] [-c CODE]... [FILE]`:
@@ -135,15 +136,18 @@ func printCapability(std stdio, call capabilityCall, in capabilities.Session) in
 	if call.user && !loadUserCapability(std, reg, set.CapabilityModules, call.name) {
 		return 2
 	}
-	res, cerr := reg.CallText(context.Background(), call.name, call.expr)
-	out := capabilityOutput{Capability: call.name, OK: cerr == nil, Result: res, Error: cerr}
+	res, err := reg.CallText(context.Background(), call.name, call.expr)
+	out := capabilityOutput{Capability: call.name, OK: err == nil, Result: res}
+	if err != nil {
+		out.Error = capabilityError(err)
+	}
 	enc := json.NewEncoder(std.out)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
 		std.warn(fmt.Sprintf("writing the result: %v", err))
 		return 1
 	}
-	if cerr != nil {
+	if !out.OK {
 		return 1
 	}
 	return 0

@@ -62,12 +62,12 @@ func BenchmarkKernelCapability(b *testing.B) {
 	for _, c := range []struct{ name, args string }{{"get_type", `{"expr": "prices"}`}, {"eval_expr", `{"expr": "prices.p.sum()"}`}} {
 		b.Run(c.name, func(b *testing.B) {
 			if _, cerr := reg.Call(ctx, c.name, json.RawMessage(c.args)); cerr != nil {
-				b.Fatalf("%s: %v", c.name, cerr.Message)
+				b.Fatalf("%s: %v", c.name, cerr)
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, cerr := reg.Call(ctx, c.name, json.RawMessage(c.args)); cerr != nil {
-					b.Fatalf("%s: %v", c.name, cerr.Message)
+					b.Fatalf("%s: %v", c.name, cerr)
 				}
 			}
 		})

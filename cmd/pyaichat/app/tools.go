@@ -3,10 +3,12 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/capabilities/spec"
 )
 
 // capabilityTools adapts the capabilities registry to the agent's Toolset:
@@ -41,9 +43,19 @@ func (t registryTools) Prepare() { _ = t.r.Prepare() }
 func (t registryTools) Release() { t.r.Release() }
 
 func (t registryTools) Call(ctx context.Context, name string, args json.RawMessage) (string, bool) {
-	res, cerr := t.r.Call(ctx, name, args)
-	if cerr != nil {
-		return cerr.Result(), true
+	res, err := t.r.Call(ctx, name, args)
+	if err != nil {
+		return capabilityError(err).Result(), true
 	}
 	return string(res), false
+}
+
+// capabilityError is a capability's failure as the model and --capability
+// show it: the registry's *spec.Error.
+func capabilityError(err error) *spec.Error {
+	var cerr *spec.Error
+	if errors.As(err, &cerr) {
+		return cerr
+	}
+	return &spec.Error{Type: spec.Internal, Message: err.Error()}
 }
