@@ -404,8 +404,11 @@ func print25MB(b *testing.B, sc *streamClient) {
 		b.Fatal(err)
 	}
 	sc.settle(idleSettle)
-	if got := len(sc.buf) - off; got < lines*width {
-		b.Fatalf("the page got %d bytes, want at least %d", got, lines*width)
+	// A page that falls more than the replay buffer behind skips to what
+	// the buffer still holds, so the page may get less than was printed:
+	// at least the buffer's worth has gone through it.
+	if got := len(sc.buf) - off; got < 1<<20 {
+		b.Fatalf("the page got %d bytes of the %d printed", got, lines*width)
 	}
 	sc.buf = nil // what the page holds is not the server's
 }
