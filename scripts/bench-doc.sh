@@ -24,12 +24,17 @@ trap 'rm -f "$block"' EXIT
   echo "$(free -g | awk '/^Mem:/ {print $2}') GiB, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(go env GOVERSION), $(scripts/python-flags.sh | sed -n 3p)."
   awk '
     /^pkg: / { pkg = $2; sub("github.com/pyaichat/pyaichat/", "", pkg); next }
-    /^Benchmark/ && NF >= 4 {
+    # A benchmark that logs a table first has its figures on a line of
+    # their own, which starts with the run count.
+    /^Benchmark/ && $2 !~ /^[0-9]+$/ { pending = $1; next }
+    /^Benchmark/ && NF >= 4 { row($1, 2); next }
+    pending != "" && $1 ~ /^[0-9]+$/ && NF >= 3 { row(pending, 1); pending = "" }
+    function row(name, from,   i, figs) {
       if (pkg != shown) { printf "\n**%s**\n\n| benchmark | runs | figures |\n|---|---|---|\n", pkg; shown = pkg }
-      name = $1; sub(/-[0-9]+$/, "", name)
+      sub(/-[0-9]+$/, "", name)
       figs = ""
-      for (i = 3; i + 1 <= NF; i += 2) figs = figs (figs == "" ? "" : ", ") $i " " $(i + 1)
-      printf "| %s | %s | %s |\n", name, $2, figs
+      for (i = from + 1; i + 1 <= NF; i += 2) figs = figs (figs == "" ? "" : ", ") $i " " $(i + 1)
+      printf "| %s | %s | %s |\n", name, $from, figs
     }' "$@"
   echo
   echo "$end"
