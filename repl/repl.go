@@ -386,13 +386,11 @@ func (r *Loop) endOfInput(pendingBlock bool) (status int, exit bool) {
 	return out.Status, out.Exit
 }
 
-// next reads the next input. With the line editor, a py> line typed from
-// its end (term.Editor.StartLine) runs at once, and next goes on to the
-// line after it; status and exit say that one ended the session. Those
-// lines are read and run on the interpreter's thread when Options.Host
-// is set; what needs more than the typing lane, the rest of a line
-// (readline's keys, completion, TAB) or ai>, is back on the loop's
-// goroutine.
+// next reads the next input. With the line editor, a py> line runs at
+// once, and next goes on to the line after it; status and exit say that
+// one ended the session. Those lines are read and run on the
+// interpreter's thread when Options.Host is set; anything else (ai>, a
+// paste, Ctrl-C, Ctrl-D) is back on the loop's goroutine.
 func (r *Loop) next(initial string, pendingPaste *string) (term.Event, int, bool, error) {
 	if r.editor == nil {
 		ev, err := r.read(initial)
@@ -412,9 +410,6 @@ func (r *Loop) next(initial string, pendingPaste *string) (term.Event, int, bool
 		for rd.one(nil) && !r.canHost() {
 		}
 	}
-	if rd.err == nil && rd.rest != nil {
-		rd.ev, rd.err = r.editor.FinishLine(rd.rest)
-	}
 	return rd.ev, rd.status, rd.exit, rd.err
 }
 
@@ -424,21 +419,20 @@ type reading struct {
 	initial string
 	paste   *string
 	ev      term.Event
-	rest    *term.Unfinished
 	err     error
 	status  int
 	exit    bool
 	done    bool
 }
 
-// one reads an input and runs it if it is a py> line typed from its end;
-// it reports whether next reads on.
+// one reads an input and runs it if it is a py> line; it reports whether
+// next reads on.
 func (rd *reading) one(await term.Await) bool {
 	r := rd.r
-	rd.ev, rd.rest, rd.err = r.editor.StartLine(r.state.prompt(), rd.initial, await)
+	rd.ev, rd.err = r.editor.ReadLine(r.state.prompt(), rd.initial, await)
 	rd.initial = ""
 	mode, cont := r.state.get()
-	if rd.err != nil || rd.rest != nil || mode != ModePy || *rd.paste != "" {
+	if rd.err != nil || rd.ev.Kind != term.EventLine || mode != ModePy || *rd.paste != "" {
 		rd.done = true
 		return false
 	}

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/chzyer/readline"
 	"github.com/pyaichat/pyaichat/termwidth"
 )
 
@@ -25,31 +24,22 @@ func StringWidth(s string) int {
 // the line editor draws for it).
 func RuneWidth(r rune) int {
 	if r == '\t' {
-		return readline.TabWidth
+		return tabWidth
 	}
 	return termwidth.Rune(r)
 }
 
-// lineView draws the line editor's line. chzyer/readline counts an emoji
-// as one column, so its line wrapped in the wrong place, and it moves the
-// cursor back with one backspace per character, so the cursor drifted by
-// a column for each wide character after it (CJK too). It also takes the
-// number of rows to move up, when it redraws, from the terminal's width at
-// that moment, so after the window changed size it went up too many or too
-// few rows and left pieces of the line behind. readline still decides
-// when to redraw and what the line and the cursor are: its Painter tells
-// the view the line and the cursor just before readline writes them, and
-// the view writes instead the line laid out in the columns the terminal
-// uses, with the cursor moved there by rows and columns, and it clears by
-// going up as many rows as it put the cursor below the line's start, the
-// rows the terminal still has after a resize (terminals that reflow
-// wrapped lines when they shrink are not followed).
+// lineView draws the line editor's line: the prompt and the text laid
+// out in the columns the terminal uses (wide characters take two, and one
+// that does not fit at the end of a row moves to the next, as terminals
+// do), with the cursor moved there by rows and columns. It clears by going
+// up as many rows as it put the cursor below the line's start, the rows
+// the terminal still has after a resize (terminals that reflow wrapped
+// lines when they shrink are not followed).
 //
-// A line may hold line feeds (a block recalled from history or put in the
-// editor whole): each row after one starts with the continuation prompt,
-// as the rows of a pasted block are shown, and the cursor is placed on its
-// row. readline keeps the buffer and the cursor; it only draws wrongly
-// across line feeds, which the view draws instead.
+// A line may hold line feeds (a block): each row after one starts with
+// the continuation prompt, as python3 shows the rows of a block, and the
+// cursor is placed on its row.
 //
 // After the cursor at the end of the line the view may draw a suggestion
 // (suggest, see EditorConfig.Suggest), dim, which the editor inserts when
@@ -58,16 +48,12 @@ type lineView struct {
 	out     io.Writer // the terminal, a frame at a time
 	width   func() int
 	suggest func(line string) string
-	// drew, if set, is called after each drawing of the line readline
-	// painted has been written.
-	drew func()
 
 	mu      sync.Mutex
 	prompt  []rune
 	cont    []rune // the prompt of each row after a line feed
-	line    []rune // what readline is about to draw (after Paint)
+	line    []rune // the line as last drawn
 	pos     int
-	painted bool
 	row     int // the cursor's row below the line's first one, as drawn
 	// top says the line's first row is the screen's top one (after
 	// Ctrl-L). Erasing down from its start is then, to tmux and others,
@@ -96,11 +82,14 @@ func newLineView(out io.Writer, width func() int) *lineView {
 	return &lineView{out: out, width: width, cont: []rune(ContinuationPrompt)}
 }
 
+// tabWidth is how many columns a TAB in the line is drawn as.
+const tabWidth = 4
+
 // ContinuationPrompt starts each row of a block after the first, as
 // python3's sys.ps2 does; the REPL shows it for an unfinished statement.
 const ContinuationPrompt = "... "
 
-// current is the line and cursor readline last drew.
+// current is the line and cursor last drawn.
 func (v *lineView) current() ([]rune, int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -118,7 +107,7 @@ func (v *lineView) shownHint() string {
 	return string(v.hint)
 }
 
-// setPrompt records the prompt readline draws before the line.
+// setPrompt records the prompt drawn before the line.
 // A new prompt (a new line, or the mode switched) asks for suggestions
 // again: what they are drawn from may have changed.
 func (v *lineView) setPrompt(prompt string) {
@@ -126,6 +115,13 @@ func (v *lineView) setPrompt(prompt string) {
 	v.prompt = []rune(prompt)
 	v.hintDone = false
 	v.mu.Unlock()
+}
+
+// promptText is the prompt drawn before the line.
+func (v *lineView) promptText() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return string(v.prompt)
 }
 
 // reset says the cursor starts a new row of its own (a new prompt, or
@@ -146,39 +142,30 @@ func (v *lineView) atTop() {
 	v.mu.Unlock()
 }
 
-// Paint implements readline.Painter: readline calls it, under its buffer's
-// lock, right before it writes the line it returns.
-func (v *lineView) Paint(line []rune, pos int) []rune {
-	hint := v.hintOf(line, pos)
-	v.mu.Lock()
-	v.line = append(v.line[:0], line...)
-	v.pos = pos
-	v.painted = true
-	v.hint = hint
-	v.mu.Unlock()
-	return line
+// redraw is the drawing of line with the cursor at its end, and the
+// suggestion for it, in place of the last drawing.
+func (v *lineView) redraw(line []rune) []byte {
+	return v.redrawAt(line, len(line))
 }
 
-// redraw is the drawing of line with the cursor at its end, and the
-// suggestion for it, in place of the last drawing: what readline's Paint
-// and its clear-then-draw come to, for keys the editor handles without
-// readline (Editor.typeLine), which types only at the end.
-func (v *lineView) redraw(line []rune) []byte {
-	return v.redrawWith(line, v.hintOf(line, len(line)))
+// redrawAt is the drawing of line with the cursor at pos, and the
+// suggestion for it if pos is at its end, in place of the last drawing.
+func (v *lineView) redrawAt(line []rune, pos int) []byte {
+	return v.redrawWith(line, pos, v.hintOf(line, pos))
 }
 
 // redrawPlain is redraw without a suggestion.
 func (v *lineView) redrawPlain(line []rune) []byte {
-	return v.redrawWith(line, nil)
+	return v.redrawWith(line, len(line), nil)
 }
 
-func (v *lineView) redrawWith(line []rune, hint []rune) []byte {
+func (v *lineView) redrawWith(line []rune, pos int, hint []rune) []byte {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.line = append(v.line[:0], line...)
-	v.pos, v.hint = len(line), hint
+	v.pos, v.hint = pos, hint
 	b := v.clear()
-	drawing, _ := v.draw() // ok: typeLine is taken only at a known width
+	drawing, _ := v.draw()
 	return append(b, drawing...)
 }
 
@@ -192,8 +179,7 @@ func (v *lineView) ended() {
 }
 
 // hintOf is the suggestion to draw after line, asked of suggest once per
-// line: only with the cursor at the end of a line being edited (not one
-// readline is ending, which ends with a line feed).
+// line: only with the cursor at the end of the line, on its last row.
 func (v *lineView) hintOf(line []rune, pos int) []rune {
 	if v.suggest == nil || pos != len(line) || len(line) == 0 || line[len(line)-1] == '\n' {
 		return nil
@@ -234,7 +220,7 @@ const (
 	endHinted                    // after the line's last character, a suggestion after it
 )
 
-// aheadEcho is a key drawn ahead of readline's redraw (echoAhead).
+// aheadEcho is a key drawn ahead of the editor's redraw (echoAhead).
 type aheadEcho struct {
 	key []byte // the key as a drawing shows it
 	// keep is how much of the last drawing, drawnLen long, the screen
@@ -245,19 +231,19 @@ type aheadEcho struct {
 	// again up to keep before the key: what follows the cursor (a
 	// suggestion) goes. A whole redraw rather than an erase of the end
 	// alone keeps the line's text whole in the terminal's output stream,
-	// as readline's redraws leave it, for whatever reads it as text.
+	// for whatever reads it as text.
 	erase []byte
 }
 
 // echoAhead returns what to write for r typed at the end of the line,
-// before readline has it, when that is just r: the last drawing ended
+// before the editor's redraw, when that is just r: the last drawing ended
 // with the cursor after the line, and r, one column wide, still fits on
 // the row. A suggestion drawn after the cursor is erased first. The
 // suggestion for the line with r is not waited for: it takes a call to
 // the interpreter, and the redraw that follows the key draws it after
-// the key. Otherwise ok is false, and readline's redraw draws the key.
+// the key. Otherwise ok is false, and the redraw draws the key.
 func (v *lineView) echoAhead(r rune) (e aheadEcho, ok bool) {
-	if r < ' ' || r == 0x7f || isMarker(r) || RuneWidth(r) != 1 {
+	if r < ' ' || r == 0x7f || RuneWidth(r) != 1 {
 		return e, false
 	}
 	v.mu.Lock()
@@ -297,43 +283,6 @@ func (v *lineView) echoPlanLocked() (e aheadEcho, ok bool) {
 	return e, true
 }
 
-// Write is readline's output: its line drawing and its clearing are
-// swapped for the view's; anything else goes through.
-func (v *lineView) Write(p []byte) (int, error) {
-	v.mu.Lock()
-	out := p
-	painted := v.painted
-	switch {
-	case painted:
-		v.painted = false
-		if b, ok := v.draw(); ok {
-			out = b
-		} else {
-			v.row = 0 // the line ended (Enter, Ctrl-C): readline's own text
-			v.end = endElsewhere
-		}
-	case isClear(p):
-		out = v.clear()
-	default:
-		v.end = endElsewhere
-	}
-	v.mu.Unlock()
-	_, err := v.out.Write(out)
-	if painted && v.drew != nil {
-		v.drew()
-	}
-	if err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// isClear reports whether p is readline's clearing of its line for a
-// known width: erase below, then each row erased going up (see eraseLen).
-func isClear(p []byte) bool {
-	return bytes.HasPrefix(p, eraseBelow) && eraseLen(p) == len(p)
-}
-
 // clear moves to the start of the line's first row and erases from there
 // down.
 func (v *lineView) clear() []byte {
@@ -356,36 +305,14 @@ func (v *lineView) clearing() []byte {
 }
 
 // draw writes the prompt and the line from the start of a row, and puts
-// the cursor at pos. A line with a line feed in it is one readline is
-// ending (Enter, Ctrl-C, Ctrl-D): not drawn here (ok false).
-//
-// A line readline is ending that has line feeds inside is drawn here too,
-// with the cursor at its end and readline's final line feeds after it, so
-// that its rows stay as they were shown.
+// the cursor at pos; ok is false where the terminal's width is unknown.
 func (v *lineView) draw() ([]byte, bool) {
 	width := v.width()
 	if width <= 0 {
 		return nil, false
 	}
-	body := v.line
-	for len(body) > 0 && body[len(body)-1] == '\n' {
-		body = body[:len(body)-1]
-	}
-	ending := len(body) < len(v.line)
-	if ending && !bytes.ContainsAny([]byte(string(body)), "\r\n") {
-		return nil, false
-	}
-	pos, hint := v.pos, v.hint
-	if ending {
-		pos, hint = len(body), nil
-	}
+	body, pos, hint := v.line, v.pos, v.hint
 	b, cursor, end, textEnd := v.layout(body, pos, hint, width)
-	if ending {
-		b = append(b, bytes.Repeat([]byte("\n"), len(v.line)-len(body))...)
-		v.row = 0
-		v.end = endElsewhere
-		return b, true
-	}
 	v.row = cursor
 	switch {
 	case pos != len(body):
@@ -409,12 +336,6 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 	cursor := cell{-1, 0}
 	for i, r := range line {
 		switch {
-		case isMarker(r):
-			// The editor's marker for a key, in the line for the moment
-			// between readline inserting it and the editor's swap.
-			if i == pos {
-				cursor = d.at
-			}
 		case r == '\n' || r == '\r':
 			if i == pos {
 				cursor = d.at
@@ -426,11 +347,12 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 			d.at = cell{d.at.row + 1, 0}
 			d.text(v.cont)
 		case r == '\t':
-			// As readline draws it.
+			// Four spaces wherever it stands, as the line editor has
+			// always drawn it.
 			if i == pos {
 				cursor = d.at.next(' ', width)
 			}
-			d.text([]rune(strings.Repeat(" ", readline.TabWidth)))
+			d.text([]rune(strings.Repeat(" ", tabWidth)))
 		default:
 			if i == pos {
 				cursor = d.at.next(r, width)
