@@ -79,8 +79,7 @@ func caseWord(line []rune, pos int, how rune) ([]rune, int) {
 // transposeChars is C-t as GNU readline has it: the character before the
 // cursor and the one at it change places, and the cursor goes past both;
 // at the end of the line, the last two. ok is false at the start of the
-// line or with fewer than two characters, where it does nothing
-// (chzyer/readline swapped the first two there).
+// line or with fewer than two characters, where it does nothing.
 func transposeChars(line []rune, pos int) (out []rune, to int, ok bool) {
 	if pos == 0 || len(line) < 2 {
 		return line, pos, false
@@ -253,7 +252,7 @@ func (u *undoList) reset(line []rune, typed bool) {
 	}
 }
 
-// changed records the line as readline left it after a key.
+// changed records the line as a key left it.
 func (u *undoList) changed(line []rune, pos int) {
 	was := u.cur.line
 	prefix, suffix := commonEnds(was, line)

@@ -154,7 +154,7 @@ func TestFrameWriterLaneHoldsArmNoExpiry(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	if got := log.get(); len(got) != 2 || got[1] != "y" {
-		t.Errorf("readline's key held past its expiry: writes %q", got)
+		t.Errorf("a key's frame held past its expiry: writes %q", got)
 	}
 }
 

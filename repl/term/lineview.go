@@ -49,12 +49,12 @@ type lineView struct {
 	width   func() int
 	suggest func(line string) string
 
-	mu      sync.Mutex
-	prompt  []rune
-	cont    []rune // the prompt of each row after a line feed
-	line    []rune // the line as last drawn
-	pos     int
-	row     int // the cursor's row below the line's first one, as drawn
+	mu     sync.Mutex
+	prompt []rune
+	cont   []rune // the prompt of each row after a line feed
+	line   []rune // the line as last drawn
+	pos    int
+	row    int // the cursor's row below the line's first one, as drawn
 	// top says the line's first row is the screen's top one (after
 	// Ctrl-L). Erasing down from its start is then, to tmux and others,
 	// a clear of the whole screen, of which they keep a copy in their

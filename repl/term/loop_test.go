@@ -53,25 +53,32 @@ func texts(evs []Event) string {
 
 // The editor reads a key at a time and stops after the key that ends the
 // line: what was typed after it is still the terminal's, for whoever
-// reads next (input(), a child program), in the terminal's cooked mode.
+// reads next (input(), a child program).
 func TestEditorLeavesTypeAheadInTheTerminal(t *testing.T) {
-	e, master, tm := lineEditor(t, EditorConfig{}, false)
+	e, master, tm := lineEditor(t, EditorConfig{}, true)
 	master.Write([]byte("1+1\rfor input()\r"))
 	if ev := readLineOn(t, e, "py> "); ev.Kind != EventLine || ev.Text != "1+1" {
 		t.Fatalf("got %+v, want the line 1+1", ev)
 	}
 	got := make(chan string, 1)
 	go func() {
-		line, err := tm.ReadLine()
-		if err != nil {
-			line = err.Error()
+		var line []byte
+		for {
+			b, _, err := tm.tty.readByteAwaiting(nil, nil, nil)
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			if line = append(line, b); b == '\r' {
+				got <- string(line)
+				return
+			}
 		}
-		got <- line
 	}()
 	select {
 	case line := <-got:
-		if line != "for input()\n" {
-			t.Errorf("the next reader got %q, want %q", line, "for input()\n")
+		if line != "for input()\r" {
+			t.Errorf("the next reader got %q, want %q", line, "for input()\r")
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the next reader got nothing (hang)")

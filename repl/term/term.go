@@ -79,8 +79,8 @@ func (t *Terminal) Interrupt() { t.tty.wake() }
 func (t *Terminal) WithoutEcho(fn func()) { withoutEcho(t.fd, fn) }
 
 // Width is the terminal's width in columns, -1 if it cannot be read. It
-// is read from the terminal itself, not from standard output, as
-// readline.GetScreenWidth does.
+// is read from the terminal itself, not from standard output, which may
+// be redirected.
 func (t *Terminal) Width() int {
 	ws, err := unix.IoctlGetWinsize(t.fd, unix.TIOCGWINSZ)
 	if err != nil {
@@ -364,10 +364,10 @@ func isTerminal(fd int) bool {
 }
 
 // rawMode switches the terminal between raw (line editor) and the cooked
-// mode it had at start (code running). Entering twice is harmless, unlike
-// readline's own, so the REPL can go raw before readline draws the prompt:
-// a key typed as soon as the prompt shows must arrive as a key (Ctrl-D as
-// byte 4), not be interpreted by the kernel's cooked line discipline.
+// mode it had at start (code running). Entering twice is harmless. The
+// editor goes raw before the prompt shows: a key typed as soon as it shows
+// must arrive as a key (Ctrl-D as byte 4), not be interpreted by the
+// kernel's cooked line discipline.
 type rawMode struct {
 	fd    int
 	mu    sync.Mutex
@@ -386,7 +386,7 @@ func (m *rawMode) enter() error {
 	}
 	saved := *t
 	// cfmakeraw(3), but keeping output processing so "\n" still returns
-	// the carriage, as readline does.
+	// the carriage, as GNU readline's terminal mode does.
 	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
 	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
 	t.Cflag &^= unix.CSIZE | unix.PARENB
