@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,19 @@ type Options struct {
 	// for none. It must run no user code and return quickly, with "" when
 	// the interpreter is busy.
 	Complete func(path []string, prefix string) string
+	// Candidates, if set, lists every name Complete could complete
+	// prefix to, for TAB's list; the same rules hold.
+	Candidates func(path []string, prefix string) []string
+	// MoreLines, if set, says whether the py> source typed so far is a
+	// statement not yet complete, to which Enter adds a line: the block
+	// is then edited whole, and runs whole.
+	MoreLines func(source string) bool
+	// AutoIndent indents the lines added to a block (see
+	// term.EditorConfig.AutoIndent).
+	AutoIndent bool
+	// TabToggles makes TAB switch modes everywhere outside a block, as
+	// Shift-TAB does, never completing.
+	TabToggles bool
 	// OnInput, when set, is told of each py> input once it has run: its
 	// whole source (a block typed line by line is one input) and how it
 	// ended. The session log records it.
@@ -177,16 +191,19 @@ func (r *Loop) SetAssistant(a Assistant) {
 	r.state.onToggle = r.modeChanged
 }
 
-// SetComplete gives py> its inline suggestions (Options.Complete), before
-// Run.
-func (r *Loop) SetComplete(complete func(path []string, prefix string) string) {
-	r.opts.Complete = complete
+// SetComplete gives py> its inline suggestions and TAB's list
+// (Options.Complete, Options.Candidates), before Run.
+func (r *Loop) SetComplete(complete func(path []string, prefix string) string, candidates func(path []string, prefix string) []string) {
+	r.opts.Complete, r.opts.Candidates = complete, candidates
 }
 
 // startEditor starts the line editor, with the history of py>.
 func (r *Loop) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn, r.opts.SaveAI)
-	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle}
+	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, AutoIndent: r.opts.AutoIndent}
+	if r.opts.MoreLines != nil {
+		cfg.MoreLines = r.moreLines
+	}
 	if r.opts.Complete != nil {
 		cfg.Suggest = r.suggest
 	}
@@ -447,17 +464,38 @@ func (r *Loop) canHost() bool {
 	return r.opts.Host != nil && (r.opts.CanHost == nil || r.opts.CanHost())
 }
 
-// onTab is the line editor's key hook: TAB switches modes, keeping what
-// was typed, or indents inside an incomplete py> block as in python3,
-// where switching to ai> would strand the block.
-func (r *Loop) onTab(rune) term.KeyAction {
-	if _, cont := r.state.get(); cont {
+// onTab is the line editor's key hook. At py>, TAB after a name or an
+// attribute being typed completes it (see complete.go), and inside a
+// block it indents, as in python3, where switching to ai> would strand
+// the block. Anywhere else, and always with Shift-TAB (or with
+// Options.TabToggles), it switches modes, keeping what was typed.
+func (r *Loop) onTab(key rune, line []rune, pos int) term.KeyAction {
+	mode, cont := r.state.get()
+	block := cont || slices.Contains(line, '\n')
+	switch {
+	case key == term.KeyShiftTab:
+	case r.opts.TabToggles && block:
 		return term.KeyAction{Insert: indentUnit}
+	case r.opts.TabToggles:
+	case mode == ModePy:
+		if a, ok := r.completion(string(line[:pos])); ok {
+			return a
+		}
+		if block {
+			return term.KeyAction{Insert: indentUnit}
+		}
 	}
-	mode := r.state.toggle()
+	mode = r.state.toggle()
 	r.editor.SetPrompt(r.state.prompt())
 	r.editor.SetHistory(r.hist.of(mode).entries)
 	return term.KeyAction{Handled: true}
+}
+
+// moreLines is the line editor's MoreLines: at py>, outside a pending
+// statement, whether Enter adds a line to the block typed so far.
+func (r *Loop) moreLines(text string) bool {
+	mode, cont := r.state.get()
+	return mode == ModePy && !cont && r.opts.MoreLines(text)
 }
 
 // switchTo changes the mode as TAB does, from the loop.

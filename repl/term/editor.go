@@ -35,13 +35,28 @@ type Event struct {
 type KeyAction struct {
 	Handled bool   // the hook did what the key does; the editor ignores it
 	Insert  string // text to insert in the key's place
+	// Choices, with more than one, are listed below the line until the
+	// next key: the ways the text before the cursor can go on.
+	Choices []string
 }
+
+// KeyShiftTab is Shift-TAB, as the key hook is given it.
+const KeyShiftTab rune = -2
 
 // EditorConfig configures an Editor.
 type EditorConfig struct {
-	// KeyHook, if set, sees each TAB before the editor does, on the
-	// goroutine reading the line, and may call SetPrompt and SetHistory.
-	KeyHook func(key rune) KeyAction
+	// KeyHook, if set, sees each TAB (and KeyShiftTab) before the editor
+	// does, with the line and the cursor (an index in its runes), on the
+	// goroutine reading the line; it may call SetPrompt and SetHistory.
+	KeyHook func(key rune, line []rune, pos int) KeyAction
+	// MoreLines, if set, says whether Enter at the end of text adds a
+	// line to it (a block not yet complete) rather than ending it. Enter
+	// on a row with rows after it always adds one.
+	MoreLines func(text string) bool
+	// AutoIndent indents a line added to a block as the row before it
+	// is, one level more after a row ending in ':'; Backspace in that
+	// indentation takes a level off.
+	AutoIndent bool
 	// HistoryLimit bounds the entries kept.
 	HistoryLimit int
 	// OnIdle runs, besides returning the Go heap's garbage, after a pause
@@ -65,7 +80,10 @@ type Editor struct {
 	out  *frameWriter // the terminal, a frame at a time
 	view *lineView    // draws the line, over out
 	raw  *rawMode
-	hook func(rune) KeyAction
+	hook func(rune, []rune, int) KeyAction
+	// moreLines and autoIndent are EditorConfig's.
+	moreLines  func(string) bool
+	autoIndent bool
 	// cols is the terminal's width for the view, read once for each
 	// prompt and on SIGWINCH at the prompt rather than at every key.
 	cols atomic.Int64
@@ -89,7 +107,8 @@ type Editor struct {
 
 // NewEditor starts the line editor on t.
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
-	e := &Editor{term: t, tty: t.tty, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook, historyLimit: cfg.HistoryLimit}
+	e := &Editor{term: t, tty: t.tty, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook, historyLimit: cfg.HistoryLimit,
+		moreLines: cfg.MoreLines, autoIndent: cfg.AutoIndent}
 	e.out.echoDst = t.echo
 	e.readWidth()
 	e.view = newLineView(e.out, e.columns)

@@ -61,7 +61,7 @@ func TestEditorDrawsThePromptBeforeKeysTypedAhead(t *testing.T) {
 	}
 	var e *Editor
 	prompt := "py> "
-	e, err := tm.NewEditor(EditorConfig{KeyHook: func(rune) KeyAction {
+	e, err := tm.NewEditor(EditorConfig{KeyHook: func(rune, []rune, int) KeyAction {
 		if prompt == "py> " {
 			prompt = "ai> "
 		} else {

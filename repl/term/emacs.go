@@ -384,6 +384,9 @@ func (ed *editing) controlCommand(r rune) lineEdit {
 	case ctrlB:
 		return moveEdit(func(_ []rune, pos int) int { return max(pos-1, 0) })
 	case backspace, ctrlH:
+		if edit, ok := ed.dedentEdit(); ok {
+			return edit
+		}
 		return deleteEdit(-1)
 	case ctrlUnderscore:
 		return undoneEdit(ed.undo.undo)

@@ -41,6 +41,11 @@ func (ed *editing) handle(k key) *done {
 		ed.e.out.forget()
 		ed.stale = true
 	}
+	if ed.e.view.hasChoices() {
+		// A list of choices stays until the next key.
+		ed.e.view.setChoices(nil)
+		ed.stale = true
+	}
 	if k.kind == keyPaste {
 		// A paste is never the key a prefix (C-v, C-x, C-]) waits for.
 		ed.prefix = prefixNone
@@ -98,7 +103,7 @@ func (ed *editing) prefixed(k key) {
 func (ed *editing) control(r rune) *done {
 	switch r {
 	case '\r', '\n':
-		return ed.enter()
+		return ed.enterKey()
 	case ctrlC:
 		ed.ctrlCAhead()
 		return ed.interrupt()
@@ -108,7 +113,7 @@ func (ed *editing) control(r rune) *done {
 		}
 		ed.apply(deleteEdit(1))
 	case '\t':
-		ed.tab()
+		ed.tab('\t')
 	case ctrlE:
 		ed.end()
 	case ctrlF:
@@ -135,16 +140,20 @@ func (ed *editing) control(r rune) *done {
 	return nil
 }
 
-// tab hands TAB to the key hook (which switches modes, or indents).
-func (ed *editing) tab() {
+// tab hands TAB (or Shift-TAB) to the key hook, which completes, indents
+// or switches modes.
+func (ed *editing) tab(key rune) {
 	if ed.e.hook == nil {
 		ed.apply(insertEdit([]rune{'\t'}))
 		return
 	}
-	a := ed.e.hook('\t')
+	a := ed.e.hook(key, slices.Clone(ed.line), ed.pos)
 	switch {
-	case a.Insert != "":
+	case a.Insert != "" || len(a.Choices) > 1:
 		ed.apply(insertEdit([]rune(a.Insert)))
+		if len(a.Choices) > 1 {
+			ed.e.view.setChoices(a.Choices)
+		}
 	case a.Handled:
 		// The hook may have changed the prompt and the history.
 		ed.walk, ed.edited = len(ed.e.history), nil
@@ -178,8 +187,7 @@ func (ed *editing) sequence(seq string) *done {
 	case "1;5C", "5C", "1;3C":
 		ed.apply(moveEdit(forwardWord))
 	case "Z":
-		// Shift-TAB.
-		ed.tab()
+		ed.tab(KeyShiftTab)
 	}
 	return nil
 }

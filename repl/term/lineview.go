@@ -72,7 +72,9 @@ type lineView struct {
 	// the line's text ended (before the suggestion and the cursor's move).
 	drawnLen, textEnd int
 
-	hint     []rune // the suggestion drawn after the line, if any
+	hint []rune // the suggestion drawn after the line, if any
+	// choices are listed below the line (a completion's candidates).
+	choices  []string
 	hintFor  string // the line hint was asked for
 	hintDone bool   // hintFor was asked
 	hintGot  []rune // and its answer
@@ -315,7 +317,7 @@ func (v *lineView) draw() ([]byte, bool) {
 	b, cursor, end, textEnd := v.layout(body, pos, hint, width)
 	v.row = cursor
 	switch {
-	case pos != len(body):
+	case pos != len(body) || len(v.choices) > 0:
 		v.end = endElsewhere
 	case len(hint) > 0:
 		v.end = endHinted
@@ -372,8 +374,72 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 		d.text(hint)
 		d.b.WriteString(dimOff)
 	}
+	v.drawChoices(d)
 	b := d.end(cursor)
 	return b, d.cursorRow, end, textEnd
+}
+
+// maxChoiceRows bounds the rows of the list of choices.
+const maxChoiceRows = 8
+
+// setChoices lists choices below the line from its next drawing on; nil
+// takes the list away.
+func (v *lineView) setChoices(choices []string) {
+	v.mu.Lock()
+	v.choices = choices
+	v.mu.Unlock()
+}
+
+// hasChoices says a list is drawn below the line.
+func (v *lineView) hasChoices() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.choices) > 0
+}
+
+// drawChoices draws the list of choices in the rows below the line, in
+// columns sorted downwards as GNU readline lists completions, dim; what
+// does not fit in maxChoiceRows is counted on a last row.
+func (v *lineView) drawChoices(d *drawing) {
+	if len(v.choices) == 0 {
+		return
+	}
+	colWidth := 0
+	for _, c := range v.choices {
+		colWidth = max(colWidth, StringWidth(c)+2)
+	}
+	cols := max(1, min(d.width-1, 200)/max(colWidth, 1))
+	rows := (len(v.choices) + cols - 1) / cols
+	shown := min(rows, maxChoiceRows)
+	d.b.WriteString(dimOn)
+	for r := range shown {
+		var row strings.Builder
+		for c := range cols {
+			if i := c*rows + r; i < len(v.choices) {
+				item := v.choices[i]
+				row.WriteString(item)
+				row.WriteString(strings.Repeat(" ", colWidth-StringWidth(item)))
+			}
+		}
+		v.choiceRow(d, strings.TrimRight(row.String(), " "))
+	}
+	if shown < rows {
+		v.choiceRow(d, "("+strconv.Itoa(len(v.choices)-shown*cols)+" more)")
+	}
+	d.b.WriteString(dimOff)
+}
+
+// choiceRow draws text on a row of its own below what is drawn, cut to
+// the width so that it never wraps.
+func (v *lineView) choiceRow(d *drawing, text string) {
+	d.b.WriteString("\r\n")
+	d.at = cell{d.at.row + 1, 0}
+	for _, r := range text {
+		if d.at.col+RuneWidth(r) >= d.width {
+			break
+		}
+		d.put(r)
+	}
 }
 
 // drawing is a line being drawn from the start of a row.

@@ -167,7 +167,7 @@ func (ed *editing) interrupt() *done {
 // whatever reads it as text.
 func (ed *editing) enter() *done {
 	ed.e.drawFrame(ed.e.view.redrawPlain(ed.line))
-	return &done{ev: Event{Kind: EventLine, Text: string(ed.line)}}
+	return &done{ev: Event{Kind: EventLine, Text: blockText(ed.line)}}
 }
 
 // paste ends the line with a paste: the line typed so far and the pasted

@@ -95,11 +95,26 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 	opts.OnInput = logInputs(it.lg, it.capture)
 	opts.Commands = []repl.Command{saveCommand(it.lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
+	opts.MoreLines, opts.TabToggles = in.MoreLines, set.REPL.TabToggles
+	opts.AutoIndent = autoIndent(set.REPL.AutoIndent, pybridge.Version())
 	opts.SaveAI = aiHistoryLine(set.Agent)
 	it.opts = opts
 	var err error
 	it.session, err = repl.New(opts)
 	return it, err
+}
+
+// autoIndent is whether blocks typed at py> are indented as they are
+// typed: as the config file says, or else as the embedded Python's own
+// REPL does it (3.13's does; python3 -i before it does not, and typed or
+// scripted input that brings its own indentation then keeps it).
+func autoIndent(set *bool, version string) bool {
+	if set != nil {
+		return *set
+	}
+	var major, minor int
+	fmt.Sscanf(version, "%d.%d", &major, &minor)
+	return major > 3 || major == 3 && minor >= 13
 }
 
 // finish ends the session: its log, the terminal's modes, then Python,

@@ -48,6 +48,12 @@ type REPL struct {
 	// NoMagics makes IPython's line magics (%timeit, !ls) the
 	// SyntaxErrors they are in Python (magics = false).
 	NoMagics bool
+	// TabToggles makes TAB switch modes everywhere outside a block,
+	// never completing (tab = "toggle").
+	TabToggles bool
+	// AutoIndent is auto_indent's value, nil where the file does not set
+	// it (the default follows the embedded Python's own REPL).
+	AutoIndent *bool
 }
 
 // Log is what the config file sets for the session log: Off turns it off
@@ -88,6 +94,8 @@ type fileConfig struct {
 	AllowEnv    []string `toml:"allow_env"`
 	Suggest     *bool    `toml:"suggest"`
 	Magics      *bool    `toml:"magics"`
+	Tab         string   `toml:"tab"`
+	AutoIndent  *bool    `toml:"auto_indent"`
 	Log         *bool    `toml:"log"`
 	LogKeep     int      `toml:"log_keep"`
 	LogMaxBytes int64    `toml:"log_max_bytes"`
@@ -133,7 +141,11 @@ func Load(path string, f Flags) (Settings, error) {
 	if err := setSpendLimits(c, path, fc); err != nil {
 		return Settings{}, err
 	}
-	s.REPL = REPL{NoSuggest: fc.Suggest != nil && !*fc.Suggest, NoMagics: fc.Magics != nil && !*fc.Magics}
+	s.REPL = REPL{NoSuggest: fc.Suggest != nil && !*fc.Suggest, NoMagics: fc.Magics != nil && !*fc.Magics,
+		TabToggles: fc.Tab == "toggle", AutoIndent: fc.AutoIndent}
+	if fc.Tab != "" && fc.Tab != "toggle" && fc.Tab != "complete" {
+		return Settings{}, fmt.Errorf("%s: tab = %q, want \"complete\" or \"toggle\"", path, fc.Tab)
+	}
 	s.Log = Log{Off: fc.Log != nil && !*fc.Log, Keep: fc.LogKeep, MaxBytes: fc.LogMaxBytes, Output: fc.LogOutput}
 	s.CapabilityModules = fc.CapabilityModules
 	if c.Share != "" {
@@ -169,7 +181,7 @@ func readFileConfig(path string) (fileConfig, error) {
 		return fileConfig{}, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return fileConfig{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out, capability_modules)", path, und[0].String())
+		return fileConfig{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, tab, auto_indent, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out, capability_modules)", path, und[0].String())
 	}
 	return fc, nil
 }
