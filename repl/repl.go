@@ -21,6 +21,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/pyaichat/pyaichat/repl/highlight"
 	"github.com/pyaichat/pyaichat/repl/interp"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
@@ -113,6 +114,8 @@ type Options struct {
 	// AutoIndent indents the lines added to a block (see
 	// term.EditorConfig.AutoIndent).
 	AutoIndent bool
+	// Highlight colours Python as it is typed at py>.
+	Highlight bool
 	// TabToggles makes TAB switch modes everywhere outside a block, as
 	// Shift-TAB does, never completing.
 	TabToggles bool
@@ -203,6 +206,9 @@ func (r *Loop) startEditor() error {
 	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, AutoIndent: r.opts.AutoIndent}
 	if r.opts.MoreLines != nil {
 		cfg.MoreLines = r.moreLines
+	}
+	if r.opts.Highlight {
+		cfg.Highlight = r.highlight
 	}
 	if r.opts.Complete != nil {
 		cfg.Suggest = r.suggest
@@ -373,9 +379,9 @@ func (r *Loop) line(mode Mode, cont bool, text string, pendingPaste *string) (st
 		r.addHistory(mode, strings.TrimSuffix(text, "\n"))
 		return r.submit(mode, false, text, true)
 	}
-	r.addHistory(mode, text)
-	// A line of several rows (from history, or the assistant's code) runs
-	// as a pasted block runs; the editor showed it.
+	r.addHistory(mode, strings.TrimSuffix(text, "\n"))
+	// A line of several rows (a block typed whole, from history, or the
+	// assistant's code) runs as a pasted block runs; the editor showed it.
 	block := mode == ModePy && strings.Contains(text, "\n")
 	if block {
 		text += "\n"
@@ -489,6 +495,19 @@ func (r *Loop) onTab(key rune, line []rune, pos int) term.KeyAction {
 	r.editor.SetPrompt(r.state.prompt())
 	r.editor.SetHistory(r.hist.of(mode).entries)
 	return term.KeyAction{Handled: true}
+}
+
+// highlight is the line editor's Highlight: Python's colours at py>.
+func (r *Loop) highlight(line []rune) []term.Span {
+	if mode, _ := r.state.get(); mode != ModePy {
+		return nil
+	}
+	found := highlight.Python(line)
+	spans := make([]term.Span, len(found))
+	for i, sp := range found {
+		spans[i] = term.Span{Start: sp.Start, End: sp.End, SGR: sp.SGR}
+	}
+	return spans
 }
 
 // moreLines is the line editor's MoreLines: at py>, outside a pending

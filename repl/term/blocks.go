@@ -5,10 +5,9 @@ import (
 	"strings"
 )
 
-// A block being typed is one buffer, as in Python 3.13's REPL: Enter at
-// the end of an incomplete block (MoreLines) adds a row to it, Enter on a
-// row with rows after it always does, and Enter at the end of a complete
-// one ends the line with the whole block. Up and Down move between its
+// A block being typed is one buffer, as in Python 3.13's REPL: Enter in
+// an incomplete block (MoreLines) adds a row to it at the cursor, and
+// Enter anywhere in a complete one ends the line with the whole block. Up and Down move between its
 // rows (rowMove), and the history keeps it whole.
 
 // indentWidth is one level of indentation, as auto-indent adds it.
@@ -17,8 +16,12 @@ const indentWidth = 4
 // enterKey is Enter: a new row in a block, or the end of the line.
 func (ed *editing) enterKey() *done {
 	e := ed.e
-	if e.moreLines != nil && (indexRune(ed.line[ed.pos:], '\n') >= 0 || e.moreLines(stripFinalIndent(string(ed.line)))) {
+	if e.moreLines != nil && e.moreLines(stripFinalIndent(string(ed.line))) {
 		ed.apply(insertEdit(append([]rune{'\n'}, ed.newRowIndent()...)))
+		// Drawn plain, as a line entered is left (see redrawPlain),
+		// until the next key.
+		e.drawFrame(e.view.redrawPlainAt(ed.line, ed.pos))
+		ed.stale = false
 		return nil
 	}
 	return ed.enter()
@@ -89,12 +92,13 @@ func stripFinalIndent(text string) string {
 	return text
 }
 
-// blockText is the text a line ends with: a block without its final
-// empty rows (and the indentation left on them).
+// blockText is the text a line ends with: a block (a line with line
+// feeds) ends with one, without the empty rows after its last line (and
+// the indentation left on them).
 func blockText(line []rune) string {
 	text := string(line)
 	if !strings.Contains(text, "\n") {
 		return text
 	}
-	return strings.TrimRight(stripFinalIndent(text), "\n")
+	return strings.TrimRight(stripFinalIndent(text), "\n") + "\n"
 }

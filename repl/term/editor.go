@@ -25,7 +25,8 @@ const (
 type Event struct {
 	Kind EventKind
 	// Text is the line, or the text typed before a paste plus the paste,
-	// or the text Ctrl-C left (EventInterrupt).
+	// or the text Ctrl-C left (EventInterrupt). A block typed as one
+	// buffer ends with a line feed.
 	Text string
 	// Paste is the pasted text alone (EventPaste), for echoing it.
 	Paste string
@@ -40,6 +41,13 @@ type KeyAction struct {
 	Choices []string
 }
 
+// Span colours the runes of a line from Start to End with SGR, the
+// parameters of an SGR escape sequence ("1;34").
+type Span struct {
+	Start, End int
+	SGR        string
+}
+
 // KeyShiftTab is Shift-TAB, as the key hook is given it.
 const KeyShiftTab rune = -2
 
@@ -49,10 +57,13 @@ type EditorConfig struct {
 	// does, with the line and the cursor (an index in its runes), on the
 	// goroutine reading the line; it may call SetPrompt and SetHistory.
 	KeyHook func(key rune, line []rune, pos int) KeyAction
-	// MoreLines, if set, says whether Enter at the end of text adds a
-	// line to it (a block not yet complete) rather than ending it. Enter
-	// on a row with rows after it always adds one.
+	// MoreLines, if set, says whether Enter in text adds a line to it (a
+	// block not yet complete) rather than ending it.
 	MoreLines func(text string) bool
+	// Highlight, if set, says how to colour the line: spans of it, in
+	// order, each with the parameters of its SGR sequence. It runs at
+	// every drawing of the line, on the goroutine reading it.
+	Highlight func(line []rune) []Span
 	// AutoIndent indents a line added to a block as the row before it
 	// is, one level more after a row ending in ':'; Backspace in that
 	// indentation takes a level off.
@@ -113,6 +124,7 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e.readWidth()
 	e.view = newLineView(e.out, e.columns)
 	e.view.suggest = cfg.Suggest
+	e.view.highlight = cfg.Highlight
 	trim := newIdleTrim(idleTrimAfter, idleTrimMin, cfg.OnIdle)
 	e.waits = func(waiting bool) {
 		e.out.readerWaits(waiting)

@@ -48,6 +48,8 @@ type lineView struct {
 	out     io.Writer // the terminal, a frame at a time
 	width   func() int
 	suggest func(line string) string
+	// highlight, if set, colours the line (EditorConfig.Highlight).
+	highlight func(line []rune) []Span
 
 	mu     sync.Mutex
 	prompt []rune
@@ -72,12 +74,15 @@ type lineView struct {
 	// the line's text ended (before the suggestion and the cursor's move).
 	drawnLen, textEnd int
 
-	hint []rune // the suggestion drawn after the line, if any
-	// choices are listed below the line (a completion's candidates).
-	choices  []string
+	hint     []rune // the suggestion drawn after the line, if any
 	hintFor  string // the line hint was asked for
 	hintDone bool   // hintFor was asked
 	hintGot  []rune // and its answer
+
+	// choices are listed below the line (a completion's candidates).
+	choices []string
+	// plain says the next drawing has no colours (redrawPlain).
+	plain bool
 }
 
 func newLineView(out io.Writer, width func() int) *lineView {
@@ -156,9 +161,21 @@ func (v *lineView) redrawAt(line []rune, pos int) []byte {
 	return v.redrawWith(line, pos, v.hintOf(line, pos))
 }
 
-// redrawPlain is redraw without a suggestion.
+// redrawPlain is redraw without a suggestion or colours: the line as it
+// is left when it ends. What stays in the terminal's output is then the
+// line's plain text, as python3 -i leaves it, for whatever reads that
+// output as text (a log of the terminal, the serve page's search).
 func (v *lineView) redrawPlain(line []rune) []byte {
-	return v.redrawWith(line, len(line), nil)
+	return v.redrawPlainAt(line, len(line))
+}
+
+// redrawPlainAt is redrawPlain with the cursor at pos: a block's rows as
+// they are left when Enter adds a row to it.
+func (v *lineView) redrawPlainAt(line []rune, pos int) []byte {
+	v.mu.Lock()
+	v.plain = true
+	v.mu.Unlock()
+	return v.redrawWith(line, pos, nil)
 }
 
 func (v *lineView) redrawWith(line []rune, pos int, hint []rune) []byte {
@@ -168,6 +185,7 @@ func (v *lineView) redrawWith(line []rune, pos int, hint []rune) []byte {
 	v.pos, v.hint = pos, hint
 	b := v.clear()
 	drawing, _ := v.draw()
+	v.plain = false
 	return append(b, drawing...)
 }
 
@@ -336,18 +354,28 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 	d := &drawing{width: width}
 	d.text(v.prompt)
 	cursor := cell{-1, 0}
+	var paint painter
+	if v.highlight != nil && !v.plain {
+		paint.spans = v.highlight(line)
+	}
 	for i, r := range line {
+		paint.at(d, i)
 		switch {
 		case r == '\n' || r == '\r':
 			if i == pos {
 				cursor = d.at
 			}
 			// The next row, from its start, after the continuation
-			// prompt. (A row that filled the width leaves the terminal's
-			// cursor waiting to wrap; the carriage return ends that.)
-			d.b.WriteString("\r\n")
+			// prompt: a line feed, which the terminal's output
+			// processing (kept on in raw mode) sends as CR LF, as it
+			// sends python3's. (A row that filled the width leaves the
+			// terminal's cursor waiting to wrap; the carriage return
+			// ends that.)
+			paint.pause(d)
+			d.b.WriteString("\n")
 			d.at = cell{d.at.row + 1, 0}
 			d.text(v.cont)
+			paint.resume(d)
 		case r == '\t':
 			// Four spaces wherever it stands, as the line editor has
 			// always drawn it.
@@ -362,6 +390,7 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 			d.put(r)
 		}
 	}
+	paint.at(d, len(line))
 	end := d.at
 	textEnd := d.b.Len()
 	if cursor.row < 0 && len(hint) > 0 {
@@ -432,13 +461,58 @@ func (v *lineView) drawChoices(d *drawing) {
 // choiceRow draws text on a row of its own below what is drawn, cut to
 // the width so that it never wraps.
 func (v *lineView) choiceRow(d *drawing, text string) {
-	d.b.WriteString("\r\n")
+	d.b.WriteString("\n")
 	d.at = cell{d.at.row + 1, 0}
 	for _, r := range text {
 		if d.at.col+RuneWidth(r) >= d.width {
 			break
 		}
 		d.put(r)
+	}
+}
+
+// painter colours a drawing as its spans say.
+type painter struct {
+	spans []Span
+	next  int  // the span that starts or goes on next
+	on    bool // spans[next]'s colour is set
+}
+
+const sgrReset = "\x1b[m"
+
+// at is called before the rune at i is drawn (and with the line's length
+// after the last).
+func (p *painter) at(d *drawing, i int) {
+	for p.next < len(p.spans) {
+		sp := p.spans[p.next]
+		switch {
+		case p.on && i >= sp.End:
+			d.b.WriteString(sgrReset)
+			p.on = false
+			p.next++
+			continue
+		case !p.on && i >= sp.Start && i < sp.End:
+			d.b.WriteString("\x1b[" + sp.SGR + "m")
+			p.on = true
+		case !p.on && i >= sp.End:
+			p.next++
+			continue
+		}
+		return
+	}
+}
+
+// pause takes the colour off for a continuation prompt; resume puts it
+// back after it.
+func (p *painter) pause(d *drawing) {
+	if p.on {
+		d.b.WriteString(sgrReset)
+	}
+}
+
+func (p *painter) resume(d *drawing) {
+	if p.on {
+		d.b.WriteString("\x1b[" + p.spans[p.next].SGR + "m")
 	}
 }
 

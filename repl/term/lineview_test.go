@@ -69,7 +69,8 @@ func TestLineViewDraws(t *testing.T) {
 }
 
 // A line with line feeds in it is drawn on rows of its own, each after
-// the continuation prompt, with the cursor on its row and column.
+// the continuation prompt, with the cursor on its row and column. (The
+// terminal's output processing sends each line feed as CR LF.)
 func TestLineViewDrawsRows(t *testing.T) {
 	width := 10
 	v := newLineView(&bytes.Buffer{}, func() int { return width })
@@ -81,18 +82,18 @@ func TestLineViewDrawsRows(t *testing.T) {
 		row  int
 	}{
 		// The cursor at the end, on the last row.
-		{"a=1\nb=2", 7, "\r\x1b[J> a=1\r\n... b=2", 1},
+		{"a=1\nb=2", 7, "\r\x1b[J> a=1\n... b=2", 1},
 		// The cursor on the first row, after "a": up one row, to column 3.
-		{"a=1\nb=2", 1, "\r\x1b[1A\x1b[J> a=1\r\n... b=2\x1b[1A\r\x1b[3C", 0},
+		{"a=1\nb=2", 1, "\r\x1b[1A\x1b[J> a=1\n... b=2\x1b[1A\r\x1b[3C", 0},
 		// At the end of the first row (on its line feed).
-		{"a=1\nb=2", 3, "\r\x1b[J> a=1\r\n... b=2\x1b[1A\r\x1b[5C", 0},
+		{"a=1\nb=2", 3, "\r\x1b[J> a=1\n... b=2\x1b[1A\r\x1b[5C", 0},
 		// Wide characters take two columns on their row; the cursor after
 		// the emoji on the second row is at column 4+2.
-		{"x\n😀中", 3, "\r\x1b[J> x\r\n... 😀中\r\x1b[6C", 1},
+		{"x\n😀中", 3, "\r\x1b[J> x\n... 😀中\r\x1b[6C", 1},
 		// A row longer than the width wraps, and the rows after it follow.
-		{"123456789\nz", 11, "\r\x1b[1A\x1b[J> 123456789\r\n... z", 2},
+		{"123456789\nz", 11, "\r\x1b[1A\x1b[J> 123456789\n... z", 2},
 		// Three rows, the cursor in the middle one.
-		{"if x:\n  y\nz", 7, "\r\x1b[2A\x1b[J> if x:\r\n...   y\r\n... z\x1b[1A\r\x1b[5C", 1},
+		{"if x:\n  y\nz", 7, "\r\x1b[2A\x1b[J> if x:\n...   y\n... z\x1b[1A\r\x1b[5C", 1},
 	}
 	for _, s := range steps {
 		if got := drawn(v, s.line, s.pos); got != s.want {
@@ -105,7 +106,7 @@ func TestLineViewDrawsRows(t *testing.T) {
 	// Ending the line (Enter): its rows drawn again with the cursor after
 	// the last.
 	drawn(v, "a=1\nb=2", 1)
-	if got, want := string(v.redrawPlain([]rune("a=1\nb=2"))), "\r\x1b[J> a=1\r\n... b=2"; got != want {
+	if got, want := string(v.redrawPlain([]rune("a=1\nb=2"))), "\r\x1b[J> a=1\n... b=2"; got != want {
 		t.Errorf("ending: wrote %q, want %q", got, want)
 	}
 	v.ended()
