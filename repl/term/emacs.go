@@ -380,7 +380,7 @@ func (ed *editing) controlCommand(r rune) lineEdit {
 	case ctrlBracket:
 		ed.prefix = prefixSearchForward
 	case ctrlA:
-		return moveEdit(func([]rune, int) int { return 0 })
+		return moveEdit(rowStart)
 	case ctrlB:
 		return moveEdit(func(_ []rune, pos int) int { return max(pos-1, 0) })
 	case backspace, ctrlH:
@@ -393,9 +393,9 @@ func (ed *editing) controlCommand(r rune) lineEdit {
 	case ctrlW:
 		return ed.killEdit(backwardBlank, true, false)
 	case ctrlK:
-		return ed.killEdit(func(line []rune, _ int) int { return len(line) }, false, false)
+		return ed.killEdit(killLineEnd, false, false)
 	case ctrlU:
-		return ed.killEdit(func([]rune, int) int { return 0 }, true, false)
+		return ed.killEdit(rowStart, true, false)
 	case ctrlY:
 		return ed.yankEdit
 	case ctrlT:
@@ -445,6 +445,30 @@ func (ed *editing) metaCommand(key rune) lineEdit {
 		ed.prefix = prefixSearchBackward
 	}
 	return nil
+}
+
+// rowStart is where the cursor's row starts: the line's start, or after
+// the line feed before the cursor in a block.
+func rowStart(line []rune, pos int) int {
+	return lastIndexRune(line[:pos], '\n') + 1
+}
+
+// rowEnd is where the cursor's row ends: the line's end, or at the line
+// feed after the cursor in a block.
+func rowEnd(line []rune, pos int) int {
+	if i := indexRune(line[pos:], '\n'); i >= 0 {
+		return pos + i
+	}
+	return len(line)
+}
+
+// killLineEnd is where C-k kills to: the end of the cursor's row, or, at
+// the end of a block's row, past its line feed (joining the rows).
+func killLineEnd(line []rune, pos int) int {
+	if end := rowEnd(line, pos); end > pos || end == len(line) {
+		return end
+	}
+	return pos + 1
 }
 
 // insertEdit inserts text at the cursor.

@@ -177,7 +177,7 @@ func (ed *editing) sequence(seq string) *done {
 	case "D":
 		ed.apply(moveEdit(func(_ []rune, pos int) int { return pos - 1 }))
 	case "H", "1~", "7~":
-		ed.apply(moveEdit(func([]rune, int) int { return 0 }))
+		ed.apply(moveEdit(rowStart))
 	case "F", "4~", "8~":
 		ed.end()
 	case "3~":
@@ -202,12 +202,12 @@ func (ed *editing) forward() {
 }
 
 // end is End and C-e: the suggestion goes in, or the cursor goes to the
-// end of the line.
+// end of its row.
 func (ed *editing) end() {
 	if ed.takeHint() {
 		return
 	}
-	ed.apply(moveEdit(func(line []rune, _ int) int { return len(line) }))
+	ed.apply(moveEdit(rowEnd))
 }
 
 // takeHint inserts the suggestion drawn after the cursor, if any.

@@ -201,7 +201,7 @@ func (v *lineView) ended() {
 // hintOf is the suggestion to draw after line, asked of suggest once per
 // line: only with the cursor at the end of the line, on its last row.
 func (v *lineView) hintOf(line []rune, pos int) []rune {
-	if v.suggest == nil || pos != len(line) || len(line) == 0 || line[len(line)-1] == '\n' {
+	if v.suggest == nil || pos != len(line) || len(line) == 0 || line[len(line)-1] == '\n' || v.hasChoices() {
 		return nil
 	}
 	return v.suggestionFor(string(line))
