@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -138,4 +140,27 @@ func TestPTYHighlighting(t *testing.T) {
 		s.ExpectString("def f(): return 'x', 42 # note\r\n")
 		s.ExpectString("py> ")
 	}
+}
+
+// C-x C-e edits the line in $EDITOR, here a script that rewrites it, and
+// brings the result back into the line, to edit on and run.
+func TestPTYEditInEditor(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	editor := filepath.Join(home, "editor.sh")
+	script := "#!/bin/sh\nprintf 'def g():\\n    return %s\\n' \"$(cat \"$1\")\" > \"$1\"\n"
+	if err := os.WriteFile(editor, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startProgram(t, binary, home, []string{"VISUAL=" + editor}, "-q")
+	s.ExpectString("py> ")
+	s.Send("6 * 7\x18\x05")
+	s.ExpectScreen("the edited block", func(screen string) bool {
+		return lastRows(screen, 2) == "py> def g():\n...     return 6 * 7"
+	})
+	s.Send("0\r")
+	s.ExpectCursorLine("...")
+	s.Send("\r")
+	s.ExpectString("py> ")
+	typeLine(t, s, "g()", "420")
 }

@@ -92,9 +92,12 @@ func (ed *editing) prefixed(k key) {
 			ed.apply(charSearchEdit(k.r, dir))
 		}
 	case prefixCtrlX:
-		// C-x C-u is undo; GNU readline binds C-x with nothing else here.
-		if k.kind == keyCtrl && k.r == ctrlU {
+		// C-x C-u is undo, C-x C-e edits the line in $EDITOR.
+		switch {
+		case k.kind == keyCtrl && k.r == ctrlU:
 			ed.apply(undoneEdit(ed.undo.undo))
+		case k.kind == keyCtrl && k.r == ctrlE:
+			ed.editExternally()
 		}
 	}
 }

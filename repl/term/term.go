@@ -21,6 +21,7 @@ func IsTerminal(f *os.File) bool { return isTerminal(int(f.Fd())) }
 // a prompt is up, a byte at a time (see Editor), and the mode it had at
 // Open is restored on every way out.
 type Terminal struct {
+	in    *os.File // the terminal, for a program the editor runs on it
 	fd    int
 	out   io.Writer
 	echo  *echoWriter // out, for keys echoed ahead of the editor
@@ -42,7 +43,7 @@ func Open(in *os.File, out io.Writer) (*Terminal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Terminal{fd: fd, out: out, echo: newEchoWriter(out), tty: tty, saved: saved}, nil
+	return &Terminal{in: in, fd: fd, out: out, echo: newEchoWriter(out), tty: tty, saved: saved}, nil
 }
 
 // Restore puts the terminal back in the mode it had at Open, with
