@@ -3,8 +3,10 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
 )
@@ -163,4 +165,53 @@ func TestPTYEditInEditor(t *testing.T) {
 	s.Send("\r")
 	s.ExpectString("py> ")
 	typeLine(t, s, "g()", "420")
+}
+
+// vi mode, from `set editing-mode vi` in the readline init file or from
+// editing_mode in the config: Esc, then 0 and x, take the first
+// character off, as python3 -i's readline does there; other command-mode
+// keys move, delete, change and go back to inserting.
+func TestPTYViMode(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	rc := filepath.Join(home, "inputrc")
+	if err := os.WriteFile(rc, []byte("set editing-mode vi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(program string, args []string, prompt string) []string {
+		s := startProgram(t, program, home, []string{"INPUTRC=" + rc}, args...)
+		s.ExpectString(prompt)
+		var got []string
+		for _, keys := range [][]string{
+			{"xx = 'abc'", "\x1b", "0", "x", "A", " + 'd'", "\r"},
+			{"x = 'one two'", "\x1b", "b", "d", "w", "\r"},
+			{"x = 'one two'", "\x1b", "b", "c", "w", "ONE", "\r"},
+			{"x = 'abc'", "\x1b", "h", "r", "Z", "\r"},
+			{"x = 'a b c'", "\x1b", "0", "w", "w", "w", "D", "i", "'", "\r"},
+		} {
+			for _, k := range keys {
+				s.Send(k)
+				time.Sleep(20 * time.Millisecond) // Esc alone, as a person types it
+			}
+			s.ExpectString(prompt)
+			s.SendLine("print('value', repr(x))")
+			got = append(got, s.ExpectRegexp(regexp.MustCompile(`value (.*)\r\n`))[1])
+			s.ExpectString(prompt)
+		}
+		return got
+	}
+	want := run(pythonOracle, []string{"-q", "-i"}, ">>> ")
+	got := run(binary, []string{"-q"}, "py> ")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("vi mode: python3 -i made x\n%s\npyaichat\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+	}
+	// editing_mode in the config, without an init file.
+	writeConfig(t, home, "editing_mode = \"vi\"\n")
+	s := startREPL(t, home, "-q")
+	s.Send("abc")
+	s.ExpectCursorLine("py> abc")
+	s.Send("\x1b")
+	time.Sleep(20 * time.Millisecond)
+	s.Send("0x")
+	s.ExpectCursorLine("py> bc")
 }

@@ -116,6 +116,8 @@ type Options struct {
 	AutoIndent bool
 	// Highlight colours Python as it is typed at py>.
 	Highlight bool
+	// ViMode edits lines in vi mode (see term.EditorConfig.ViMode).
+	ViMode bool
 	// TabToggles makes TAB switch modes everywhere outside a block, as
 	// Shift-TAB does, never completing.
 	TabToggles bool
@@ -203,7 +205,7 @@ func (r *Loop) SetComplete(complete func(path []string, prefix string) string, c
 // startEditor starts the line editor, with the history of py>.
 func (r *Loop) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn, r.opts.SaveAI)
-	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, AutoIndent: r.opts.AutoIndent}
+	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, AutoIndent: r.opts.AutoIndent, ViMode: r.opts.ViMode}
 	if r.opts.MoreLines != nil {
 		cfg.MoreLines = r.moreLines
 	}

@@ -64,6 +64,9 @@ type EditorConfig struct {
 	// order, each with the parameters of its SGR sequence. It runs at
 	// every drawing of the line, on the goroutine reading it.
 	Highlight func(line []rune) []Span
+	// ViMode edits as GNU readline's vi mode does (set editing-mode vi):
+	// each line starts in insert mode, and Esc goes to command mode.
+	ViMode bool
 	// AutoIndent indents a line added to a block as the row before it
 	// is, one level more after a row ending in ':'; Backspace in that
 	// indentation takes a level off.
@@ -95,6 +98,7 @@ type Editor struct {
 	// moreLines and autoIndent are EditorConfig's.
 	moreLines  func(string) bool
 	autoIndent bool
+	viMode     bool
 	// cols is the terminal's width for the view, read once for each
 	// prompt and on SIGWINCH at the prompt rather than at every key.
 	cols atomic.Int64
@@ -119,7 +123,7 @@ type Editor struct {
 // NewEditor starts the line editor on t.
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e := &Editor{term: t, tty: t.tty, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook, historyLimit: cfg.HistoryLimit,
-		moreLines: cfg.MoreLines, autoIndent: cfg.AutoIndent}
+		moreLines: cfg.MoreLines, autoIndent: cfg.AutoIndent, viMode: cfg.ViMode}
 	e.out.echoDst = t.echo
 	e.readWidth()
 	e.view = newLineView(e.out, e.columns)

@@ -61,6 +61,11 @@ func (ed *editing) handle(k key) *done {
 		ed.prefixed(k)
 		return nil
 	}
+	if ed.e.viMode {
+		if end, taken := ed.viKey(k); taken {
+			return end
+		}
+	}
 	switch k.kind {
 	case keyChar:
 		ed.typed(k.r)

@@ -28,18 +28,31 @@ type key struct {
 }
 
 // byteReader gives the key reader the terminal's bytes: next waits for
-// one, and ready returns one only if it can be read at once.
+// one, ready returns one only if it can be read at once, and unread keeps
+// one for the next read.
 type byteReader interface {
 	next() (byte, error)
 	ready() (byte, bool)
+	unread(b byte)
 }
 
 // readKey reads the rest of the key whose first byte is b, from r, a byte
 // at a time as GNU readline reads it, so that nothing after the key is
 // taken from the terminal. A Ctrl-C inside an escape sequence ends the
-// sequence and is the key: the sequence was cut short.
-func readKey(b byte, r byteReader) (key, error) {
+// sequence and is the key: the sequence was cut short. With loneEsc (vi
+// mode, where Esc is a key of its own), an ESC is a key unless a sequence
+// follows it at once.
+func readKey(b byte, r byteReader, loneEsc bool) (key, error) {
 	switch {
+	case b == esc && loneEsc:
+		next, ok := r.ready()
+		if ok && (next == '[' || next == 'O') {
+			return readSequence(r)
+		}
+		if ok {
+			r.unread(next)
+		}
+		return key{kind: keyCtrl, r: esc}, nil
 	case b == esc:
 		return readEscape(r)
 	case b < ' ' || b == 0x7f:

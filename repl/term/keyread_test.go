@@ -23,6 +23,8 @@ func (b *bytesLeft) ready() (byte, bool) {
 	return c, err == nil
 }
 
+func (b *bytesLeft) unread(c byte) { b.s = string(c) + b.s }
+
 // Each key is read whole and nothing after it: sequences with their
 // parameters, Meta keys, characters of several bytes, a paste up to its
 // end marker (line ends made line feeds), and a Ctrl-C that cuts a
@@ -51,7 +53,7 @@ func TestReadKeyTakesOneKeyAndNothingMore(t *testing.T) {
 		{"a paste with bytes that are no UTF-8", "\x1b[200~'\xff\xfe'\x1b[201~", key{kind: keyPaste, text: "'\xff\xfe'"}, ""},
 	} {
 		in := &bytesLeft{c.in[1:]}
-		got, err := readKey(c.in[0], in)
+		got, err := readKey(c.in[0], in, false)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -66,7 +68,7 @@ func TestReadKeyTakesOneKeyAndNothingMore(t *testing.T) {
 // key.
 func TestReadKeyCutOff(t *testing.T) {
 	for _, in := range []string{"\x1b", "\x1b[1", "\xe4\xb8", "\x1b[200~abc"} {
-		if k, err := readKey(in[0], &bytesLeft{in[1:]}); err == nil {
+		if k, err := readKey(in[0], &bytesLeft{in[1:]}, false); err == nil {
 			t.Errorf("%q: read %+v, want an error", in, k)
 		}
 	}

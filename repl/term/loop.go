@@ -28,6 +28,8 @@ type editing struct {
 	edited []rune
 	// search, while not nil, is an incremental history search (C-r, C-s).
 	search *historySearch
+	// vi is vi mode's state, where the editor is in vi mode.
+	vi viState
 	// waited says the key being handled was read after a wait (not typed
 	// ahead), and echoed how much of its echo the wait wrote.
 	waited bool
@@ -66,7 +68,7 @@ func (ed *editing) run() (Event, error) {
 		if err != nil {
 			return Event{}, err
 		}
-		k, err := readKey(b, keyBytes{ed})
+		k, err := readKey(b, keyBytes{ed}, ed.e.viMode)
 		if err != nil {
 			return Event{}, err
 		}
@@ -109,7 +111,7 @@ func (ed *editing) nextByte(ahead bool) (byte, error) {
 // echoesAhead says a printable key typed now would go in at the end of
 // the line as it is, so it may be echoed before the line is drawn again.
 func (ed *editing) echoesAhead() bool {
-	return ed.pos == len(ed.line) && ed.prefix == prefixNone && ed.search == nil
+	return ed.pos == len(ed.line) && ed.prefix == prefixNone && ed.search == nil && !ed.vi.command
 }
 
 // keyBytes reads the rest of a key: waiting, as the key's first byte did.
@@ -121,6 +123,8 @@ func (k keyBytes) next() (byte, error) {
 }
 
 func (k keyBytes) ready() (byte, bool) { return k.ed.e.tty.readyByte() }
+
+func (k keyBytes) unread(b byte) { k.ed.e.tty.unread([]byte{b}) }
 
 // draw brings the screen up to date before a wait for the next key.
 func (ed *editing) draw() {

@@ -97,6 +97,7 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
 	opts.MoreLines, opts.TabToggles = in.MoreLines, set.REPL.TabToggles
 	opts.Highlight = opts.Term != nil && colorWanted(true)
+	opts.ViMode = editingMode(set.REPL.EditingMode) == "vi"
 	opts.AutoIndent = autoIndent(set.REPL.AutoIndent, pybridge.Version())
 	opts.SaveAI = aiHistoryLine(set.Agent)
 	it.opts = opts

@@ -54,6 +54,9 @@ type REPL struct {
 	// AutoIndent is auto_indent's value, nil where the file does not set
 	// it (the default follows the embedded Python's own REPL).
 	AutoIndent *bool
+	// EditingMode is editing_mode's value: "emacs", "vi", or "" where the
+	// file does not set it (readline's inputrc then says).
+	EditingMode string
 }
 
 // Log is what the config file sets for the session log: Off turns it off
@@ -96,6 +99,7 @@ type fileConfig struct {
 	Magics      *bool    `toml:"magics"`
 	Tab         string   `toml:"tab"`
 	AutoIndent  *bool    `toml:"auto_indent"`
+	EditingMode string   `toml:"editing_mode"`
 	Log         *bool    `toml:"log"`
 	LogKeep     int      `toml:"log_keep"`
 	LogMaxBytes int64    `toml:"log_max_bytes"`
@@ -142,7 +146,10 @@ func Load(path string, f Flags) (Settings, error) {
 		return Settings{}, err
 	}
 	s.REPL = REPL{NoSuggest: fc.Suggest != nil && !*fc.Suggest, NoMagics: fc.Magics != nil && !*fc.Magics,
-		TabToggles: fc.Tab == "toggle", AutoIndent: fc.AutoIndent}
+		TabToggles: fc.Tab == "toggle", AutoIndent: fc.AutoIndent, EditingMode: fc.EditingMode}
+	if fc.EditingMode != "" && fc.EditingMode != "emacs" && fc.EditingMode != "vi" {
+		return Settings{}, fmt.Errorf("%s: editing_mode = %q, want \"emacs\" or \"vi\"", path, fc.EditingMode)
+	}
 	if fc.Tab != "" && fc.Tab != "toggle" && fc.Tab != "complete" {
 		return Settings{}, fmt.Errorf("%s: tab = %q, want \"complete\" or \"toggle\"", path, fc.Tab)
 	}
@@ -181,7 +188,7 @@ func readFileConfig(path string) (fileConfig, error) {
 		return fileConfig{}, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return fileConfig{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, tab, auto_indent, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out, capability_modules)", path, und[0].String())
+		return fileConfig{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, tab, auto_indent, editing_mode, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out, capability_modules)", path, und[0].String())
 	}
 	return fc, nil
 }
