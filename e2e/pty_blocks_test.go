@@ -69,10 +69,16 @@ func TestPTYBlockRecalledWhole(t *testing.T) {
 	})
 	s.Send("\x07") // C-g: back to the empty line
 	s.ExpectCursorLine("py>")
+	// Ctrl-D on a block's empty last row ends it, as at python3's "... ".
+	s.Send("for i in range(2):\r    print('d', i)\r")
+	s.ExpectCursorLine("...")
+	s.Send(ptytest.CtrlD)
+	s.ExpectString("d 1\r\n")
+	s.ExpectString("py> ")
 	s.Send(ptytest.CtrlD)
 	assertExit(t, s, 0)
 	hist := readFile(t, historyFile(home, "py"))
-	if !strings.Contains(hist, "range(3)") || strings.Count(hist, "print('row', i)") != 2 {
+	if !strings.Contains(hist, "range(3)") || strings.Count(hist, "print('row', i)") != 2 || !strings.Contains(hist, "print('d', i)") {
 		t.Errorf("history file:\n%s", hist)
 	}
 }

@@ -27,6 +27,13 @@ func (ed *editing) enterKey() *done {
 	return ed.enter()
 }
 
+// onEmptyLastRow reports whether the cursor is on a block's last row,
+// empty but for indentation, at its end.
+func (ed *editing) onEmptyLastRow() bool {
+	start := rowStart(ed.line, ed.pos)
+	return start > 0 && ed.pos == len(ed.line) && strings.TrimSpace(string(ed.line[start:])) == ""
+}
+
 // newRowIndent is what auto-indent puts at the start of a row added after
 // the cursor's: the indentation of the cursor's row, one level more if
 // that row ends in ':' (a comment after it aside).

@@ -116,8 +116,12 @@ func (ed *editing) control(r rune) *done {
 		ed.ctrlCAhead()
 		return ed.interrupt()
 	case ctrlD:
-		if len(ed.line) == 0 {
+		switch {
+		case len(ed.line) == 0:
 			return &done{ev: Event{Kind: EventEOF}}
+		case ed.onEmptyLastRow():
+			// The end of input ends a block, as at python3's "... ".
+			return ed.enter()
 		}
 		ed.apply(deleteEdit(1))
 	case '\t':
