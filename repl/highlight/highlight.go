@@ -65,40 +65,45 @@ func (s *scanner) add(start int, sgr string) {
 func (s *scanner) scan() {
 	s.rowHead = true
 	for s.i < len(s.line) {
-		r := s.line[s.i]
-		start := s.i
-		switch {
+		switch r := s.line[s.i]; {
 		case r == '\n':
 			s.i++
 			s.rowHead = true
-			continue
 		case r == ' ' || r == '\t':
 			s.i++
-			continue
-		case r == '#':
-			s.skipRow()
-			s.add(start, commentSGR)
-		case r == '@' && s.rowHead:
-			s.i++
-			s.skipDotted()
-			s.add(start, decoratorSGR)
-		case s.stringStart():
-			s.skipString()
-			s.add(start, stringSGR)
-		case unicode.IsDigit(r) || r == '.' && s.i+1 < len(s.line) && unicode.IsDigit(s.line[s.i+1]):
-			s.skipNumber()
-			s.add(start, numberSGR)
-		case r == '_' || unicode.IsLetter(r):
-			s.name(start)
-		case strings.ContainsRune("([{", r):
-			s.opens = append(s.opens, s.i)
-			s.i++
-		case strings.ContainsRune(")]}", r):
-			s.closing(r)
 		default:
-			s.i++
+			s.token(r)
+			s.rowHead = false
 		}
-		s.rowHead = false
+	}
+}
+
+// token takes the token that starts with r, at s.i.
+func (s *scanner) token(r rune) {
+	start := s.i
+	switch {
+	case r == '#':
+		s.skipRow()
+		s.add(start, commentSGR)
+	case r == '@' && s.rowHead:
+		s.i++
+		s.skipDotted()
+		s.add(start, decoratorSGR)
+	case s.stringStart():
+		s.skipString()
+		s.add(start, stringSGR)
+	case unicode.IsDigit(r) || r == '.' && s.i+1 < len(s.line) && unicode.IsDigit(s.line[s.i+1]):
+		s.skipNumber()
+		s.add(start, numberSGR)
+	case r == '_' || unicode.IsLetter(r):
+		s.name(start)
+	case strings.ContainsRune("([{", r):
+		s.opens = append(s.opens, s.i)
+		s.i++
+	case strings.ContainsRune(")]}", r):
+		s.closing(r)
+	default:
+		s.i++
 	}
 }
 
@@ -204,30 +209,39 @@ func (s *scanner) skipString() {
 		s.i++
 	}
 	q := s.line[s.i]
-	triple := s.i+2 < len(s.line) && s.line[s.i+1] == q && s.line[s.i+2] == q
+	triple := s.at(s.i+1, q) && s.at(s.i+2, q)
 	if triple {
 		s.i += 3
 	} else {
 		s.i++
 	}
-	for s.i < len(s.line) {
-		r := s.line[s.i]
-		switch {
-		case r == '\\' && !raw || r == '\\' && raw && s.i+1 < len(s.line) && s.line[s.i+1] == q:
-			s.i += 2
-			continue
-		case r == '\n' && !triple:
-			return
-		case r == q && !triple:
-			s.i++
-			return
-		case r == q && s.i+2 < len(s.line) && s.line[s.i+1] == q && s.line[s.i+2] == q:
-			s.i += 3
-			return
-		}
-		s.i++
+	for s.i < len(s.line) && !s.stringEnds(q, raw, triple) {
 	}
 	s.i = min(s.i, len(s.line))
 }
+
+// stringEnds takes the next piece of a string's body (an escape, a
+// character, or its closing quotes) and reports whether the string ended.
+func (s *scanner) stringEnds(q rune, raw, triple bool) bool {
+	r := s.line[s.i]
+	switch {
+	case r == '\\' && (!raw || s.at(s.i+1, q)):
+		s.i += 2
+	case r == '\n' && !triple:
+		return true
+	case r == q && !triple:
+		s.i++
+		return true
+	case r == q && s.at(s.i+1, q) && s.at(s.i+2, q):
+		s.i += 3
+		return true
+	default:
+		s.i++
+	}
+	return false
+}
+
+// at reports whether the rune at i is r.
+func (s *scanner) at(i int, r rune) bool { return i < len(s.line) && s.line[i] == r }
 
 func isNameRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -1,7 +1,6 @@
 package term
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -373,6 +372,3 @@ func (e *Editor) drawFrame(drawing []byte) {
 	e.out.Write(drawing)
 	e.out.keyDone()
 }
-
-// errGone wraps a read error of a terminal that went away.
-var errGone = errors.New("the terminal is gone")

@@ -132,14 +132,8 @@ func (ed *editing) control(r rune) *done {
 		ed.forward()
 	case ctrlG:
 		ed.last = editOther
-	case ctrlL:
-		ed.e.clearScreen()
-		ed.stale = true
-	case ctrlZ:
-		ed.e.suspend()
-		ed.stale = true
-	case ctrlBackslash:
-		ed.e.quit()
+	case ctrlL, ctrlZ, ctrlBackslash:
+		ed.terminalKey(r)
 	case ctrlR, ctrlS:
 		ed.startSearch(r == ctrlR)
 	case ctrlP:
@@ -150,6 +144,20 @@ func (ed *editing) control(r rune) *done {
 		ed.apply(ed.controlCommand(r))
 	}
 	return nil
+}
+
+// terminalKey is Ctrl-L (clear the screen), Ctrl-Z (suspend) or Ctrl-\
+// (quit), done as the terminal would do them.
+func (ed *editing) terminalKey(r rune) {
+	switch r {
+	case ctrlL:
+		ed.e.clearScreen()
+	case ctrlZ:
+		ed.e.suspend()
+	case ctrlBackslash:
+		ed.e.quit()
+	}
+	ed.stale = true
 }
 
 // tab hands TAB (or Shift-TAB) to the key hook, which completes, indents

@@ -96,13 +96,6 @@ const tabWidth = 4
 // python3's sys.ps2 does; the REPL shows it for an unfinished statement.
 const ContinuationPrompt = "... "
 
-// current is the line and cursor last drawn.
-func (v *lineView) current() ([]rune, int) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return append([]rune(nil), v.line...), v.pos
-}
-
 // shownHint is the suggestion drawn after the cursor, if the cursor is at
 // the end of the line.
 func (v *lineView) shownHint() string {
@@ -147,12 +140,6 @@ func (v *lineView) atTop() {
 	v.row = 0
 	v.top = true
 	v.mu.Unlock()
-}
-
-// redraw is the drawing of line with the cursor at its end, and the
-// suggestion for it, in place of the last drawing.
-func (v *lineView) redraw(line []rune) []byte {
-	return v.redrawAt(line, len(line))
 }
 
 // redrawAt is the drawing of line with the cursor at pos, and the

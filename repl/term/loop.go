@@ -2,7 +2,6 @@ package term
 
 import (
 	"errors"
-	"io"
 	"slices"
 )
 
@@ -179,7 +178,7 @@ func (ed *editing) enter() *done {
 func (ed *editing) paste(text string) *done {
 	e := ed.e
 	e.out.flush()
-	io.WriteString(e.out, string(e.view.clear()))
+	e.out.Write(e.view.clear())
 	return &done{ev: Event{Kind: EventPaste, Text: string(ed.line) + text, Paste: text}}
 }
 

@@ -106,71 +106,79 @@ func viWordForward(line []rune, pos int) int {
 
 // viCommand is one command-mode key.
 func (ed *editing) viCommand(r rune) {
-	v := &ed.vi
 	if to, ok := viMotion(r, ed.line, ed.pos); ok {
 		ed.apply(moveEdit(func([]rune, int) int { return to }))
 		return
 	}
-	switch r {
-	case 'i':
-		v.command = false
-	case 'a':
-		v.command = false
-		ed.apply(moveEdit(func(line []rune, pos int) int { return min(pos+1, rowEnd(line, pos)) }))
-	case 'I':
-		v.command = false
-		ed.apply(moveEdit(rowStart))
-	case 'A':
-		v.command = false
-		ed.apply(moveEdit(rowEnd))
-	case 'x':
-		ed.viDelete(ed.pos, min(ed.pos+1, rowEnd(ed.line, ed.pos)))
-	case 'X':
-		ed.viDelete(max(ed.pos-1, rowStart(ed.line, ed.pos)), ed.pos)
-	case 'D':
-		ed.viDelete(ed.pos, rowEnd(ed.line, ed.pos))
-	case 'C':
-		ed.viDelete(ed.pos, rowEnd(ed.line, ed.pos))
-		v.command = false
-	case 'S':
-		ed.viDelete(rowStart(ed.line, ed.pos), rowEnd(ed.line, ed.pos))
-		v.command = false
-	case 's':
-		ed.viDelete(ed.pos, min(ed.pos+1, rowEnd(ed.line, ed.pos)))
-		v.command = false
-	case 'd', 'c':
-		v.op = r
-	case 'r':
-		v.replace = true
-	case 'u':
-		ed.apply(undoneEdit(ed.undo.undo))
-	case 'p', 'P':
-		at := ed.pos
-		if r == 'p' && at < len(ed.line) {
-			at++
-		}
-		ed.apply(func(line []rune, _ int) ([]rune, int, editKind) {
-			out, to, ok := ed.e.kills.yank(line, at)
-			return out, max(to-1, at), map[bool]editKind{true: editYank, false: editOther}[ok]
-		})
-	case '~':
-		if ed.pos < len(ed.line) {
-			line := slices.Clone(ed.line)
-			c := line[ed.pos]
-			if unicode.IsUpper(c) {
-				line[ed.pos] = unicode.ToLower(c)
-			} else {
-				line[ed.pos] = unicode.ToUpper(c)
-			}
-			ed.set(line, min(ed.pos+1, max(rowEnd(line, ed.pos)-1, ed.pos)), editOther)
-		}
-	case 'k', '-':
-		ed.up()
-	case 'j', '+':
-		ed.down()
-	case 'v':
-		ed.editExternally()
+	if cmd, ok := viCommands[r]; ok {
+		cmd(ed)
 	}
+}
+
+// viCommands are command mode's keys besides the motions.
+var viCommands = map[rune]func(ed *editing){
+	'i': func(ed *editing) { ed.vi.command = false },
+	'a': func(ed *editing) {
+		ed.vi.command = false
+		ed.apply(moveEdit(func(line []rune, pos int) int { return min(pos+1, rowEnd(line, pos)) }))
+	},
+	'I': func(ed *editing) { ed.vi.command = false; ed.apply(moveEdit(rowStart)) },
+	'A': func(ed *editing) { ed.vi.command = false; ed.apply(moveEdit(rowEnd)) },
+	'x': func(ed *editing) { ed.viDelete(ed.pos, min(ed.pos+1, rowEnd(ed.line, ed.pos))) },
+	'X': func(ed *editing) { ed.viDelete(max(ed.pos-1, rowStart(ed.line, ed.pos)), ed.pos) },
+	'D': func(ed *editing) { ed.viDelete(ed.pos, rowEnd(ed.line, ed.pos)) },
+	'C': func(ed *editing) { ed.viDelete(ed.pos, rowEnd(ed.line, ed.pos)); ed.vi.command = false },
+	'S': func(ed *editing) {
+		ed.viDelete(rowStart(ed.line, ed.pos), rowEnd(ed.line, ed.pos))
+		ed.vi.command = false
+	},
+	's': func(ed *editing) {
+		ed.viDelete(ed.pos, min(ed.pos+1, rowEnd(ed.line, ed.pos)))
+		ed.vi.command = false
+	},
+	'd': func(ed *editing) { ed.vi.op = 'd' },
+	'c': func(ed *editing) { ed.vi.op = 'c' },
+	'r': func(ed *editing) { ed.vi.replace = true },
+	'u': func(ed *editing) { ed.apply(undoneEdit(ed.undo.undo)) },
+	'p': func(ed *editing) { ed.viPut(true) },
+	'P': func(ed *editing) { ed.viPut(false) },
+	'~': (*editing).viToggleCase,
+	'k': (*editing).up,
+	'-': (*editing).up,
+	'j': (*editing).down,
+	'+': (*editing).down,
+	'v': (*editing).editExternally,
+}
+
+// viPut puts the last kill after the cursor (p) or before it (P).
+func (ed *editing) viPut(after bool) {
+	at := ed.pos
+	if after && at < len(ed.line) {
+		at++
+	}
+	ed.apply(func(line []rune, _ int) ([]rune, int, editKind) {
+		out, to, ok := ed.e.kills.yank(line, at)
+		if !ok {
+			return line, ed.pos, editOther
+		}
+		return out, max(to-1, at), editYank
+	})
+}
+
+// viToggleCase is ~: the case of the character under the cursor changes,
+// and the cursor moves on.
+func (ed *editing) viToggleCase() {
+	if ed.pos >= len(ed.line) {
+		return
+	}
+	line := slices.Clone(ed.line)
+	c := line[ed.pos]
+	if unicode.IsUpper(c) {
+		line[ed.pos] = unicode.ToLower(c)
+	} else {
+		line[ed.pos] = unicode.ToUpper(c)
+	}
+	ed.set(line, min(ed.pos+1, max(rowEnd(line, ed.pos)-1, ed.pos)), editOther)
 }
 
 // viOperator is the key after d or c: a motion (or the operator again,
@@ -179,7 +187,7 @@ func (ed *editing) viOperator(r rune) {
 	v := &ed.vi
 	op := v.op
 	v.op = 0
-	from, to := ed.pos, ed.pos
+	from, to := ed.pos, 0
 	switch {
 	case r == op:
 		from, to = rowStart(ed.line, ed.pos), rowEnd(ed.line, ed.pos)

@@ -113,6 +113,20 @@ type fileConfig struct {
 	CapabilityModules []string `toml:"capability_modules"`
 }
 
+// replSettings are the file's settings for py>.
+func replSettings(path string, fc fileConfig) (REPL, error) {
+	if fc.Tab != "" && fc.Tab != "toggle" && fc.Tab != "complete" {
+		return REPL{}, fmt.Errorf("%s: tab = %q, want \"complete\" or \"toggle\"", path, fc.Tab)
+	}
+	if fc.EditingMode != "" && fc.EditingMode != "emacs" && fc.EditingMode != "vi" {
+		return REPL{}, fmt.Errorf("%s: editing_mode = %q, want \"emacs\" or \"vi\"", path, fc.EditingMode)
+	}
+	return REPL{
+		NoSuggest: fc.Suggest != nil && !*fc.Suggest, NoMagics: fc.Magics != nil && !*fc.Magics,
+		TabToggles: fc.Tab == "toggle", AutoIndent: fc.AutoIndent, EditingMode: fc.EditingMode,
+	}, nil
+}
+
 // Load resolves the settings from the config file at path (none when path
 // is ""): flag > environment (PYAICHAT_MODEL, OPENAI_BASE_URL,
 // OPENAI_API_KEY) > config file > default. A provider (--provider,
@@ -145,13 +159,8 @@ func Load(path string, f Flags) (Settings, error) {
 	if err := setSpendLimits(c, path, fc); err != nil {
 		return Settings{}, err
 	}
-	s.REPL = REPL{NoSuggest: fc.Suggest != nil && !*fc.Suggest, NoMagics: fc.Magics != nil && !*fc.Magics,
-		TabToggles: fc.Tab == "toggle", AutoIndent: fc.AutoIndent, EditingMode: fc.EditingMode}
-	if fc.EditingMode != "" && fc.EditingMode != "emacs" && fc.EditingMode != "vi" {
-		return Settings{}, fmt.Errorf("%s: editing_mode = %q, want \"emacs\" or \"vi\"", path, fc.EditingMode)
-	}
-	if fc.Tab != "" && fc.Tab != "toggle" && fc.Tab != "complete" {
-		return Settings{}, fmt.Errorf("%s: tab = %q, want \"complete\" or \"toggle\"", path, fc.Tab)
+	if s.REPL, err = replSettings(path, fc); err != nil {
+		return Settings{}, err
 	}
 	s.Log = Log{Off: fc.Log != nil && !*fc.Log, Keep: fc.LogKeep, MaxBytes: fc.LogMaxBytes, Output: fc.LogOutput}
 	s.CapabilityModules = fc.CapabilityModules
