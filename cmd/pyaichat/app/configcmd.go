@@ -14,7 +14,6 @@ import (
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
-	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 const configUsage = `usage: pyaichat config path            print the config file's path
@@ -118,7 +117,7 @@ func shownSettings(set config.Settings, fromFile map[string]bool) []setting {
 		{"suggest", strconv.FormatBool(!set.REPL.NoSuggest), fileOr("suggest")},
 		{"magics", strconv.FormatBool(!set.REPL.NoMagics), fileOr("magics")},
 		{"tab", strconv.Quote(tabSetting(set.REPL.TabToggles)), fileOr("tab")},
-		{"auto_indent", strconv.FormatBool(autoIndent(set.REPL.AutoIndent, pybridge.Version())), fileOr("auto_indent")},
+		{"auto_indent", strconv.FormatBool(autoIndent(set.REPL.AutoIndent)), fileOr("auto_indent")},
 		{"log", strconv.FormatBool(!set.Log.Off), fileOr("log")},
 		{"log_keep", orDefault(int64(set.Log.Keep), sessionlog.DefaultKeep), fileOr("log_keep")},
 		{"log_max_bytes", orDefault(set.Log.MaxBytes, sessionlog.DefaultMaxBytes), fileOr("log_max_bytes")},

@@ -98,7 +98,7 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 	opts.MoreLines, opts.TabToggles = in.MoreLines, set.REPL.TabToggles
 	opts.Highlight = opts.Term != nil && colorWanted(true)
 	opts.ViMode = editingMode(set.REPL.EditingMode) == "vi"
-	opts.AutoIndent = autoIndent(set.REPL.AutoIndent, pybridge.Version())
+	opts.AutoIndent = autoIndent(set.REPL.AutoIndent)
 	opts.SaveAI = aiHistoryLine(set.Agent)
 	it.opts = opts
 	var err error
@@ -107,17 +107,11 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 }
 
 // autoIndent is whether blocks typed at py> are indented as they are
-// typed: as the config file says, or else as the embedded Python's own
-// REPL does it (3.13's does; python3 -i before it does not, and typed or
-// scripted input that brings its own indentation then keeps it).
-func autoIndent(set *bool, version string) bool {
-	if set != nil {
-		return *set
-	}
-	var major, minor int
-	fmt.Sscanf(version, "%d.%d", &major, &minor)
-	return major > 3 || major == 3 && minor >= 13
-}
+// typed: only where the config file says so. Off, input typed or
+// scripted with its own indentation (a tutorial's examples, a terminal
+// script) runs as in python3 -i; on, that indentation would add to the
+// editor's.
+func autoIndent(set *bool) bool { return set != nil && *set }
 
 // finish ends the session: its log, the terminal's modes, then Python,
 // which waits for its threads and atexit handlers as python3 does.

@@ -52,7 +52,7 @@ type REPL struct {
 	// never completing (tab = "toggle").
 	TabToggles bool
 	// AutoIndent is auto_indent's value, nil where the file does not set
-	// it (the default follows the embedded Python's own REPL).
+	// it (off).
 	AutoIndent *bool
 	// EditingMode is editing_mode's value: "emacs", "vi", or "" where the
 	// file does not set it (readline's inputrc then says).
