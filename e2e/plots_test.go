@@ -211,7 +211,8 @@ func TestPlotsKeepKeysTypedDuringTheQuery(t *testing.T) {
 	s := startPlotting(t, home, map[string]string{"\x1b_Gi=31,": "6 * 7\x1b_Gi=31;OK\x1b\\"})
 	enter(s, plotLine)
 	s.ExpectString("\x1b_Gm=0;")
-	s.ExpectString("py> 6 * 7")
+	// On the screen: the output holds it in colour.
+	s.ExpectCursorLine("py> 6 * 7")
 	s.Send("\r")
 	s.ExpectString("42\r\n")
 	s.ExpectString("py> ")

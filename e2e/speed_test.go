@@ -32,6 +32,8 @@ var speedWorkloads = []string{"loops", "calls", "dicts", "strings", "classes", "
 //     python3 -q -i;
 //   - the key echo: one key typed at the end of a line of 10 and of 2,000
 //     characters, until it is echoed;
+//   - pyaichat alone: one key typed at the end of a line of Python of
+//     2,000 characters, until the line is drawn again highlighted;
 //   - the light line again in a session of a million globals with a
 //     history of 100,000 entries;
 //   - private memory (Private_Dirty) at idle after 50 lines;
@@ -55,7 +57,7 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 	work := map[string]map[string][]float64{}
 	echo := map[string]map[int][]float64{}
 	big := map[string][]float64{}
-	var first, firstCaps []float64
+	var first, firstCaps, highlighted []float64
 	repl := map[string][]replRun{}
 	for _, p := range progs {
 		work[p.name] = map[string][]float64{}
@@ -94,7 +96,12 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 			}
 			big[p.name] = append(big[p.name], d)
 		}
-		d, err := firstRequest(b, b.TempDir(), false)
+		d, err := measureHighlight(progs[1], home)
+		if err != nil {
+			b.Fatalf("highlighting, run %d: %v", i+1, err)
+		}
+		highlighted = append(highlighted, d)
+		d, err = firstRequest(b, b.TempDir(), false)
 		if err != nil {
 			b.Fatalf("first ai> request, run %d: %v", i+1, err)
 		}
@@ -135,8 +142,10 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 		row(fmt.Sprintf("key echo, %d-char line", n), py, pa, "ms", "<= 1.0x")
 		b.ReportMetric(pa/py, fmt.Sprintf("echo-%d-ratio", n))
 	}
+	fmt.Fprintf(&sb, "  %-32s %9s %9.3f %7s  %s\n", "key to highlighted 2000-char line (ms)", "", median(highlighted)/1e3, "", "< 1 ms")
+	b.ReportMetric(median(highlighted)/1e3, "highlight-2000-ms")
 	pyP, paP := med("python3", priv), med("pyaichat", priv)
-	row("private memory at idle", pyP, paP, "MiB", "<= 1.3x")
+	row("private memory at idle", pyP, paP, "MiB", "<= 1.2x")
 	b.ReportMetric(paP/pyP, "private-ratio")
 	fmt.Fprintf(&sb, "  %-32s %9s %9.3f %7s  %s\n", "first ai> request, 1e4 globals (ms)", "", median(first), "", "< 5 ms")
 	b.ReportMetric(median(first), "first-request-ms")
@@ -199,6 +208,46 @@ func measureKeyEcho(p replProg, home string, n int) (float64, error) {
 			return 0, err
 		}
 		if _, err := r.waitFor(off, key, "", 10*time.Second); err != nil {
+			return 0, fmt.Errorf("key %d: %w", i+1, err)
+		}
+		times = append(times, float64(time.Since(t0))/1e3)
+		settle(r, 20*time.Millisecond)
+	}
+	return median(times), nil
+}
+
+// measureHighlight is the median time from a digit typed at the end of a
+// line of Python of 2,000 characters (a list of numbers) until p has
+// drawn the line again with that number coloured: its SGR reset follows
+// the digit.
+func measureHighlight(p replProg, home string) (float64, error) {
+	f, r, stop, err := spawnREPL(p, home, "TERM=xterm-256color")
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	line := "x = [" + strings.Repeat("1, ", 665) + "7"
+	off := r.len()
+	for s := line; s != ""; {
+		k := min(len(s), 64)
+		if _, err := f.WriteString(s[:k]); err != nil {
+			return 0, err
+		}
+		s = s[k:]
+	}
+	if _, err := r.waitFor(off, "7\x1b[m", "", 30*time.Second); err != nil {
+		return 0, fmt.Errorf("typing the line: %w", err)
+	}
+	settle(r, 200*time.Millisecond)
+	var times []float64
+	for i := 0; i < 20; i++ {
+		key := string(rune('0' + i%10))
+		off := r.len()
+		t0 := time.Now()
+		if _, err := f.WriteString(key); err != nil {
+			return 0, err
+		}
+		if _, err := r.waitFor(off, key+"\x1b[m", "", 10*time.Second); err != nil {
 			return 0, fmt.Errorf("key %d: %w", i+1, err)
 		}
 		times = append(times, float64(time.Since(t0))/1e3)

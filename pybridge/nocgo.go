@@ -44,6 +44,7 @@ func VenvExecutable(string) (string, error) { return "", errNoCgo }
 func (*Interp) Busy() bool                                        { return false }
 func (*Interp) Host(func()) error                                 { return errNoCgo }
 func (*Interp) CanHost() bool                                     { return false }
+func (*Interp) MoreLines(string) bool                             { return false }
 func (*Interp) AwaitInput([]int, *interp.ReadAhead) (bool, error) { return false, nil }
 func (*Interp) Stuck(time.Duration) bool                          { return false }
 func (*Interp) Interrupt()                                        {}

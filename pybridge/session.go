@@ -10,6 +10,8 @@ import "C"
 
 import (
 	"context"
+	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/pyaichat/pyaichat/repl/interp"
@@ -185,6 +187,27 @@ func (in *Interp) SetPath0(script string) error {
 func (in *Interp) SetMainImporter(script string) error {
 	return in.replCall("set_main_importer", script)
 }
+
+// MoreLines reports whether source, a py> block typed as one buffer, is a
+// statement not yet complete, to which Enter adds a line (python/repl.py's
+// more_lines). A line with none of the characters that can leave one open
+// (a compound statement's colon, a bracket, a backslash, a quote that may
+// open a triple-quoted string, a decorator's @) is complete or an error
+// without asking Python: nearly every line, at no cost to its round trip.
+// Where Python cannot be asked (busy past moreLinesWait), the line is
+// entered, and the REPL reads the block line by line as python3 does.
+func (in *Interp) MoreLines(source string) bool {
+	if !strings.Contains(source, "\n") && !strings.ContainsAny(source, ":([{\\@'\"") {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), moreLinesWait)
+	defer cancel()
+	more, err := in.Call(ctx, CallReadOnly, replModule, "more_lines", source)
+	return err == nil && more != ""
+}
+
+// moreLinesWait bounds the wait for MoreLines' answer.
+const moreLinesWait = 500 * time.Millisecond
 
 // RecentContext describes the last few py> inputs and their results or
 // errors, for the assistant's automatic context. It only reads what the

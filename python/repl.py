@@ -727,6 +727,40 @@ def push(line):
         _flush()
 
 
+def more_lines(source):
+    """Whether Enter after source, a block typed at py> as one buffer,
+    adds a line to it rather than running it: "1" where the statement is
+    not complete, as code.InteractiveConsole decides it line by line
+    (codeop, and python3's interactive tokenizer, which ends a block at a
+    blank line: a header with no body yet is an error there and then).
+    "" otherwise, syntax errors included: they show as the block runs."""
+    if _undecodable(source):
+        return ""
+    codeop = _stdlib("codeop")
+    # A compiler of its own: codeop's would take on the __future__ flags
+    # of what it compiles before the input runs.
+    compiler = codeop.CommandCompiler()
+    compiler.compiler.flags = _console.compile.compiler.flags
+    try:
+        if compiler(source, "<stdin>", "single") is not None:
+            return ""
+    except (OverflowError, SyntaxError, ValueError):
+        return ""
+    lines = source.split("\n")
+    if len(lines) > 1 and not lines[-1].strip():
+        flags = compiler.compiler.flags & ~(
+            codeop.PyCF_DONT_IMPLY_DEDENT | getattr(codeop, "PyCF_ALLOW_INCOMPLETE_INPUT", 0x4000)
+        )
+        try:
+            compile(source + "\n", "<stdin>", "single", flags, True)
+        except SyntaxError as err:
+            header = isinstance(err, IndentationError) and err.msg.startswith("expected an indented block")
+            last = next((l for l in reversed(lines) if l.strip()), "")
+            if header or err.msg == "invalid syntax" and last.lstrip().startswith("@"):
+                return ""
+    return "1"
+
+
 def _help_asked(line):
     """For a dotted name followed by ? or ??, alone on a line, the name and
     whether ?? asked for the source; else None. (Not a regular expression:

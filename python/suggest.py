@@ -195,3 +195,38 @@ def suggest(arg):
         best = _from_sorted(_sorted_names("builtins", builtins.__dict__, gen), prefix, best)
         best = _from_sorted(_KEYWORDS, prefix, best)
     return "" if best is None else best[len(prefix) :]
+
+
+_MAX_CANDIDATES = 500
+
+
+def candidates(arg):
+    """arg as for suggest. Returns every name the name's start may
+    complete to, sorted, one a line (private names only when the start is
+    one), at most _MAX_CANDIDATES."""
+    gen, path, prefix = arg.split("\n")
+    if path:
+        obj = _resolve(path.split("."))
+        if obj is _ABSENT:
+            return ""
+        names = set(n for n in _attr_names(obj) if type(n) is str)
+    else:
+        names = set()
+        ns = _namespace()
+        if len(ns) <= _MAX_NAMES:
+            names.update(_matching(_sorted_names("ns", ns, gen), prefix))
+        names.update(_matching(_sorted_names("builtins", builtins.__dict__, gen), prefix))
+        names.update(_matching(_KEYWORDS, prefix))
+    private = prefix[:1] == "_"
+    found = sorted(n for n in names if n.startswith(prefix) and (private or n[:1] != "_"))
+    return "\n".join(found[:_MAX_CANDIDATES])
+
+
+def _matching(names, prefix):
+    i = bisect.bisect_left(names, prefix)
+    out = []
+    for name in names[i:]:
+        if not name.startswith(prefix) or len(out) >= _MAX_CANDIDATES:
+            break
+        out.append(name)
+    return out

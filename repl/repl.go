@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/pyaichat/pyaichat/repl/highlight"
 	"github.com/pyaichat/pyaichat/repl/interp"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
@@ -102,6 +104,23 @@ type Options struct {
 	// for none. It must run no user code and return quickly, with "" when
 	// the interpreter is busy.
 	Complete func(path []string, prefix string) string
+	// Candidates, if set, lists every name Complete could complete
+	// prefix to, for TAB's list; the same rules hold.
+	Candidates func(path []string, prefix string) []string
+	// MoreLines, if set, says whether the py> source typed so far is a
+	// statement not yet complete, to which Enter adds a line: the block
+	// is then edited whole, and runs whole.
+	MoreLines func(source string) bool
+	// AutoIndent indents the lines added to a block (see
+	// term.EditorConfig.AutoIndent).
+	AutoIndent bool
+	// Highlight colours Python as it is typed at py>.
+	Highlight bool
+	// ViMode edits lines in vi mode (see term.EditorConfig.ViMode).
+	ViMode bool
+	// TabToggles makes TAB switch modes everywhere outside a block, as
+	// Shift-TAB does, never completing.
+	TabToggles bool
 	// OnInput, when set, is told of each py> input once it has run: its
 	// whole source (a block typed line by line is one input) and how it
 	// ended. The session log records it.
@@ -177,16 +196,22 @@ func (r *Loop) SetAssistant(a Assistant) {
 	r.state.onToggle = r.modeChanged
 }
 
-// SetComplete gives py> its inline suggestions (Options.Complete), before
-// Run.
-func (r *Loop) SetComplete(complete func(path []string, prefix string) string) {
-	r.opts.Complete = complete
+// SetComplete gives py> its inline suggestions and TAB's list
+// (Options.Complete, Options.Candidates), before Run.
+func (r *Loop) SetComplete(complete func(path []string, prefix string) string, candidates func(path []string, prefix string) []string) {
+	r.opts.Complete, r.opts.Candidates = complete, candidates
 }
 
 // startEditor starts the line editor, with the history of py>.
 func (r *Loop) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn, r.opts.SaveAI)
-	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle}
+	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, AutoIndent: r.opts.AutoIndent, ViMode: r.opts.ViMode}
+	if r.opts.MoreLines != nil {
+		cfg.MoreLines = r.moreLines
+	}
+	if r.opts.Highlight {
+		cfg.Highlight = r.highlight
+	}
 	if r.opts.Complete != nil {
 		cfg.Suggest = r.suggest
 	}
@@ -356,9 +381,9 @@ func (r *Loop) line(mode Mode, cont bool, text string, pendingPaste *string) (st
 		r.addHistory(mode, strings.TrimSuffix(text, "\n"))
 		return r.submit(mode, false, text, true)
 	}
-	r.addHistory(mode, text)
-	// A line of several rows (from history, or the assistant's code) runs
-	// as a pasted block runs; the editor showed it.
+	r.addHistory(mode, strings.TrimSuffix(text, "\n"))
+	// A line of several rows (a block typed whole, from history, or the
+	// assistant's code) runs as a pasted block runs; the editor showed it.
 	block := mode == ModePy && strings.Contains(text, "\n")
 	if block {
 		text += "\n"
@@ -386,13 +411,11 @@ func (r *Loop) endOfInput(pendingBlock bool) (status int, exit bool) {
 	return out.Status, out.Exit
 }
 
-// next reads the next input. With the line editor, a py> line typed from
-// its end (term.Editor.StartLine) runs at once, and next goes on to the
-// line after it; status and exit say that one ended the session. Those
-// lines are read and run on the interpreter's thread when Options.Host
-// is set; what needs more than the typing lane, the rest of a line
-// (readline's keys, completion, TAB) or ai>, is back on the loop's
-// goroutine.
+// next reads the next input. With the line editor, a py> line runs at
+// once, and next goes on to the line after it; status and exit say that
+// one ended the session. Those lines are read and run on the
+// interpreter's thread when Options.Host is set; anything else (ai>, a
+// paste, Ctrl-C, Ctrl-D) is back on the loop's goroutine.
 func (r *Loop) next(initial string, pendingPaste *string) (term.Event, int, bool, error) {
 	if r.editor == nil {
 		ev, err := r.read(initial)
@@ -412,9 +435,6 @@ func (r *Loop) next(initial string, pendingPaste *string) (term.Event, int, bool
 		for rd.one(nil) && !r.canHost() {
 		}
 	}
-	if rd.err == nil && rd.rest != nil {
-		rd.ev, rd.err = r.editor.FinishLine(rd.rest)
-	}
 	return rd.ev, rd.status, rd.exit, rd.err
 }
 
@@ -424,21 +444,20 @@ type reading struct {
 	initial string
 	paste   *string
 	ev      term.Event
-	rest    *term.Unfinished
 	err     error
 	status  int
 	exit    bool
 	done    bool
 }
 
-// one reads an input and runs it if it is a py> line typed from its end;
-// it reports whether next reads on.
+// one reads an input and runs it if it is a py> line; it reports whether
+// next reads on.
 func (rd *reading) one(await term.Await) bool {
 	r := rd.r
-	rd.ev, rd.rest, rd.err = r.editor.StartLine(r.state.prompt(), rd.initial, await)
+	rd.ev, rd.err = r.editor.ReadLine(r.state.prompt(), rd.initial, await)
 	rd.initial = ""
 	mode, cont := r.state.get()
-	if rd.err != nil || rd.rest != nil || mode != ModePy || *rd.paste != "" {
+	if rd.err != nil || rd.ev.Kind != term.EventLine || mode != ModePy || *rd.paste != "" {
 		rd.done = true
 		return false
 	}
@@ -453,17 +472,51 @@ func (r *Loop) canHost() bool {
 	return r.opts.Host != nil && (r.opts.CanHost == nil || r.opts.CanHost())
 }
 
-// onTab is the line editor's key hook: TAB switches modes, keeping what
-// was typed, or indents inside an incomplete py> block as in python3,
-// where switching to ai> would strand the block.
-func (r *Loop) onTab(rune) term.KeyAction {
-	if _, cont := r.state.get(); cont {
+// onTab is the line editor's key hook. At py>, TAB after a name or an
+// attribute being typed completes it (see complete.go), and inside a
+// block it indents, as in python3, where switching to ai> would strand
+// the block. Anywhere else, and always with Shift-TAB (or with
+// Options.TabToggles), it switches modes, keeping what was typed.
+func (r *Loop) onTab(key rune, line []rune, pos int) term.KeyAction {
+	mode, cont := r.state.get()
+	block := cont || slices.Contains(line, '\n')
+	switch {
+	case key == term.KeyShiftTab:
+	case r.opts.TabToggles && block:
 		return term.KeyAction{Insert: indentUnit}
+	case r.opts.TabToggles:
+	case mode == ModePy:
+		if a, ok := r.completion(string(line[:pos])); ok {
+			return a
+		}
+		if block {
+			return term.KeyAction{Insert: indentUnit}
+		}
 	}
-	mode := r.state.toggle()
+	mode = r.state.toggle()
 	r.editor.SetPrompt(r.state.prompt())
 	r.editor.SetHistory(r.hist.of(mode).entries)
 	return term.KeyAction{Handled: true}
+}
+
+// highlight is the line editor's Highlight: Python's colours at py>.
+func (r *Loop) highlight(line []rune) []term.Span {
+	if mode, _ := r.state.get(); mode != ModePy {
+		return nil
+	}
+	found := highlight.Python(line)
+	spans := make([]term.Span, len(found))
+	for i, sp := range found {
+		spans[i] = term.Span{Start: sp.Start, End: sp.End, SGR: sp.SGR}
+	}
+	return spans
+}
+
+// moreLines is the line editor's MoreLines: at py>, outside a pending
+// statement, whether Enter adds a line to the block typed so far.
+func (r *Loop) moreLines(text string) bool {
+	mode, cont := r.state.get()
+	return mode == ModePy && !cont && r.opts.MoreLines(text)
 }
 
 // switchTo changes the mode as TAB does, from the loop.

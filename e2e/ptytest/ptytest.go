@@ -204,6 +204,7 @@ const (
 	Tab   = "\t"
 	Enter = "\r"
 	Up    = "\x1b[A"
+	Down  = "\x1b[B"
 	Left  = "\x1b[D"
 )
 

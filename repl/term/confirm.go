@@ -98,7 +98,7 @@ func (t *Terminal) readKey(ctx context.Context) (byte, error) {
 // is cancelled.
 func (t *Terminal) readByteUntil(ctx context.Context) (byte, error) {
 	for {
-		b, err := t.tty.readByte(nil)
+		b, _, err := t.tty.readByteAwaiting(nil, nil, nil)
 		if errors.Is(err, errWoken) && ctx.Err() == nil {
 			continue
 		}

@@ -2,19 +2,23 @@
 // prompt is up, bracketed paste, and the line editor, which knows text and
 // keys and nothing of Python or the assistant.
 //
-// A prompt's keys take one of two ways:
+// The editor is one serial loop per line (editing.run, loop.go) on the
+// caller's goroutine, which is the interpreter's thread when the REPL
+// hosts its prompts there:
 //
-//   - typeLine (typing.go) takes a line typed from its end, printable keys,
-//     Backspace and Enter, on the caller's goroutine as it reads them, and
-//     draws it through the lineView;
-//   - the first key of any other kind hands the line as typed so far to
-//     chzyer/readline, which edits on from there (moves, history, search,
-//     completion, the key hook). Its keys come through the pump (keys.go),
-//     which reads a byte at a time, lifts pastes out of the stream and
-//     hands Ctrl-C over in order with the keys around it.
-//
-// Either way the lineView (lineview.go) lays the line out in the columns
-// the terminal uses, and the frameWriter (frame.go) sends each batch of
-// redraws as one write, shortened to what changed on the screen
-// (redraw.go).
+//   - keyread.go reads a key a byte at a time, as GNU readline reads it,
+//     so the bytes typed after the key that ends a line (Enter, Ctrl-C, a
+//     paste's end) stay in the terminal for input(), pdb or a child
+//     program;
+//   - keymap.go and emacs.go apply the key to the buffer: the emacs
+//     commands are functions of the line and the cursor (lineEdit), with
+//     an undo list and a kill ring as GNU readline keeps them; search.go
+//     is the incremental history search;
+//   - the lineView (lineview.go) lays the line out in the columns the
+//     terminal uses, a block's rows after continuation prompts, and the
+//     frameWriter (frame.go) sends each drawing as one write, shortened to
+//     what changed on the screen (redraw.go). The line is drawn only when
+//     no more keys are waiting; a printable key typed at the end of the
+//     line is echoed before that, by the wait that read it when it can
+//     (Await, ReadAhead), so its echo costs no more than python3's.
 package term

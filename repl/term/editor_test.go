@@ -15,9 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readLineOn reads one line with e as the REPL does (StartLine, then
-// FinishLine if the typing lane left it), failing the test if it takes
-// more than a few seconds.
+// readLineOn reads one line with e, failing the test if it takes more
+// than a few seconds.
 func readLineOn(t *testing.T, e *Editor, prompt string) Event {
 	t.Helper()
 	type result struct {
@@ -26,10 +25,7 @@ func readLineOn(t *testing.T, e *Editor, prompt string) Event {
 	}
 	got := make(chan result, 1)
 	go func() {
-		ev, rest, err := e.StartLine(prompt, "", nil)
-		if err == nil && rest != nil {
-			ev, err = e.FinishLine(rest)
-		}
+		ev, err := e.ReadLine(prompt, "", nil)
 		got <- result{ev, err}
 	}()
 	select {
@@ -56,12 +52,8 @@ func screenRows(out string, n int) []string {
 	return rows[:n]
 }
 
-// readline's reader goroutine reads ahead of the next prompt after a key
-// the editor dropped (a TAB the key hook handled leaves readline a wake-up
-// it does not use) and after a paste. Keys typed ahead that reach it must
-// still wait for readline to draw the prompt: otherwise readline took a
-// whole line, Enter included, before drawing its prompt over it, and the
-// line ran with nothing of it left on the screen.
+// Keys typed ahead of a prompt, TABs the key hook handles among them, are
+// each drawn after their prompt: every line shows on the screen as it ran.
 func TestEditorDrawsThePromptBeforeKeysTypedAhead(t *testing.T) {
 	tm, master, _, out := askTerminal(t)
 	if err := pty.Setsize(master, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {
@@ -69,7 +61,7 @@ func TestEditorDrawsThePromptBeforeKeysTypedAhead(t *testing.T) {
 	}
 	var e *Editor
 	prompt := "py> "
-	e, err := tm.NewEditor(EditorConfig{KeyHook: func(rune) KeyAction {
+	e, err := tm.NewEditor(EditorConfig{KeyHook: func(rune, []rune, int) KeyAction {
 		if prompt == "py> " {
 			prompt = "ai> "
 		} else {
@@ -81,14 +73,6 @@ func TestEditorDrawsThePromptBeforeKeysTypedAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// readline starts a line by making the terminal raw; a thread that is
-	// slow there (a busy machine) lets keys typed ahead go first.
-	makeRaw := e.rl.Config.FuncMakeRaw
-	e.rl.Config.FuncMakeRaw = func() error {
-		time.Sleep(50 * time.Millisecond)
-		return makeRaw()
-	}
-
 	for i, keys := range []struct{ typed, line string }{
 		{"\ta\r", "a"},
 		{"\tb\r", "b"},
@@ -143,8 +127,8 @@ func awaitReadingAhead(echoed *atomic.Int32, entered chan<- struct{}) Await {
 	}
 }
 
-// A wait that reads the typing lane's key and echoes it itself, before
-// the lane has it, draws what the lane would have: the key after the line,
+// A wait that reads a key typed at the end of the line and echoes it
+// itself, before the editor has it, draws what the editor would have: the key after the line,
 // and before it, where a suggestion was shown, the line again without it.
 func TestEditorLaneKeysEchoedByTheWait(t *testing.T) {
 	master, slave, err := pty.Open()
@@ -186,9 +170,9 @@ func TestEditorLaneKeysEchoedByTheWait(t *testing.T) {
 	entered := make(chan struct{}, 1)
 	lines := make(chan Event, 1)
 	go func() {
-		ev, rest, err := e.StartLine("py> ", "", awaitReadingAhead(&echoed, entered))
-		if err != nil || rest != nil {
-			ev = Event{Text: fmt.Sprintf("the lane left the line: %v %+v", err, rest)}
+		ev, err := e.ReadLine("py> ", "", awaitReadingAhead(&echoed, entered))
+		if err != nil {
+			ev = Event{Text: fmt.Sprintf("reading the line: %v", err)}
 		}
 		lines <- ev
 	}()
@@ -200,12 +184,12 @@ func TestEditorLaneKeysEchoedByTheWait(t *testing.T) {
 		{"x", "py> prix"},    // typed over it: erased before the key
 		{"y", "py> prixy"},
 	} {
-		// A key typed before the lane waits is read by the lane itself,
-		// which echoes it too but not through the wait this test is about.
+		// A key typed before the editor waits is read at once, and echoed
+		// too, but not through the wait this test is about.
 		select {
 		case <-entered:
 		case <-time.After(5 * time.Second):
-			t.Fatalf("the lane never waited for %q", key.typed)
+			t.Fatalf("the editor never waited for %q", key.typed)
 		}
 		master.Write([]byte(key.typed))
 		rowShows(key.shown)

@@ -4,19 +4,15 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-
-	"github.com/chzyer/readline"
 )
 
-// GNU readline's emacs commands that chzyer/readline lacks or does its own
-// way, as python3 -i has them: words of letters and digits for the word
-// moves and kills, a kill ring whose consecutive kills join and whose
-// yank can be popped, case changes, transposing words, the last argument
-// of the previous line, and undo. Each is a function of the line and the
-// cursor, applied where readline handled a marker key (see
-// Editor.translate). The undo list follows every change to the line,
-// readline's own included (Editor.OnChange); every key that kills is one
-// of these commands, so the kill ring holds every kill.
+// GNU readline's emacs commands as python3 -i has them: words of letters
+// and digits for the word moves and kills, a kill ring whose consecutive
+// kills join and whose yank can be popped, case changes, transposing
+// words, the last argument of the previous line, and undo. Each is a
+// function of the line and the cursor (lineEdit), which the editor
+// applies to its buffer (editing.apply); the undo list follows every
+// change to the line.
 
 // isWordRune reports whether r is part of a word as GNU readline's word
 // commands take it: a letter or a digit.
@@ -83,8 +79,7 @@ func caseWord(line []rune, pos int, how rune) ([]rune, int) {
 // transposeChars is C-t as GNU readline has it: the character before the
 // cursor and the one at it change places, and the cursor goes past both;
 // at the end of the line, the last two. ok is false at the start of the
-// line or with fewer than two characters, where it does nothing
-// (chzyer/readline swapped the first two there).
+// line or with fewer than two characters, where it does nothing.
 func transposeChars(line []rune, pos int) (out []rune, to int, ok bool) {
 	if pos == 0 || len(line) < 2 {
 		return line, pos, false
@@ -257,7 +252,7 @@ func (u *undoList) reset(line []rune, typed bool) {
 	}
 }
 
-// changed records the line as readline left it after a key.
+// changed records the line as a key left it.
 func (u *undoList) changed(line []rune, pos int) {
 	was := u.cur.line
 	prefix, suffix := commonEnds(was, line)
@@ -309,32 +304,6 @@ func commonEnds(a, b []rune) (prefix, suffix int) {
 	return prefix, suffix
 }
 
-// typedAtEnd records a character typed at the end of line, as the typing
-// lane does, before it is appended: without comparing the lines, which
-// changed does for every key.
-func (u *undoList) typedAtEnd(line []rune) {
-	u.typedEnd = len(line) + 1
-	if u.typed > 0 && u.typed < undoJoinMax {
-		u.changes[len(u.changes)-1].n++
-		u.typed++
-		return
-	}
-	u.changes = append(u.changes, change{pos: len(line), n: 1})
-	u.typed = 1
-}
-
-// erasedAtEnd records the character at the end of line erased (Backspace
-// in the typing lane), before it is.
-func (u *undoList) erasedAtEnd(line []rune) {
-	u.changes = append(u.changes, change{pos: len(line) - 1, was: []rune{line[len(line)-1]}})
-	u.typed = 0
-}
-
-// now says the line is as the typing lane leaves it.
-func (u *undoList) now(line []rune) {
-	u.cur = lineState{slices.Clone(line), len(line)}
-}
-
 // undo returns the line as it was before the last change.
 func (u *undoList) undo() (lineState, bool) {
 	return u.back(len(u.changes) - 1)
@@ -384,60 +353,10 @@ const (
 	editTransposeChars
 )
 
-// lineEdit is one of the editor's own commands, applied to the line and
-// the cursor readline has (without the marker).
+// lineEdit is one of the editor's commands, a function of the line and
+// the cursor: the line it leaves (a copy of its own), the cursor, and what
+// kind of edit it was.
 type lineEdit func(line []rune, pos int) ([]rune, int, editKind)
-
-// ctrlX is the key C-x, the first of C-x C-u (undo).
-const ctrlX = 0x18
-
-// ctrlUnderscore is C-_ (undo), which terminals also send for C-/.
-const ctrlUnderscore = 0x1f
-
-// ctrlV is C-v, quoted insert: the next key goes into the line as it is
-// (a TAB, which otherwise switches modes).
-const ctrlV = 0x16
-
-// ctrlBracket is C-], character search: the cursor goes to the next
-// place the next key's character is in the line (M-C-], the one before).
-const ctrlBracket = 0x1d
-
-// emacsCommand is the editor's own command for key r, if it has one: ok
-// says it takes the key, and a nil edit that the key does nothing. In
-// reverse search and completion readline keeps its own keys, and a Meta
-// key it does not bind does nothing. Called by the input filter.
-func (e *Editor) emacsCommand(r rune) (edit lineEdit, ok bool) {
-	prefix := e.prefix
-	e.prefix = prefixNone
-	if r == pasteRune {
-		// A paste is never the key a prefix (C-v, C-x, C-]) waits for:
-		// the pump holds the keys after a paste until the editor ends its
-		// line on the marker, so a marker taken here would stop all keys.
-		return nil, false
-	}
-	meta := r >= metaRune && r < metaRune+0x80
-	if e.rl.Operation.IsSearchMode() || e.rl.Operation.IsInCompleteMode() {
-		return nil, meta
-	}
-	switch prefix {
-	case prefixQuoted:
-		return quotedInsert(r), true
-	case prefixSearchForward:
-		return charSearchEdit(r, 1), true
-	case prefixSearchBackward:
-		return charSearchEdit(r, -1), true
-	case prefixCtrlX:
-		// C-x C-u is undo; GNU readline binds C-x with nothing else here.
-		if r == readline.CharCtrlU {
-			return undoneEdit(e.undo.undo), true
-		}
-		return nil, true
-	}
-	if meta {
-		return e.metaCommand(byte(r - metaRune)), true
-	}
-	return e.controlCommand(r)
-}
 
 // prefixKey is a key that the next key completes.
 type prefixKey int
@@ -450,55 +369,61 @@ const (
 	prefixSearchBackward           // M-C-]
 )
 
-// controlCommand is the edit for a control key, or for one of the Meta
-// keys readline reads as one rune of its own (M-f, M-b, M-d, M-DEL).
-func (e *Editor) controlCommand(r rune) (edit lineEdit, ok bool) {
+// controlCommand is the edit for a control key, or nil for one that does
+// nothing.
+func (ed *editing) controlCommand(r rune) lineEdit {
 	switch r {
 	case ctrlX:
-		e.prefix = prefixCtrlX
-		return nil, true
+		ed.prefix = prefixCtrlX
 	case ctrlV:
-		e.prefix = prefixQuoted
-		return nil, true
+		ed.prefix = prefixQuoted
 	case ctrlBracket:
-		e.prefix = prefixSearchForward
-		return nil, true
+		ed.prefix = prefixSearchForward
+	case ctrlA:
+		return moveEdit(rowStart)
+	case ctrlB:
+		return moveEdit(func(_ []rune, pos int) int { return max(pos-1, 0) })
+	case backspace, ctrlH:
+		if edit, ok := ed.dedentEdit(); ok {
+			return edit
+		}
+		return deleteEdit(-1)
 	case ctrlUnderscore:
-		return undoneEdit(e.undo.undo), true
-	case readline.MetaForward:
-		return moveEdit(forwardWord), true
-	case readline.MetaBackward:
-		return moveEdit(backwardWord), true
-	case readline.MetaDelete:
-		return e.killEdit(forwardWord, false, true), true
-	case readline.MetaBackspace:
-		return e.killEdit(backwardWord, true, true), true
-	case readline.CharCtrlW:
-		return e.killEdit(backwardBlank, true, false), true
-	case readline.CharKill:
-		return e.killEdit(func(line []rune, _ int) int { return len(line) }, false, false), true
-	case readline.CharCtrlU:
-		return e.killEdit(func([]rune, int) int { return 0 }, true, false), true
-	case readline.CharCtrlY:
-		return e.yankEdit, true
-	case readline.CharTranspose:
+		return undoneEdit(ed.undo.undo)
+	case ctrlW:
+		return ed.killEdit(backwardBlank, true, false)
+	case ctrlK:
+		return ed.killEdit(killLineEnd, false, false)
+	case ctrlU:
+		return ed.killEdit(rowStart, true, false)
+	case ctrlY:
+		return ed.yankEdit
+	case ctrlT:
 		return func(line []rune, pos int) ([]rune, int, editKind) {
 			out, to, ok := transposeChars(line, pos)
 			if !ok {
 				return line, pos, editOther
 			}
 			return out, to, editTransposeChars
-		}, true
+		}
 	}
-	return nil, false
+	return nil
 }
 
 // metaCommand is the edit for Meta (Alt) with key, or nil.
-func (e *Editor) metaCommand(key byte) lineEdit {
+func (ed *editing) metaCommand(key rune) lineEdit {
 	switch key {
+	case 'f':
+		return moveEdit(forwardWord)
+	case 'b':
+		return moveEdit(backwardWord)
+	case 'd':
+		return ed.killEdit(forwardWord, false, true)
+	case backspace, ctrlH:
+		return ed.killEdit(backwardWord, true, true)
 	case 'u', 'l', 'c':
 		return func(line []rune, pos int) ([]rune, int, editKind) {
-			out, to := caseWord(line, pos, rune(key))
+			out, to := caseWord(line, pos, key)
 			return out, to, editCase
 		}
 	case 't':
@@ -507,25 +432,43 @@ func (e *Editor) metaCommand(key byte) lineEdit {
 			return out, to, editOther
 		}
 	case '.', '_':
-		return e.lastArgumentEdit
+		return ed.lastArgumentEdit
 	case 'y':
-		return e.yankPopEdit
+		return ed.yankPopEdit
 	case 'r':
-		return undoneEdit(e.undo.revert)
+		return undoneEdit(ed.undo.revert)
+	case '<':
+		ed.walkHistory(0)
+	case '>':
+		ed.walkHistory(len(ed.e.history))
 	case ctrlBracket:
-		e.prefix = prefixSearchBackward
+		ed.prefix = prefixSearchBackward
 	}
 	return nil
 }
 
-// quotedInsert is the edit for r after C-v: r goes into the line, if it
-// is a TAB or a character that shows (a key readline has already read as
-// a sequence, such as an arrow, is no longer a character).
-func quotedInsert(r rune) lineEdit {
-	if r != '\t' && (r < ' ' || r == 0x7f || r >= metaRune && r < metaRune+0x80 || isMarker(r)) {
-		return nil
+// rowStart is where the cursor's row starts: the line's start, or after
+// the line feed before the cursor in a block.
+func rowStart(line []rune, pos int) int {
+	return lastIndexRune(line[:pos], '\n') + 1
+}
+
+// rowEnd is where the cursor's row ends: the line's end, or at the line
+// feed after the cursor in a block.
+func rowEnd(line []rune, pos int) int {
+	if i := indexRune(line[pos:], '\n'); i >= 0 {
+		return pos + i
 	}
-	return insertEdit([]rune{r})
+	return len(line)
+}
+
+// killLineEnd is where C-k kills to: the end of the cursor's row, or, at
+// the end of a block's row, past its line feed (joining the rows).
+func killLineEnd(line []rune, pos int) int {
+	if end := rowEnd(line, pos); end > pos || end == len(line) {
+		return end
+	}
+	return pos + 1
 }
 
 // insertEdit inserts text at the cursor.
@@ -539,6 +482,18 @@ func insertEdit(text []rune) lineEdit {
 // insertAt is line with text inserted at pos, and the cursor after it.
 func insertAt(line []rune, pos int, text []rune) ([]rune, int) {
 	return slices.Concat(line[:pos], text, line[pos:]), pos + len(text)
+}
+
+// deleteEdit deletes the character after the cursor (n 1: C-d, Delete)
+// or before it (n -1: Backspace).
+func deleteEdit(n int) lineEdit {
+	return func(line []rune, pos int) ([]rune, int, editKind) {
+		from := min(pos, pos+n)
+		if from < 0 || from >= len(line) {
+			return line, pos, editOther
+		}
+		return slices.Delete(line, from, from+1), from, editOther
+	}
 }
 
 // charSearchEdit moves the cursor onto the next r after it (dir 1) or
@@ -556,7 +511,7 @@ func charSearchEdit(r rune, dir int) lineEdit {
 
 func moveEdit(to func([]rune, int) int) lineEdit {
 	return func(line []rune, pos int) ([]rune, int, editKind) {
-		return line, to(line, pos), editOther
+		return line, min(max(to(line, pos), 0), len(line)), editOther
 	}
 }
 
@@ -564,7 +519,7 @@ func moveEdit(to func([]rune, int) int) lineEdit {
 // The text joins the kill before if the key before was a kill, but for a
 // Meta key: GNU readline reads its ESC as a key of its own, which ends
 // the run of kills.
-func (e *Editor) killEdit(to func([]rune, int) int, backwards, meta bool) lineEdit {
+func (ed *editing) killEdit(to func([]rune, int) int, backwards, meta bool) lineEdit {
 	kind := editKillForward
 	if backwards {
 		kind = editKillBackward
@@ -574,36 +529,39 @@ func (e *Editor) killEdit(to func([]rune, int) int, backwards, meta bool) lineEd
 		if from > till {
 			from, till = till, from
 		}
-		joined := !meta && (e.lastEdit == editKillForward || e.lastEdit == editKillBackward)
-		e.kills.kill(line[from:till], joined, backwards)
+		joined := !meta && (ed.last == editKillForward || ed.last == editKillBackward)
+		ed.e.kills.kill(line[from:till], joined, backwards)
 		return slices.Concat(line[:from], line[till:]), from, kind
 	}
 }
 
-func (e *Editor) yankEdit(line []rune, pos int) ([]rune, int, editKind) {
-	out, to, ok := e.kills.yank(line, pos)
+func (ed *editing) yankEdit(line []rune, pos int) ([]rune, int, editKind) {
+	out, to, ok := ed.e.kills.yank(line, pos)
 	if !ok {
 		return line, pos, editOther
 	}
 	return out, to, editYank
 }
 
-func (e *Editor) yankPopEdit(line []rune, pos int) ([]rune, int, editKind) {
-	if e.lastEdit != editYank {
+func (ed *editing) yankPopEdit(line []rune, pos int) ([]rune, int, editKind) {
+	if ed.last != editYank {
 		return line, pos, editOther
 	}
-	out, to, ok := e.kills.yankPop(line, pos)
+	out, to, ok := ed.e.kills.yankPop(line, pos)
 	if !ok {
 		return line, pos, editOther
 	}
 	return out, to, editYank
 }
 
-func (e *Editor) lastArgumentEdit(line []rune, pos int) ([]rune, int, editKind) {
-	e.mu.Lock()
-	arg := []rune(lastArgument(e.lastHistory))
-	e.mu.Unlock()
-	return insertEdit(arg)(line, pos)
+// lastArgumentEdit inserts the last word of the newest history entry
+// (M-.).
+func (ed *editing) lastArgumentEdit(line []rune, pos int) ([]rune, int, editKind) {
+	hist := ed.e.history
+	if len(hist) == 0 {
+		return line, pos, editOther
+	}
+	return insertEdit([]rune(lastArgument(hist[len(hist)-1])))(line, pos)
 }
 
 // undoneEdit puts back the line a step back through the undo list gives

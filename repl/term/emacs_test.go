@@ -163,17 +163,16 @@ func TestUndoListAsGNUReadline(t *testing.T) {
 	if got := undo(); got != strings.Repeat("x", undoJoinMax)+"|" {
 		t.Errorf("undo after %d characters typed: %q", undoJoinMax+3, got)
 	}
-	// The typing lane records its keys without comparing lines.
+	// A Backspace is a change of its own.
 	u.reset(nil, true)
-	u.typedAtEnd([]rune(""))
-	u.typedAtEnd([]rune("a"))
-	u.erasedAtEnd([]rune("ab"))
-	u.now([]rune("a"))
+	step("a|")
+	step("ab|")
+	step("a|")
 	if got := undo(); got != "ab|" {
-		t.Errorf("undo of a Backspace in the lane: %q", got)
+		t.Errorf("undo of a Backspace: %q", got)
 	}
 	if got := undo(); got != "|" {
-		t.Errorf("undo of the lane's typing: %q", got)
+		t.Errorf("undo of the typing: %q", got)
 	}
 	if s, ok := u.revert(); ok {
 		t.Errorf("M-r with nothing to undo: %q", show(s.line, s.pos))
@@ -196,19 +195,6 @@ func TestUndoListAsGNUReadline(t *testing.T) {
 	}
 	if got := undo(); got != "|" {
 		t.Errorf("undo back to the start: %q", got)
-	}
-}
-
-func TestQuotedInsert(t *testing.T) {
-	line, pos := at("a|b")
-	out, to, _ := quotedInsert('\t')(line, pos)
-	if got := show(out, to); got != "a\t|b" {
-		t.Errorf("C-v TAB: %q", got)
-	}
-	for _, r := range []rune{2, 0x7f, metaRune + 'x', editRune} {
-		if quotedInsert(r) != nil {
-			t.Errorf("C-v then %U put it in the line", r)
-		}
 	}
 }
 

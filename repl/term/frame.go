@@ -10,14 +10,12 @@ import (
 )
 
 // frameWriter sends the line editor's output to the terminal one frame at a
-// time. chzyer/readline redraws the whole line for every key, in two writes
-// (erase, then prompt and text), so a line typed ahead or pasted into a
-// program that does not bracket pastes costs two writes per character,
-// each one a wake-up of the terminal. While the editor is handling keys the
-// writes are gathered, and they go out together when it has handled every
-// key it was given: when its reader waits for more, when a line is
-// returned, or at the latest after maxHold. Drawing the prompt (two
-// writes, and the bracketed paste switch) is one frame in the same way.
+// time: the writes made while the editor handles keys are gathered, and
+// they go out together when it waits for more or returns a line, shortened
+// to what changed on the screen (redrawShortener). The prompt's lead-in,
+// the bracketed paste switch and the prompt are one frame in the same way.
+// A key typed at the end of the line may be echoed ahead of the frame
+// (echo), straight to the terminal.
 type frameWriter struct {
 	dst io.Writer
 	// echoDst is where keys echoed ahead (echo) go: dst, or the
@@ -36,8 +34,8 @@ type frameWriter struct {
 	expiry *quiet.Timer
 }
 
-// maxHold bounds how long output may be held when the editor takes a path
-// that never reports a key as done (search mode, a key the filter drops).
+// maxHold bounds how long output may be held should the editor not say
+// that it waits (a frame begun with expiry).
 const maxHold = 2 * time.Millisecond
 
 func newFrameWriter(dst io.Writer) *frameWriter {

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/chzyer/readline"
 	"github.com/hinshun/vt10x"
 )
 
@@ -154,7 +154,7 @@ func TestFrameWriterLaneHoldsArmNoExpiry(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	if got := log.get(); len(got) != 2 || got[1] != "y" {
-		t.Errorf("readline's key held past its expiry: writes %q", got)
+		t.Errorf("a key's frame held past its expiry: writes %q", got)
 	}
 }
 
@@ -179,38 +179,55 @@ func TestRedrawShortenerAfterALeadIn(t *testing.T) {
 	}
 }
 
-// plainPainter draws the line as it is, as readline's default painter does.
-type plainPainter struct{}
+// testBuffer is a line being edited, drawn through a lineView at every
+// change as the editor draws it.
+type testBuffer struct {
+	line []rune
+	pos  int
+	v    *lineView
+	out  io.Writer
+}
 
-func (plainPainter) Paint(line []rune, _ int) []rune { return line }
+func (b *testBuffer) draw() { b.out.Write(b.v.redrawAt(b.line, b.pos)) }
 
-// The shortened frames leave the same screen, cursor included, as
-// readline's whole redraws: typing at the end of a line across the right
-// margin, moving off and back onto the margin, keys typed ahead (several
-// redraws in one frame), an insertion in the middle, moves and deletions.
-// They are written, through real readline line buffers, to two emulated
-// terminals, at widths that put the margin at different places; lineView's
-// drawing also at the screen's top, after Ctrl-L, where it erases in
-// another way (eraseFromTop).
+func (b *testBuffer) WriteRune(r rune) {
+	b.line = slices.Insert(b.line, b.pos, r)
+	b.pos++
+	b.draw()
+}
+
+func (b *testBuffer) MoveBackward()  { b.pos = max(b.pos-1, 0); b.draw() }
+func (b *testBuffer) MoveForward()   { b.pos = min(b.pos+1, len(b.line)); b.draw() }
+func (b *testBuffer) MoveToLineEnd() { b.pos = len(b.line); b.draw() }
+func (b *testBuffer) IsCursorInEnd() bool {
+	return b.pos == len(b.line)
+}
+
+func (b *testBuffer) Backspace() {
+	if b.pos > 0 {
+		b.line = slices.Delete(b.line, b.pos-1, b.pos)
+		b.pos--
+	}
+	b.draw()
+}
+
+// The shortened frames leave the same screen, cursor included, as whole
+// redraws: typing at the end of a line across the right margin, moving off
+// and back onto the margin, keys typed ahead (several redraws in one
+// frame), an insertion in the middle, moves and deletions. They are
+// written to two emulated terminals, at widths that put the margin at
+// different places, also at the screen's top, after Ctrl-L, where the view
+// erases in another way (eraseFromTop).
 func TestRedrawShortenerKeepsTheScreen(t *testing.T) {
-	for _, cols := range []int{0, 13, 20, 80} {
-		for _, view := range []bool{false, true} {
-			name := fmt.Sprintf("%d columns, readline's drawing", cols)
-			if view {
-				name = fmt.Sprintf("%d columns, lineView's drawing", cols)
-			}
-			t.Run(name, func(t *testing.T) { checkShortenedRedraws(t, cols, view, false) })
-		}
-		if cols > 0 {
-			t.Run(fmt.Sprintf("%d columns, lineView's drawing at the top", cols), func(t *testing.T) { checkShortenedRedraws(t, cols, true, true) })
-		}
+	for _, cols := range []int{13, 20, 80} {
+		t.Run(fmt.Sprintf("%d columns", cols), func(t *testing.T) { checkShortenedRedraws(t, cols, false) })
+		t.Run(fmt.Sprintf("%d columns at the top", cols), func(t *testing.T) { checkShortenedRedraws(t, cols, true) })
 	}
 }
 
-// checkShortenedRedraws drives a readline line buffer, drawing through a
-// lineView as the editor does when view is set, at the screen's top (after
-// Ctrl-L) when top is set.
-func checkShortenedRedraws(t *testing.T, cols int, view, top bool) {
+// checkShortenedRedraws drives a line buffer drawn through a lineView, at
+// the screen's top (after Ctrl-L) when top is set.
+func checkShortenedRedraws(t *testing.T, cols int, top bool) {
 	const rows = 16
 	const prompt = "py> "
 	var whole, short bytes.Buffer
@@ -218,17 +235,12 @@ func checkShortenedRedraws(t *testing.T, cols int, view, top bool) {
 	full := vt10x.New(vt10x.WithSize(screen, rows))
 	shortened := vt10x.New(vt10x.WithSize(screen, rows))
 	var frame bytes.Buffer
-	cfg := &readline.Config{ForceUseInteractive: true, Painter: plainPainter{}}
-	var drawTo io.Writer = &frame
-	if view {
-		v := newLineView(&frame, func() int { return cols })
-		v.setPrompt(prompt)
-		if top {
-			v.atTop()
-		}
-		cfg.Painter, drawTo = v, v
+	v := newLineView(&frame, func() int { return cols })
+	v.setPrompt(prompt)
+	if top {
+		v.atTop()
 	}
-	rb := readline.NewRuneBuffer(drawTo, prompt, cfg, cols)
+	rb := &testBuffer{v: v, out: &frame}
 	var s redrawShortener
 	full.Write([]byte(prompt))
 	shortened.Write([]byte(prompt))
@@ -267,11 +279,6 @@ func checkShortenedRedraws(t *testing.T, cols int, view, top bool) {
 		}
 		flush("ten keys typed ahead")
 	}
-	if cols == 0 {
-		// readline cannot move the cursor without a width (its
-		// backspace sequence loops forever): typing is all there is.
-		return
-	}
 	for i := 0; i < 5; i++ {
 		rb.MoveBackward()
 		flush("left")
@@ -303,10 +310,10 @@ type vtWriter struct{ vt vt10x.Terminal }
 
 func (w vtWriter) Write(p []byte) (int, error) { return w.vt.Write(p) }
 
-// A key typed at the end of the line is echoed ahead of readline's redraw
-// (echoAhead), and the redraw then writes nothing but the suggestion for
-// the new line, if there is one: the screen, cursor included, is the one
-// readline's whole redraws leave, for keys that fit on the row, keys that
+// A key typed at the end of the line is echoed ahead of the editor's
+// redraw (echoAhead), and the redraw then writes nothing but the
+// suggestion for the new line, if there is one: the screen, cursor
+// included, is the one whole redraws leave, for keys that fit on the row, keys that
 // reach the right margin or start a row, wide characters, keys after
 // which a suggestion shows, keys typed over a suggestion and keys typed
 // after moving back. Most keys at the end are echoed ahead.
@@ -331,7 +338,7 @@ func checkEchoAhead(t *testing.T, cols int) {
 		return ""
 	}
 	v.setPrompt(prompt)
-	rb := readline.NewRuneBuffer(v, prompt, &readline.Config{ForceUseInteractive: true, Painter: v}, cols)
+	rb := &testBuffer{v: v, out: io.MultiWriter(vtWriter{full}, f)}
 	full.Write([]byte(prompt))
 	shown.Write([]byte(prompt))
 
@@ -358,7 +365,7 @@ func checkEchoAhead(t *testing.T, cols int) {
 			atEnd++
 		}
 		// As the editor does: the echo before the key is handled
-		// (keyStart), by the pump or the input filter.
+		// (keyStart).
 		ahead, ok := v.echoAhead(r)
 		ok = ok && f.echo(ahead, 0)
 		key(fmt.Sprintf("typing %q", r), func() {
@@ -377,7 +384,7 @@ func checkEchoAhead(t *testing.T, cols int) {
 			rb.WriteRune(r)
 		})
 	}
-	key("the first drawing", func() { rb.Refresh(nil) })
+	key("the first drawing", rb.draw)
 	// The suggestion comes before the wide characters: vt10x gives them
 	// one column, where terminals (and the view) give them two, so after
 	// them its cursor is not where the view moves it back to before a

@@ -11,10 +11,10 @@ import (
 )
 
 // idleTrim gives the Go heap's garbage back to the system while the user
-// pauses at a prompt. chzyer/readline allocates for every key it redraws
-// (a 4 KiB bufio.Writer per redraw, a copy of its config), some 40 KB a
-// line, and Go's first collection comes only when 4 MiB have piled up;
-// the pages it freed stay resident after it. A collection in a pause
+// pauses at a prompt. Each input allocates (the line's drawings, the
+// interpreter's results, the session log), and Go's first collection
+// comes only when 4 MiB have piled up; the pages it freed stay resident
+// after it. A collection in a pause
 // keeps the REPL's own heap near what is live (about 250 KB) for the cost
 // of one small collection, which a person who stopped typing cannot
 // notice. The caller's own trim runs too (pyaichat's returns the C heap's

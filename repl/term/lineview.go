@@ -8,7 +8,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/chzyer/readline"
 	"github.com/pyaichat/pyaichat/termwidth"
 )
 
@@ -25,31 +24,22 @@ func StringWidth(s string) int {
 // the line editor draws for it).
 func RuneWidth(r rune) int {
 	if r == '\t' {
-		return readline.TabWidth
+		return tabWidth
 	}
 	return termwidth.Rune(r)
 }
 
-// lineView draws the line editor's line. chzyer/readline counts an emoji
-// as one column, so its line wrapped in the wrong place, and it moves the
-// cursor back with one backspace per character, so the cursor drifted by
-// a column for each wide character after it (CJK too). It also takes the
-// number of rows to move up, when it redraws, from the terminal's width at
-// that moment, so after the window changed size it went up too many or too
-// few rows and left pieces of the line behind. readline still decides
-// when to redraw and what the line and the cursor are: its Painter tells
-// the view the line and the cursor just before readline writes them, and
-// the view writes instead the line laid out in the columns the terminal
-// uses, with the cursor moved there by rows and columns, and it clears by
-// going up as many rows as it put the cursor below the line's start, the
-// rows the terminal still has after a resize (terminals that reflow
-// wrapped lines when they shrink are not followed).
+// lineView draws the line editor's line: the prompt and the text laid
+// out in the columns the terminal uses (wide characters take two, and one
+// that does not fit at the end of a row moves to the next, as terminals
+// do), with the cursor moved there by rows and columns. It clears by going
+// up as many rows as it put the cursor below the line's start, the rows
+// the terminal still has after a resize (terminals that reflow wrapped
+// lines when they shrink are not followed).
 //
-// A line may hold line feeds (a block recalled from history or put in the
-// editor whole): each row after one starts with the continuation prompt,
-// as the rows of a pasted block are shown, and the cursor is placed on its
-// row. readline keeps the buffer and the cursor; it only draws wrongly
-// across line feeds, which the view draws instead.
+// A line may hold line feeds (a block): each row after one starts with
+// the continuation prompt, as python3 shows the rows of a block, and the
+// cursor is placed on its row.
 //
 // After the cursor at the end of the line the view may draw a suggestion
 // (suggest, see EditorConfig.Suggest), dim, which the editor inserts when
@@ -58,17 +48,15 @@ type lineView struct {
 	out     io.Writer // the terminal, a frame at a time
 	width   func() int
 	suggest func(line string) string
-	// drew, if set, is called after each drawing of the line readline
-	// painted has been written.
-	drew func()
+	// highlight, if set, colours the line (EditorConfig.Highlight).
+	highlight func(line []rune) []Span
 
-	mu      sync.Mutex
-	prompt  []rune
-	cont    []rune // the prompt of each row after a line feed
-	line    []rune // what readline is about to draw (after Paint)
-	pos     int
-	painted bool
-	row     int // the cursor's row below the line's first one, as drawn
+	mu     sync.Mutex
+	prompt []rune
+	cont   []rune // the prompt of each row after a line feed
+	line   []rune // the line as last drawn
+	pos    int
+	row    int // the cursor's row below the line's first one, as drawn
 	// top says the line's first row is the screen's top one (after
 	// Ctrl-L). Erasing down from its start is then, to tmux and others,
 	// a clear of the whole screen, of which they keep a copy in their
@@ -90,22 +78,23 @@ type lineView struct {
 	hintFor  string // the line hint was asked for
 	hintDone bool   // hintFor was asked
 	hintGot  []rune // and its answer
+
+	// choices are listed below the line (a completion's candidates).
+	choices []string
+	// plain says the next drawing has no colours (redrawPlain).
+	plain bool
 }
 
 func newLineView(out io.Writer, width func() int) *lineView {
 	return &lineView{out: out, width: width, cont: []rune(ContinuationPrompt)}
 }
 
+// tabWidth is how many columns a TAB in the line is drawn as.
+const tabWidth = 4
+
 // ContinuationPrompt starts each row of a block after the first, as
 // python3's sys.ps2 does; the REPL shows it for an unfinished statement.
 const ContinuationPrompt = "... "
-
-// current is the line and cursor readline last drew.
-func (v *lineView) current() ([]rune, int) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return append([]rune(nil), v.line...), v.pos
-}
 
 // shownHint is the suggestion drawn after the cursor, if the cursor is at
 // the end of the line.
@@ -118,7 +107,7 @@ func (v *lineView) shownHint() string {
 	return string(v.hint)
 }
 
-// setPrompt records the prompt readline draws before the line.
+// setPrompt records the prompt drawn before the line.
 // A new prompt (a new line, or the mode switched) asks for suggestions
 // again: what they are drawn from may have changed.
 func (v *lineView) setPrompt(prompt string) {
@@ -126,6 +115,13 @@ func (v *lineView) setPrompt(prompt string) {
 	v.prompt = []rune(prompt)
 	v.hintDone = false
 	v.mu.Unlock()
+}
+
+// promptText is the prompt drawn before the line.
+func (v *lineView) promptText() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return string(v.prompt)
 }
 
 // reset says the cursor starts a new row of its own (a new prompt, or
@@ -146,39 +142,37 @@ func (v *lineView) atTop() {
 	v.mu.Unlock()
 }
 
-// Paint implements readline.Painter: readline calls it, under its buffer's
-// lock, right before it writes the line it returns.
-func (v *lineView) Paint(line []rune, pos int) []rune {
-	hint := v.hintOf(line, pos)
-	v.mu.Lock()
-	v.line = append(v.line[:0], line...)
-	v.pos = pos
-	v.painted = true
-	v.hint = hint
-	v.mu.Unlock()
-	return line
+// redrawAt is the drawing of line with the cursor at pos, and the
+// suggestion for it if pos is at its end, in place of the last drawing.
+func (v *lineView) redrawAt(line []rune, pos int) []byte {
+	return v.redrawWith(line, pos, v.hintOf(line, pos))
 }
 
-// redraw is the drawing of line with the cursor at its end, and the
-// suggestion for it, in place of the last drawing: what readline's Paint
-// and its clear-then-draw come to, for keys the editor handles without
-// readline (Editor.typeLine), which types only at the end.
-func (v *lineView) redraw(line []rune) []byte {
-	return v.redrawWith(line, v.hintOf(line, len(line)))
-}
-
-// redrawPlain is redraw without a suggestion.
+// redrawPlain is redraw without a suggestion or colours: the line as it
+// is left when it ends. What stays in the terminal's output is then the
+// line's plain text, as python3 -i leaves it, for whatever reads that
+// output as text (a log of the terminal, the serve page's search).
 func (v *lineView) redrawPlain(line []rune) []byte {
-	return v.redrawWith(line, nil)
+	return v.redrawPlainAt(line, len(line))
 }
 
-func (v *lineView) redrawWith(line []rune, hint []rune) []byte {
+// redrawPlainAt is redrawPlain with the cursor at pos: a block's rows as
+// they are left when Enter adds a row to it.
+func (v *lineView) redrawPlainAt(line []rune, pos int) []byte {
+	v.mu.Lock()
+	v.plain = true
+	v.mu.Unlock()
+	return v.redrawWith(line, pos, nil)
+}
+
+func (v *lineView) redrawWith(line []rune, pos int, hint []rune) []byte {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.line = append(v.line[:0], line...)
-	v.pos, v.hint = len(line), hint
+	v.pos, v.hint = pos, hint
 	b := v.clear()
-	drawing, _ := v.draw() // ok: typeLine is taken only at a known width
+	drawing, _ := v.draw()
+	v.plain = false
 	return append(b, drawing...)
 }
 
@@ -192,10 +186,9 @@ func (v *lineView) ended() {
 }
 
 // hintOf is the suggestion to draw after line, asked of suggest once per
-// line: only with the cursor at the end of a line being edited (not one
-// readline is ending, which ends with a line feed).
+// line: only with the cursor at the end of the line, on its last row.
 func (v *lineView) hintOf(line []rune, pos int) []rune {
-	if v.suggest == nil || pos != len(line) || len(line) == 0 || line[len(line)-1] == '\n' {
+	if v.suggest == nil || pos != len(line) || len(line) == 0 || line[len(line)-1] == '\n' || v.hasChoices() {
 		return nil
 	}
 	return v.suggestionFor(string(line))
@@ -234,7 +227,7 @@ const (
 	endHinted                    // after the line's last character, a suggestion after it
 )
 
-// aheadEcho is a key drawn ahead of readline's redraw (echoAhead).
+// aheadEcho is a key drawn ahead of the editor's redraw (echoAhead).
 type aheadEcho struct {
 	key []byte // the key as a drawing shows it
 	// keep is how much of the last drawing, drawnLen long, the screen
@@ -245,19 +238,19 @@ type aheadEcho struct {
 	// again up to keep before the key: what follows the cursor (a
 	// suggestion) goes. A whole redraw rather than an erase of the end
 	// alone keeps the line's text whole in the terminal's output stream,
-	// as readline's redraws leave it, for whatever reads it as text.
+	// for whatever reads it as text.
 	erase []byte
 }
 
 // echoAhead returns what to write for r typed at the end of the line,
-// before readline has it, when that is just r: the last drawing ended
+// before the editor's redraw, when that is just r: the last drawing ended
 // with the cursor after the line, and r, one column wide, still fits on
 // the row. A suggestion drawn after the cursor is erased first. The
 // suggestion for the line with r is not waited for: it takes a call to
 // the interpreter, and the redraw that follows the key draws it after
-// the key. Otherwise ok is false, and readline's redraw draws the key.
+// the key. Otherwise ok is false, and the redraw draws the key.
 func (v *lineView) echoAhead(r rune) (e aheadEcho, ok bool) {
-	if r < ' ' || r == 0x7f || isMarker(r) || RuneWidth(r) != 1 {
+	if r < ' ' || r == 0x7f || RuneWidth(r) != 1 {
 		return e, false
 	}
 	v.mu.Lock()
@@ -297,43 +290,6 @@ func (v *lineView) echoPlanLocked() (e aheadEcho, ok bool) {
 	return e, true
 }
 
-// Write is readline's output: its line drawing and its clearing are
-// swapped for the view's; anything else goes through.
-func (v *lineView) Write(p []byte) (int, error) {
-	v.mu.Lock()
-	out := p
-	painted := v.painted
-	switch {
-	case painted:
-		v.painted = false
-		if b, ok := v.draw(); ok {
-			out = b
-		} else {
-			v.row = 0 // the line ended (Enter, Ctrl-C): readline's own text
-			v.end = endElsewhere
-		}
-	case isClear(p):
-		out = v.clear()
-	default:
-		v.end = endElsewhere
-	}
-	v.mu.Unlock()
-	_, err := v.out.Write(out)
-	if painted && v.drew != nil {
-		v.drew()
-	}
-	if err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// isClear reports whether p is readline's clearing of its line for a
-// known width: erase below, then each row erased going up (see eraseLen).
-func isClear(p []byte) bool {
-	return bytes.HasPrefix(p, eraseBelow) && eraseLen(p) == len(p)
-}
-
 // clear moves to the start of the line's first row and erases from there
 // down.
 func (v *lineView) clear() []byte {
@@ -356,39 +312,17 @@ func (v *lineView) clearing() []byte {
 }
 
 // draw writes the prompt and the line from the start of a row, and puts
-// the cursor at pos. A line with a line feed in it is one readline is
-// ending (Enter, Ctrl-C, Ctrl-D): not drawn here (ok false).
-//
-// A line readline is ending that has line feeds inside is drawn here too,
-// with the cursor at its end and readline's final line feeds after it, so
-// that its rows stay as they were shown.
+// the cursor at pos; ok is false where the terminal's width is unknown.
 func (v *lineView) draw() ([]byte, bool) {
 	width := v.width()
 	if width <= 0 {
 		return nil, false
 	}
-	body := v.line
-	for len(body) > 0 && body[len(body)-1] == '\n' {
-		body = body[:len(body)-1]
-	}
-	ending := len(body) < len(v.line)
-	if ending && !bytes.ContainsAny([]byte(string(body)), "\r\n") {
-		return nil, false
-	}
-	pos, hint := v.pos, v.hint
-	if ending {
-		pos, hint = len(body), nil
-	}
+	body, pos, hint := v.line, v.pos, v.hint
 	b, cursor, end, textEnd := v.layout(body, pos, hint, width)
-	if ending {
-		b = append(b, bytes.Repeat([]byte("\n"), len(v.line)-len(body))...)
-		v.row = 0
-		v.end = endElsewhere
-		return b, true
-	}
 	v.row = cursor
 	switch {
-	case pos != len(body):
+	case pos != len(body) || len(v.choices) > 0:
 		v.end = endElsewhere
 	case len(hint) > 0:
 		v.end = endHinted
@@ -407,30 +341,35 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 	d := &drawing{width: width}
 	d.text(v.prompt)
 	cursor := cell{-1, 0}
+	var paint painter
+	if v.highlight != nil && !v.plain {
+		paint.spans = v.highlight(line)
+	}
 	for i, r := range line {
+		paint.at(d, i)
 		switch {
-		case isMarker(r):
-			// The editor's marker for a key, in the line for the moment
-			// between readline inserting it and the editor's swap.
-			if i == pos {
-				cursor = d.at
-			}
 		case r == '\n' || r == '\r':
 			if i == pos {
 				cursor = d.at
 			}
 			// The next row, from its start, after the continuation
-			// prompt. (A row that filled the width leaves the terminal's
-			// cursor waiting to wrap; the carriage return ends that.)
-			d.b.WriteString("\r\n")
+			// prompt: a line feed, which the terminal's output
+			// processing (kept on in raw mode) sends as CR LF, as it
+			// sends python3's. (A row that filled the width leaves the
+			// terminal's cursor waiting to wrap; the carriage return
+			// ends that.)
+			paint.pause(d)
+			d.b.WriteString("\n")
 			d.at = cell{d.at.row + 1, 0}
 			d.text(v.cont)
+			paint.resume(d)
 		case r == '\t':
-			// As readline draws it.
+			// Four spaces wherever it stands, as the line editor has
+			// always drawn it.
 			if i == pos {
 				cursor = d.at.next(' ', width)
 			}
-			d.text([]rune(strings.Repeat(" ", readline.TabWidth)))
+			d.text([]rune(strings.Repeat(" ", tabWidth)))
 		default:
 			if i == pos {
 				cursor = d.at.next(r, width)
@@ -438,6 +377,7 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 			d.put(r)
 		}
 	}
+	paint.at(d, len(line))
 	end := d.at
 	textEnd := d.b.Len()
 	if cursor.row < 0 && len(hint) > 0 {
@@ -450,8 +390,117 @@ func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte,
 		d.text(hint)
 		d.b.WriteString(dimOff)
 	}
+	v.drawChoices(d)
 	b := d.end(cursor)
 	return b, d.cursorRow, end, textEnd
+}
+
+// maxChoiceRows bounds the rows of the list of choices.
+const maxChoiceRows = 8
+
+// setChoices lists choices below the line from its next drawing on; nil
+// takes the list away.
+func (v *lineView) setChoices(choices []string) {
+	v.mu.Lock()
+	v.choices = choices
+	v.mu.Unlock()
+}
+
+// hasChoices says a list is drawn below the line.
+func (v *lineView) hasChoices() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.choices) > 0
+}
+
+// drawChoices draws the list of choices in the rows below the line, in
+// columns sorted downwards as GNU readline lists completions, dim; what
+// does not fit in maxChoiceRows is counted on a last row.
+func (v *lineView) drawChoices(d *drawing) {
+	if len(v.choices) == 0 {
+		return
+	}
+	colWidth := 0
+	for _, c := range v.choices {
+		colWidth = max(colWidth, StringWidth(c)+2)
+	}
+	cols := max(1, min(d.width-1, 200)/max(colWidth, 1))
+	rows := (len(v.choices) + cols - 1) / cols
+	shown := min(rows, maxChoiceRows)
+	d.b.WriteString(dimOn)
+	for r := range shown {
+		var row strings.Builder
+		for c := range cols {
+			if i := c*rows + r; i < len(v.choices) {
+				item := v.choices[i]
+				row.WriteString(item)
+				row.WriteString(strings.Repeat(" ", colWidth-StringWidth(item)))
+			}
+		}
+		v.choiceRow(d, strings.TrimRight(row.String(), " "))
+	}
+	if shown < rows {
+		v.choiceRow(d, "("+strconv.Itoa(len(v.choices)-shown*cols)+" more)")
+	}
+	d.b.WriteString(dimOff)
+}
+
+// choiceRow draws text on a row of its own below what is drawn, cut to
+// the width so that it never wraps.
+func (v *lineView) choiceRow(d *drawing, text string) {
+	d.b.WriteString("\n")
+	d.at = cell{d.at.row + 1, 0}
+	for _, r := range text {
+		if d.at.col+RuneWidth(r) >= d.width {
+			break
+		}
+		d.put(r)
+	}
+}
+
+// painter colours a drawing as its spans say.
+type painter struct {
+	spans []Span
+	next  int  // the span that starts or goes on next
+	on    bool // spans[next]'s colour is set
+}
+
+const sgrReset = "\x1b[m"
+
+// at is called before the rune at i is drawn (and with the line's length
+// after the last).
+func (p *painter) at(d *drawing, i int) {
+	for p.next < len(p.spans) {
+		sp := p.spans[p.next]
+		switch {
+		case p.on && i >= sp.End:
+			d.b.WriteString(sgrReset)
+			p.on = false
+			p.next++
+			continue
+		case !p.on && i >= sp.Start && i < sp.End:
+			d.b.WriteString("\x1b[" + sp.SGR + "m")
+			p.on = true
+		case !p.on && i >= sp.End:
+			p.next++
+			continue
+		}
+		return
+	}
+}
+
+// pause takes the colour off for a continuation prompt; resume puts it
+// back after it.
+func (p *painter) pause(d *drawing) {
+	if p.on {
+		d.b.WriteString(sgrReset)
+	}
+}
+
+func (p *painter) resume(d *drawing) {
+	if p.on {
+		d.b.WriteString("\x1b[" + p.spans[p.next].SGR + "m")
+	}
 }
 
 // drawing is a line being drawn from the start of a row.

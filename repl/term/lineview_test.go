@@ -21,17 +21,9 @@ func TestRuneWidth(t *testing.T) {
 	}
 }
 
-// drawn runs one readline redraw (its clearing, then Paint and its
-// drawing) through a view width columns wide and returns what reached the
-// terminal.
+// drawn is one redraw of line, the cursor at pos, as the editor makes it.
 func drawn(v *lineView, line string, pos int) string {
-	out := v.out.(*bytes.Buffer)
-	out.Reset()
-	v.Write([]byte("\x1b[J\x1b[2K\r")) // readline's clearing (its row count is ignored)
-	rs := []rune(line)
-	v.Paint(rs, pos)
-	v.Write([]byte("readline's own drawing"))
-	return out.String()
+	return string(v.redrawAt([]rune(line), pos))
 }
 
 func TestLineViewDraws(t *testing.T) {
@@ -56,7 +48,7 @@ func TestLineViewDraws(t *testing.T) {
 		// Text that fills its last row exactly: the cursor moves to the
 		// next row, where the terminal shows it.
 		{"12345678", 8, "\r\x1b[1A\x1b[J> 12345678 \b"},
-		// A tab is drawn as readline draws it, four spaces.
+		// A tab is drawn as four spaces.
 		{"\tx", 1, "\r\x1b[1A\x1b[J>     x\r\x1b[6C"},
 	}
 	for _, s := range steps {
@@ -76,36 +68,9 @@ func TestLineViewDraws(t *testing.T) {
 	}
 }
 
-// A line readline is ending (Enter, Ctrl-C) is readline's to write, and
-// what follows starts a new row.
-func TestLineViewLeavesEndedLines(t *testing.T) {
-	v := newLineView(&bytes.Buffer{}, func() int { return 10 })
-	v.setPrompt("> ")
-	drawn(v, "123456789012", 12)
-	if got := drawn(v, "123456789012\n", 13); got != "\r\x1b[1A\x1b[Jreadline's own drawing" {
-		t.Errorf("wrote %q", got)
-	}
-	if got := drawn(v, "", 0); got != "\r\x1b[J> " {
-		t.Errorf("the next prompt: wrote %q", got)
-	}
-}
-
-func TestIsClear(t *testing.T) {
-	for s, want := range map[string]bool{
-		"\x1b[J\x1b[2K\r": true,
-		"\x1b[J\x1b[2K\r\x1b[A\x1b[2K\r\x1b[A\x1b[2K\r": true,
-		"\x1b[J":     false,
-		"\x1b[Jpy> ": false,
-		"\a":         false,
-	} {
-		if got := isClear([]byte(s)); got != want {
-			t.Errorf("isClear(%q) = %v", s, got)
-		}
-	}
-}
-
 // A line with line feeds in it is drawn on rows of its own, each after
-// the continuation prompt, with the cursor on its row and column.
+// the continuation prompt, with the cursor on its row and column. (The
+// terminal's output processing sends each line feed as CR LF.)
 func TestLineViewDrawsRows(t *testing.T) {
 	width := 10
 	v := newLineView(&bytes.Buffer{}, func() int { return width })
@@ -117,18 +82,18 @@ func TestLineViewDrawsRows(t *testing.T) {
 		row  int
 	}{
 		// The cursor at the end, on the last row.
-		{"a=1\nb=2", 7, "\r\x1b[J> a=1\r\n... b=2", 1},
+		{"a=1\nb=2", 7, "\r\x1b[J> a=1\n... b=2", 1},
 		// The cursor on the first row, after "a": up one row, to column 3.
-		{"a=1\nb=2", 1, "\r\x1b[1A\x1b[J> a=1\r\n... b=2\x1b[1A\r\x1b[3C", 0},
+		{"a=1\nb=2", 1, "\r\x1b[1A\x1b[J> a=1\n... b=2\x1b[1A\r\x1b[3C", 0},
 		// At the end of the first row (on its line feed).
-		{"a=1\nb=2", 3, "\r\x1b[J> a=1\r\n... b=2\x1b[1A\r\x1b[5C", 0},
+		{"a=1\nb=2", 3, "\r\x1b[J> a=1\n... b=2\x1b[1A\r\x1b[5C", 0},
 		// Wide characters take two columns on their row; the cursor after
 		// the emoji on the second row is at column 4+2.
-		{"x\n😀中", 3, "\r\x1b[J> x\r\n... 😀中\r\x1b[6C", 1},
+		{"x\n😀中", 3, "\r\x1b[J> x\n... 😀中\r\x1b[6C", 1},
 		// A row longer than the width wraps, and the rows after it follow.
-		{"123456789\nz", 11, "\r\x1b[1A\x1b[J> 123456789\r\n... z", 2},
+		{"123456789\nz", 11, "\r\x1b[1A\x1b[J> 123456789\n... z", 2},
 		// Three rows, the cursor in the middle one.
-		{"if x:\n  y\nz", 7, "\r\x1b[2A\x1b[J> if x:\r\n...   y\r\n... z\x1b[1A\r\x1b[5C", 1},
+		{"if x:\n  y\nz", 7, "\r\x1b[2A\x1b[J> if x:\n...   y\n... z\x1b[1A\r\x1b[5C", 1},
 	}
 	for _, s := range steps {
 		if got := drawn(v, s.line, s.pos); got != s.want {
@@ -139,11 +104,12 @@ func TestLineViewDrawsRows(t *testing.T) {
 		}
 	}
 	// Ending the line (Enter): its rows drawn again with the cursor after
-	// the last, then readline's line feed; the next prompt starts below.
+	// the last.
 	drawn(v, "a=1\nb=2", 1)
-	if got, want := drawn(v, "a=1\nb=2\n", 8), "\r\x1b[J> a=1\r\n... b=2\n"; got != want {
+	if got, want := string(v.redrawPlain([]rune("a=1\nb=2"))), "\r\x1b[J> a=1\n... b=2"; got != want {
 		t.Errorf("ending: wrote %q, want %q", got, want)
 	}
+	v.ended()
 	if v.row != 0 {
 		t.Errorf("after the end: cursor row %d, want 0", v.row)
 	}
@@ -183,8 +149,8 @@ func TestLineViewDrawsSuggestion(t *testing.T) {
 	if got, want := drawn(v, "x", 1), "\r\x1b[J> x\x1b[2m0123456789abcdefghij\x1b[22m\x1b[1A\r\x1b[3C"; got != want {
 		t.Errorf("long suggestion: wrote %q, want %q", got, want)
 	}
-	// The line readline ends shows no suggestion.
-	if got := drawn(v, "x\n", 2); got != "\r\x1b[Jreadline's own drawing" {
+	// The line as it ends shows no suggestion.
+	if got := string(v.redrawPlain([]rune("x"))); got != "\r\x1b[J> x" {
 		t.Errorf("ending: wrote %q", got)
 	}
 }
@@ -193,8 +159,7 @@ func TestLineViewDrawsSuggestion(t *testing.T) {
 // below (its end if shorter); on the first row Up, and on the last Down,
 // are the history's.
 func TestRowMove(t *testing.T) {
-	e := &Editor{view: newLineView(&bytes.Buffer{}, func() int { return 80 })}
-	line := "abcdef\nxy\nlonger row"
+	line := []rune("abcdef\nxy\nlonger row")
 	for _, c := range []struct {
 		pos  int
 		up   bool
@@ -210,8 +175,7 @@ func TestRowMove(t *testing.T) {
 		{pos: 6, up: false, to: 9, rows: true},  // at the first row's end
 		{pos: 10, up: true, to: 7, rows: true},  // start of the last row -> start of "xy"
 	} {
-		e.view.Paint([]rune(line), c.pos)
-		to, ok := e.rowMove(c.up)
+		to, ok := rowMove(line, c.pos, c.up)
 		if ok != c.rows || ok && to != c.to {
 			t.Errorf("at %d, up %v: %d, %v; want %d, %v", c.pos, c.up, to, ok, c.to, c.rows)
 		}

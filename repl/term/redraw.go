@@ -2,20 +2,16 @@ package term
 
 import "bytes"
 
-// chzyer/readline redraws the whole line for every key: it erases what it
-// drew (an erase sequence, below) and writes the prompt and the whole text
-// again. On a long line that is quadratic: typing 2,000 characters ahead
-// wrote 6 MB to the terminal, and every key's echo waited for a redraw of
-// the whole line. A terminal shows the same if, of a frame's redraws, only
-// the last is drawn, and only its new end when it extends the previous
-// drawing, which is what typing at the end of a line does. GNU readline,
-// python3's editor, writes just the key too.
+// The line editor's drawing of its line is a whole redraw: it erases what
+// it drew (an erase sequence, below) and writes the prompt and the whole
+// text again. On a long line that would be quadratic: typing 2,000
+// characters wrote 6 MB to the terminal. A terminal shows the same if, of
+// a frame's redraws, only the last is drawn, and only its new end when it
+// extends the previous drawing, which is what typing at the end of a line
+// does. GNU readline, python3's editor, writes just the key too.
 //
-// The erase sequences: lineView's (go to the line's first row's start,
-// erase down), and readline's own where lineView lets it draw (a terminal
-// that reports no width: "\r\b" once per character drawn, then erase
-// down; and its form for a known width: erase down, then erase each row
-// up to the line's first and go to its start).
+// The erase sequence is lineView's: go to the line's first row's start,
+// erase down.
 //
 // At the screen's top row lineView erases down from the second column and
 // then the row's first (eraseFromTop): erasing down from the top left is
@@ -24,38 +20,19 @@ import "bytes"
 var (
 	eraseBelow   = []byte("\x1b[J")
 	eraseFromTop = []byte("\x1b[C\x1b[J\r\x1b[K")
-	eraseRowUp   = []byte("\x1b[2K\r\x1b[A")
-	eraseRow     = []byte("\x1b[2K\r")
-	backToLeft   = []byte("\r\b")
 )
 
 // eraseLen is the length of the erase sequence at the start of p, or 0.
 func eraseLen(p []byte) int {
-	switch {
-	case bytes.HasPrefix(p, backToLeft):
-		n := 0
-		for bytes.HasPrefix(p[n:], backToLeft) {
-			n += len(backToLeft)
-		}
-		if bytes.HasPrefix(p[n:], eraseBelow) {
-			return n + len(eraseBelow)
-		}
-	case len(p) > 0 && p[0] == '\r':
-		n := 1 + cursorUpLen(p[1:])
-		if bytes.HasPrefix(p[n:], eraseBelow) {
-			return n + len(eraseBelow)
-		}
-		if bytes.HasPrefix(p[n:], eraseFromTop) {
-			return n + len(eraseFromTop)
-		}
-	case bytes.HasPrefix(p, eraseBelow):
-		n := len(eraseBelow)
-		for bytes.HasPrefix(p[n:], eraseRowUp) {
-			n += len(eraseRowUp)
-		}
-		if bytes.HasPrefix(p[n:], eraseRow) {
-			return n + len(eraseRow)
-		}
+	if len(p) == 0 || p[0] != '\r' {
+		return 0
+	}
+	n := 1 + cursorUpLen(p[1:])
+	if bytes.HasPrefix(p[n:], eraseBelow) {
+		return n + len(eraseBelow)
+	}
+	if bytes.HasPrefix(p[n:], eraseFromTop) {
+		return n + len(eraseFromTop)
 	}
 	return 0
 }
@@ -120,7 +97,7 @@ func (s *redrawShortener) frame(frame []byte) []byte {
 }
 
 // extends reports whether drawing is the last drawing and more, and
-// where the more starts. At the right margin readline ends a drawing with
+// where the more starts. At the right margin lineView ends a drawing with
 // " \b", which takes the cursor to the next row's start, where the next
 // character would go anyway: a drawing that goes on from there with a
 // printing character extends the one before it too.
@@ -183,16 +160,9 @@ func nextErase(p []byte) int {
 }
 
 // eraseStarts are where an erase sequence whose erase-down is at i could
-// start: i itself, or before it a "\r" and a cursor-up, or "\r\b" pairs.
+// start: before it a "\r" and perhaps a cursor-up.
 func eraseStarts(p []byte, i int) []int {
-	starts := []int{i}
-	j := i
-	for j >= len(backToLeft) && bytes.Equal(p[j-len(backToLeft):j], backToLeft) {
-		j -= len(backToLeft)
-	}
-	if j < i {
-		starts = append(starts, j)
-	}
+	var starts []int
 	if i > 0 && p[i-1] == '\r' {
 		starts = append(starts, i-1)
 	}

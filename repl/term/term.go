@@ -18,14 +18,14 @@ import (
 func IsTerminal(f *os.File) bool { return isTerminal(int(f.Fd())) }
 
 // Terminal is the terminal pyaichat runs on. Its input is read only while
-// a prompt is up (see pump), and the mode it had at Open is restored on
-// every way out.
+// a prompt is up, a byte at a time (see Editor), and the mode it had at
+// Open is restored on every way out.
 type Terminal struct {
+	in    *os.File // the terminal, for a program the editor runs on it
 	fd    int
 	out   io.Writer
 	echo  *echoWriter // out, for keys echoed ahead of the editor
 	tty   *ttyReader
-	pump  *pump
 	saved *unix.Termios
 
 	graphicsOnce sync.Once
@@ -43,7 +43,7 @@ func Open(in *os.File, out io.Writer) (*Terminal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Terminal{fd: fd, out: out, echo: newEchoWriter(out), tty: tty, pump: newPump(tty), saved: saved}, nil
+	return &Terminal{in: in, fd: fd, out: out, echo: newEchoWriter(out), tty: tty, saved: saved}, nil
 }
 
 // Restore puts the terminal back in the mode it had at Open, with
@@ -65,6 +65,9 @@ func (t *Terminal) ReadLine() (string, error) {
 	return line, err
 }
 
+// errWoken is a read's answer to wake.
+var errWoken = errors.New("woken")
+
 // ErrInterrupted is ReadLine's answer to Interrupt.
 var ErrInterrupted = errors.New("interrupted")
 
@@ -77,8 +80,8 @@ func (t *Terminal) Interrupt() { t.tty.wake() }
 func (t *Terminal) WithoutEcho(fn func()) { withoutEcho(t.fd, fn) }
 
 // Width is the terminal's width in columns, -1 if it cannot be read. It
-// is read from the terminal itself, not from standard output, as
-// readline.GetScreenWidth does.
+// is read from the terminal itself, not from standard output, which may
+// be redirected.
 func (t *Terminal) Width() int {
 	ws, err := unix.IoctlGetWinsize(t.fd, unix.TIOCGWINSZ)
 	if err != nil {
@@ -97,7 +100,7 @@ func (t *Terminal) Width() int {
 // watches the terminal for input only, and an eventfd that wake writes.
 type ttyReader struct {
 	fd     int             // the terminal, opened again: its own O_NONBLOCK
-	wakeFD int             // an eventfd: readByte returns errWoken
+	wakeFD int             // an eventfd: a read returns errWoken
 	ep     int             // an epoll instance watching wakeFD, and fd while polled
 	raw    syscall.RawConn // ep, as Go's poller knows it
 	// While reads wait through an Await, fd is left out of ep (polled
@@ -118,6 +121,13 @@ func (t *ttyReader) unread(keys []byte) {
 	}
 	t.unreadMu.Lock()
 	t.unreadKeys = append(t.unreadKeys, keys...)
+	t.unreadMu.Unlock()
+}
+
+// dropUnread drops the keys kept by unread (a Ctrl-C came after them).
+func (t *ttyReader) dropUnread() {
+	t.unreadMu.Lock()
+	t.unreadKeys = nil
 	t.unreadMu.Unlock()
 }
 
@@ -168,7 +178,7 @@ func (t *ttyReader) close() {
 	}
 }
 
-// wake implements keySource.
+// wake makes a read waiting now, or the next one, return errWoken.
 func (t *ttyReader) wake() {
 	var one [8]byte
 	one[0] = 1
@@ -182,7 +192,7 @@ func (t *ttyReader) woken() bool {
 	return err == nil
 }
 
-// readyByte implements keySource.
+// readyByte returns a byte if one can be read at once.
 func (t *ttyReader) readyByte() (byte, bool) {
 	var b [1]byte
 	if t.takeUnread(b[:]) == 1 {
@@ -192,16 +202,12 @@ func (t *ttyReader) readyByte() (byte, bool) {
 	return b[0], err == nil && n == 1
 }
 
-// readByte implements keySource. A read that finds the terminal hung up
-// or taken away (EIO, or nothing in raw mode) is tried again, as the
-// terminal may be back (see waitForTerminal).
-func (t *ttyReader) readByte(idle func()) (byte, error) {
-	b, _, err := t.readByteAwaiting(idle, nil, nil)
-	return b, err
-}
-
-// readByteAwaiting is readByte waiting through await, if set, which may
-// echo the byte as arm says: echoed is how many bytes it wrote.
+// readByteAwaiting waits for a byte, calling idle first if it has to wait,
+// through await, if set, which may echo the byte as arm says: echoed is
+// how many bytes it wrote. It returns errWoken, having read nothing, when
+// wake was called. A read that finds the terminal hung up or taken away
+// (EIO, or nothing in raw mode) is tried again, as the terminal may be
+// back (see waitForTerminal).
 func (t *ttyReader) readByteAwaiting(idle func(), await Await, arm echoArm) (b byte, echoed int, err error) {
 	var buf [1]byte
 	for failures := 0; ; {
@@ -359,10 +365,10 @@ func isTerminal(fd int) bool {
 }
 
 // rawMode switches the terminal between raw (line editor) and the cooked
-// mode it had at start (code running). Entering twice is harmless, unlike
-// readline's own, so the REPL can go raw before readline draws the prompt:
-// a key typed as soon as the prompt shows must arrive as a key (Ctrl-D as
-// byte 4), not be interpreted by the kernel's cooked line discipline.
+// mode it had at start (code running). Entering twice is harmless. The
+// editor goes raw before the prompt shows: a key typed as soon as it shows
+// must arrive as a key (Ctrl-D as byte 4), not be interpreted by the
+// kernel's cooked line discipline.
 type rawMode struct {
 	fd    int
 	mu    sync.Mutex
@@ -381,7 +387,7 @@ func (m *rawMode) enter() error {
 	}
 	saved := *t
 	// cfmakeraw(3), but keeping output processing so "\n" still returns
-	// the carriage, as readline does.
+	// the carriage, as GNU readline's terminal mode does.
 	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
 	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
 	t.Cflag &^= unix.CSIZE | unix.PARENB

@@ -116,6 +116,8 @@ func shownSettings(set config.Settings, fromFile map[string]bool) []setting {
 		{"allow_env", tomlList(cfg.AllowEnv), fileOr("allow_env")},
 		{"suggest", strconv.FormatBool(!set.REPL.NoSuggest), fileOr("suggest")},
 		{"magics", strconv.FormatBool(!set.REPL.NoMagics), fileOr("magics")},
+		{"tab", strconv.Quote(tabSetting(set.REPL.TabToggles)), fileOr("tab")},
+		{"auto_indent", strconv.FormatBool(autoIndent(set.REPL.AutoIndent)), fileOr("auto_indent")},
 		{"log", strconv.FormatBool(!set.Log.Off), fileOr("log")},
 		{"log_keep", orDefault(int64(set.Log.Keep), sessionlog.DefaultKeep), fileOr("log_keep")},
 		{"log_max_bytes", orDefault(set.Log.MaxBytes, sessionlog.DefaultMaxBytes), fileOr("log_max_bytes")},
@@ -268,4 +270,12 @@ func createConfig(path string) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// tabSetting is the tab key's value.
+func tabSetting(toggles bool) string {
+	if toggles {
+		return "toggle"
+	}
+	return "complete"
 }

@@ -95,12 +95,23 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 	opts.OnInput = logInputs(it.lg, it.capture)
 	opts.Commands = []repl.Command{saveCommand(it.lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
+	opts.MoreLines, opts.TabToggles = in.MoreLines, set.REPL.TabToggles
+	opts.Highlight = opts.Term != nil && colorWanted(true)
+	opts.ViMode = editingMode(set.REPL.EditingMode) == "vi"
+	opts.AutoIndent = autoIndent(set.REPL.AutoIndent)
 	opts.SaveAI = aiHistoryLine(set.Agent)
 	it.opts = opts
 	var err error
 	it.session, err = repl.New(opts)
 	return it, err
 }
+
+// autoIndent is whether blocks typed at py> are indented as they are
+// typed: only where the config file says so. Off, input typed or
+// scripted with its own indentation (a tutorial's examples, a terminal
+// script) runs as in python3 -i; on, that indentation would add to the
+// editor's.
+func autoIndent(set *bool) bool { return set != nil && *set }
 
 // finish ends the session: its log, the terminal's modes, then Python,
 // which waits for its threads and atexit handlers as python3 does.

@@ -54,7 +54,7 @@ func startSuggestions(session *repl.Loop, in *pybridge.Interp, ran *runs, std st
 	}
 	warm := sg.warm
 	ran.settled.Store(&warm)
-	session.SetComplete(sg.Complete)
+	session.SetComplete(sg.Complete, sg.Candidates)
 }
 
 // warm brings the helper's sorted names up to date with the session (the
@@ -62,8 +62,23 @@ func startSuggestions(session *repl.Loop, in *pybridge.Interp, ran *runs, std st
 // interpreter is busy: then the first key does it.
 func (s *suggester) warm() { s.Complete(nil, "") }
 
+// Candidates lists the names prefix may complete to after path, for TAB.
+func (s *suggester) Candidates(path []string, prefix string) []string {
+	list := s.ask("candidates", path, prefix)
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, "\n")
+}
+
 // Complete returns the rest of the name to suggest after prefix, or "".
 func (s *suggester) Complete(path []string, prefix string) string {
+	return s.ask("suggest", path, prefix)
+}
+
+// ask calls the helper's fn for path and prefix, "" where the
+// interpreter is busy, or was too slow of late.
+func (s *suggester) ask(fn string, path []string, prefix string) string {
 	if s.in.Busy() {
 		return ""
 	}
@@ -73,7 +88,7 @@ func (s *suggester) Complete(path []string, prefix string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), suggestWait)
 	defer cancel()
 	arg := strconv.FormatUint(s.gen.Load(), 10) + "\n" + strings.Join(path, ".") + "\n" + prefix
-	rest, err := s.in.Call(ctx, pybridge.CallReadOnly, suggestModule, "suggest", arg)
+	rest, err := s.in.Call(ctx, pybridge.CallReadOnly, suggestModule, fn, arg)
 	if err != nil {
 		if ctx.Err() != nil {
 			s.stalled.Store(time.Now().Add(suggestPause).UnixNano())

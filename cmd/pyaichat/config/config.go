@@ -48,6 +48,15 @@ type REPL struct {
 	// NoMagics makes IPython's line magics (%timeit, !ls) the
 	// SyntaxErrors they are in Python (magics = false).
 	NoMagics bool
+	// TabToggles makes TAB switch modes everywhere outside a block,
+	// never completing (tab = "toggle").
+	TabToggles bool
+	// AutoIndent is auto_indent's value, nil where the file does not set
+	// it (off).
+	AutoIndent *bool
+	// EditingMode is editing_mode's value: "emacs", "vi", or "" where the
+	// file does not set it (readline's inputrc then says).
+	EditingMode string
 }
 
 // Log is what the config file sets for the session log: Off turns it off
@@ -88,6 +97,9 @@ type fileConfig struct {
 	AllowEnv    []string `toml:"allow_env"`
 	Suggest     *bool    `toml:"suggest"`
 	Magics      *bool    `toml:"magics"`
+	Tab         string   `toml:"tab"`
+	AutoIndent  *bool    `toml:"auto_indent"`
+	EditingMode string   `toml:"editing_mode"`
 	Log         *bool    `toml:"log"`
 	LogKeep     int      `toml:"log_keep"`
 	LogMaxBytes int64    `toml:"log_max_bytes"`
@@ -99,6 +111,20 @@ type fileConfig struct {
 	PriceOut      *float64 `toml:"price_out"`
 	// The user's capability modules.
 	CapabilityModules []string `toml:"capability_modules"`
+}
+
+// replSettings are the file's settings for py>.
+func replSettings(path string, fc fileConfig) (REPL, error) {
+	if fc.Tab != "" && fc.Tab != "toggle" && fc.Tab != "complete" {
+		return REPL{}, fmt.Errorf("%s: tab = %q, want \"complete\" or \"toggle\"", path, fc.Tab)
+	}
+	if fc.EditingMode != "" && fc.EditingMode != "emacs" && fc.EditingMode != "vi" {
+		return REPL{}, fmt.Errorf("%s: editing_mode = %q, want \"emacs\" or \"vi\"", path, fc.EditingMode)
+	}
+	return REPL{
+		NoSuggest: fc.Suggest != nil && !*fc.Suggest, NoMagics: fc.Magics != nil && !*fc.Magics,
+		TabToggles: fc.Tab == "toggle", AutoIndent: fc.AutoIndent, EditingMode: fc.EditingMode,
+	}, nil
 }
 
 // Load resolves the settings from the config file at path (none when path
@@ -133,7 +159,9 @@ func Load(path string, f Flags) (Settings, error) {
 	if err := setSpendLimits(c, path, fc); err != nil {
 		return Settings{}, err
 	}
-	s.REPL = REPL{NoSuggest: fc.Suggest != nil && !*fc.Suggest, NoMagics: fc.Magics != nil && !*fc.Magics}
+	if s.REPL, err = replSettings(path, fc); err != nil {
+		return Settings{}, err
+	}
 	s.Log = Log{Off: fc.Log != nil && !*fc.Log, Keep: fc.LogKeep, MaxBytes: fc.LogMaxBytes, Output: fc.LogOutput}
 	s.CapabilityModules = fc.CapabilityModules
 	if c.Share != "" {
@@ -169,7 +197,7 @@ func readFileConfig(path string) (fileConfig, error) {
 		return fileConfig{}, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return fileConfig{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out, capability_modules)", path, und[0].String())
+		return fileConfig{}, fmt.Errorf("%s: unknown key %q (known: provider, model, base_url, api_key, share, hide_env, allow_env, suggest, magics, tab, auto_indent, editing_mode, log, log_keep, log_max_bytes, log_output, context_window, price_in, price_out, capability_modules)", path, und[0].String())
 	}
 	return fc, nil
 }

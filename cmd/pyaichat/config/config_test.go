@@ -118,6 +118,22 @@ func TestConfigErrorsNameTheFile(t *testing.T) {
 	}
 }
 
+// The line editor's settings: their values, and a clear error for one
+// that is none of them.
+func TestConfigEditorSettings(t *testing.T) {
+	configEnv(t, "tab = \"toggle\"\nauto_indent = true\nediting_mode = \"vi\"\n")
+	s, err := Load(xdgConfigFile(), Flags{})
+	if err != nil || !s.REPL.TabToggles || s.REPL.AutoIndent == nil || !*s.REPL.AutoIndent || s.REPL.EditingMode != "vi" {
+		t.Errorf("got %+v, %v", s.REPL, err)
+	}
+	for _, bad := range []string{"tab = \"always\"\n", "editing_mode = \"nano\"\n"} {
+		configEnv(t, bad)
+		if _, err := loadConfig("", "", ""); err == nil || !strings.Contains(err.Error(), "config.toml") || !strings.Contains(err.Error(), "want") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
 func TestBaseURLChecks(t *testing.T) {
 	cases := []struct {
 		base, want string // want "" means accepted
