@@ -101,6 +101,10 @@ func TestPTYTabCompletes(t *testing.T) {
 	s.ExpectString("py> ")
 	s.Send("json.JSONEnc" + ptytest.Tab)
 	s.ExpectCursorLine("py> json.JSONEncoder")
+	s.Send("\x15json." + ptytest.Tab)
+	s.ExpectScreen("json's public attributes listed", func(screen string) bool {
+		return strings.Contains(lastRows(screen, 4), "JSONDecodeError") && strings.Contains(lastRows(screen, 4), "loads")
+	})
 	s.Send("\x15") // C-u
 	s.Send(ptytest.Tab)
 	s.ExpectCursorLine("ai>")

@@ -1,6 +1,10 @@
 package repl
 
-import "github.com/pyaichat/pyaichat/repl/term"
+import (
+	"strings"
+
+	"github.com/pyaichat/pyaichat/repl/term"
+)
 
 // completion is TAB after a name or an attribute being typed at py>
 // ("json.du", "imp"): the one way it can go on is inserted, and where
@@ -9,6 +13,12 @@ import "github.com/pyaichat/pyaichat/repl/term"
 // TAB then does what it does elsewhere.
 func (r *Loop) completion(before string) (a term.KeyAction, ok bool) {
 	path, prefix, ok := nameAtEnd(before)
+	if !ok && strings.HasSuffix(before, ".") {
+		// "json." lists every public attribute: nothing typed of it yet.
+		path, _, ok = nameAtEnd(before + "_")
+		ok = ok && len(path) > 0
+		prefix = ""
+	}
 	if !ok {
 		return a, false
 	}
