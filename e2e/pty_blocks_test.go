@@ -101,6 +101,10 @@ func TestPTYTabCompletes(t *testing.T) {
 	s.ExpectString("py> ")
 	s.Send("json.JSONEnc" + ptytest.Tab)
 	s.ExpectCursorLine("py> json.JSONEncoder")
+	s.Send("\x15json." + ptytest.Tab)
+	s.ExpectScreen("json's public attributes listed", func(screen string) bool {
+		return strings.Contains(lastRows(screen, 4), "JSONDecodeError") && strings.Contains(lastRows(screen, 4), "loads")
+	})
 	s.Send("\x15") // C-u
 	s.Send(ptytest.Tab)
 	s.ExpectCursorLine("ai>")
@@ -220,4 +224,52 @@ func TestPTYViMode(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	s.Send("0x")
 	s.ExpectCursorLine("py> bc")
+}
+
+// TAB where a call's argument starts lists the keyword arguments of a
+// function defined in Python (read from its code, running nothing).
+func TestPTYTabCompletesKeywordArguments(t *testing.T) {
+	t.Parallel()
+	s := startREPL(t, "", "-q")
+	s.Send("def area(width, height=1, *, scale=1.0): return width * height * scale\r")
+	s.ExpectCursorLine("...")
+	s.Send("\r") // the def's block ends at an empty row
+	s.ExpectString("py> ")
+	s.Send("area(2, " + ptytest.Tab)
+	s.ExpectScreen("the keyword arguments listed", func(screen string) bool {
+		return lastRows(screen, 1) == "height=  scale=   width="
+	})
+	s.Send("sc" + ptytest.Tab)
+	s.ExpectCursorLine("py> area(2, scale=")
+	s.Send("3)\r")
+	s.ExpectString("6\r\n")
+}
+
+// TAB inside a string completes a file's path, listing the choices.
+func TestPTYTabCompletesPaths(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	for _, name := range []string{"data-2025.csv", "data-2026.csv", "notes/today.txt"} {
+		path := filepath.Join(home, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := startREPL(t, home, "-q")
+	s.Send("open('da" + ptytest.Tab)
+	s.ExpectScreen("both files listed", func(screen string) bool {
+		return lastRows(screen, 2) == "py> open('data-202\ndata-2025.csv  data-2026.csv"
+	})
+	s.Send("6" + ptytest.Tab)
+	s.ExpectCursorLine("py> open('data-2026.csv")
+	s.Send("\x15x = 'no" + ptytest.Tab)
+	s.ExpectCursorLine("py> x = 'notes/")
+	s.Send(ptytest.Tab)
+	s.ExpectCursorLine("py> x = 'notes/today.txt")
+	s.Send("'\r")
+	s.ExpectString("py> ")
+	typeLine(t, s, "open(x).read()", "'x\\n'")
 }

@@ -230,3 +230,39 @@ def _matching(names, prefix):
             break
         out.append(name)
     return out
+
+
+_FUNCTION = types.FunctionType
+_F_CODE = types.FunctionType.__dict__["__code__"].__get__
+
+
+def _parameters(fn):
+    """The names a Python function takes by keyword, read from its code
+    object: no signature object, which may run __signature__ or a
+    decorator's code."""
+    code = _F_CODE(fn)
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    return list(names[code.co_posonlyargcount :])
+
+
+def arguments(arg):
+    """arg: the generation, the dotted path of the function being called
+    and the start of a name, one a line. Returns the keyword arguments
+    (as "name=") the call may go on with, sorted, one a line: for a
+    function defined in Python, or a class whose __init__ is one."""
+    gen, path, prefix = arg.split("\n")
+    obj = _resolve(path.split("."))
+    if type(obj) is _FUNCTION:
+        names = _parameters(obj)
+    elif _is_class(obj):
+        init = _ABSENT
+        for c in _T_MRO(obj):
+            init = _get(c, "__init__", _ABSENT)
+            if init is not _ABSENT:
+                break
+        if type(init) is not _FUNCTION:
+            return ""
+        names = _parameters(init)[1:]
+    else:
+        return ""
+    return "\n".join(sorted(n + "=" for n in names if n.startswith(prefix)))

@@ -107,6 +107,10 @@ type Options struct {
 	// Candidates, if set, lists every name Complete could complete
 	// prefix to, for TAB's list; the same rules hold.
 	Candidates func(path []string, prefix string) []string
+	// Arguments, if set, lists the keyword arguments ("name=") of the
+	// function a dotted path names that start with prefix, for TAB in a
+	// call; the same rules hold as for Complete.
+	Arguments func(callee []string, prefix string) []string
 	// MoreLines, if set, says whether the py> source typed so far is a
 	// statement not yet complete, to which Enter adds a line: the block
 	// is then edited whole, and runs whole.
@@ -196,10 +200,10 @@ func (r *Loop) SetAssistant(a Assistant) {
 	r.state.onToggle = r.modeChanged
 }
 
-// SetComplete gives py> its inline suggestions and TAB's list
-// (Options.Complete, Options.Candidates), before Run.
-func (r *Loop) SetComplete(complete func(path []string, prefix string) string, candidates func(path []string, prefix string) []string) {
-	r.opts.Complete, r.opts.Candidates = complete, candidates
+// SetComplete gives py> its inline suggestions and TAB's lists
+// (Options.Complete, Options.Candidates, Options.Arguments), before Run.
+func (r *Loop) SetComplete(complete func(path []string, prefix string) string, candidates, arguments func(path []string, prefix string) []string) {
+	r.opts.Complete, r.opts.Candidates, r.opts.Arguments = complete, candidates, arguments
 }
 
 // startEditor starts the line editor, with the history of py>.

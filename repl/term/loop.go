@@ -238,7 +238,7 @@ func (ed *editing) typed(r rune) {
 	ed.set(slices.Insert(ed.line, ed.pos, r), ed.pos+1, editOther)
 	if atEnd && ed.e.echoTyped(r, ed.waited, ed.echoed) {
 		// Echoed; the redraw before the next wait draws the suggestion
-		// for the line.
-		ed.stale = ed.e.view.suggest != nil
+		// for the line, and its colours.
+		ed.stale = ed.e.view.suggest != nil || ed.e.view.highlight != nil
 	}
 }

@@ -54,7 +54,7 @@ func startSuggestions(session *repl.Loop, in *pybridge.Interp, ran *runs, std st
 	}
 	warm := sg.warm
 	ran.settled.Store(&warm)
-	session.SetComplete(sg.Complete, sg.Candidates)
+	session.SetComplete(sg.Complete, sg.Candidates, sg.Arguments)
 }
 
 // warm brings the helper's sorted names up to date with the session (the
@@ -65,6 +65,16 @@ func (s *suggester) warm() { s.Complete(nil, "") }
 // Candidates lists the names prefix may complete to after path, for TAB.
 func (s *suggester) Candidates(path []string, prefix string) []string {
 	list := s.ask("candidates", path, prefix)
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, "\n")
+}
+
+// Arguments lists the keyword arguments of the function callee names
+// that start with prefix, for TAB inside a call.
+func (s *suggester) Arguments(callee []string, prefix string) []string {
+	list := s.ask("arguments", callee, prefix)
 	if list == "" {
 		return nil
 	}
