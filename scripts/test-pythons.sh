@@ -39,9 +39,10 @@ else
   echo "test-pythons: no CPython built for speed in $fast (make python-fast): not tested against it"
 fi
 
-# The e2e tests that compare py> with the oracle, and the terminal and
-# signal tests whose behaviour depends on the Python.
-e2e='TestTranscripts|TestSetupCodeAgainstPython|TestStartupFileAgainstPython|TestSignalsAgainstPython|TestPython3OptionsAgainstPython|TestPTYPdb|TestPTYInputLineEditing|TestPTYCodeInteract|TestPTYChildPrograms|TestPTYCtrlC|TestPiped|TestMainThreadOverManyStarts|TestPTYPasteShowsLastValue|TestPTYBanner|TestSignalHandler|TestExit|TestPTYCtrlCStopsTheWait|TestForkAtExit|TestForkInScript|TestSafePath|TestMainObjects|TestPromptsInSys|TestPipedStdinAsPython|TestUnbufferedPipedStdin|TestTraceSeesUserCodeOnly|TestMorePython3Options|TestPTYInputAfterStdinClosed|TestClosedStandardStreams|TestSIGINTAtThePromptAsSet|TestSIGINTHandlerAtThePrompt|TestFaulthandlerReportAsPython'
+# The e2e tests that compare py> with the oracle, the terminal and signal
+# tests whose behaviour depends on the Python, and the line editor's
+# blocks and completion, which ask the Python whether a block is complete.
+e2e='TestTranscripts|TestPTYBlock|TestPTYTab|TestPTYEditInEditor|TestPTYHighlighting|TestSetupCodeAgainstPython|TestStartupFileAgainstPython|TestSignalsAgainstPython|TestPython3OptionsAgainstPython|TestPTYPdb|TestPTYInputLineEditing|TestPTYCodeInteract|TestPTYChildPrograms|TestPTYCtrlC|TestPiped|TestMainThreadOverManyStarts|TestPTYPasteShowsLastValue|TestPTYBanner|TestSignalHandler|TestExit|TestPTYCtrlCStopsTheWait|TestForkAtExit|TestForkInScript|TestSafePath|TestMainObjects|TestPromptsInSys|TestPipedStdinAsPython|TestUnbufferedPipedStdin|TestTraceSeesUserCodeOnly|TestMorePython3Options|TestPTYInputAfterStdinClosed|TestClosedStandardStreams|TestSIGINTAtThePromptAsSet|TestSIGINTHandlerAtThePrompt|TestFaulthandlerReportAsPython'
 # numpy and pandas are the system Python's; the others have none.
 caps_skip='TestNumpy|TestPandas|TestDataFrame|TestScientific|TestSummariesImportNothing'
 
