@@ -28,7 +28,7 @@ var version = "0.1.0-dev"
 // standard streams; it returns the exit status. It must run on the
 // process's main thread, which Python's runs on (pybridge.RunMain).
 func Run(in, out, errOut *os.File, args []string) int {
-	return run(stdio{in: in, out: out, err: errOut}, args)
+	return run(stdio{in: in, out: out, err: errOut}, args, embeddedPython)
 }
 
 // stdio are the standard streams pyaichat runs with.
@@ -51,8 +51,9 @@ var subcommands = map[string]func(stdio, []string) int{
 	"completion":   runCompletion,
 }
 
-// run is pyaichat with its arguments; it returns the exit status.
-func run(std stdio, args []string) int {
+// run is pyaichat with its arguments, its interactive sessions' Python
+// started by startPy; it returns the exit status.
+func run(std stdio, args []string, startPy pythonStarter) int {
 	if len(args) > 0 && subcommands[args[0]] != nil {
 		return subcommands[args[0]](std, args[1:])
 	}
@@ -92,7 +93,7 @@ func run(std stdio, args []string) int {
 	if c.inKernel() {
 		return runKernel(std, c, set, cfgErr)
 	}
-	return runInteractive(std, c, set, cfgErr)
+	return runInteractive(std, c, set, cfgErr, startPy)
 }
 
 // unusable says why the command line cannot start, or "": a --venv that

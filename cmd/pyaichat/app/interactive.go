@@ -30,7 +30,7 @@ const exitPatience = 3 * time.Second
 
 // runInteractive is pyaichat's REPL, or with -p its one question: the
 // setup code runs first, as python3 -i runs it.
-func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (status int) {
+func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error, startPy pythonStarter) (status int) {
 	opts, readLine, err := openInput(std, c.unbuffered())
 	if err != nil {
 		std.warn(err.Error())
@@ -39,7 +39,7 @@ func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (st
 	if opts.Term != nil {
 		defer recoverRaw(opts.Term, std, &status)
 	}
-	in, err := startPython(c, readLine, opts.Term != nil, std.warn)
+	in, err := startPy(c, readLine, opts.Term != nil, std.warn)
 	var exited pybridge.ExitError
 	if errors.As(err, &exited) {
 		return exited.Status // Python said why
@@ -73,7 +73,7 @@ type interactive struct {
 	c       cmdline
 	set     config.Settings
 	opts    repl.Options
-	in      *pybridge.Interp
+	in      sessionPython
 	ran     *runs
 	capture *outputCapture
 	lg      *sessionlog.Writer
@@ -82,7 +82,7 @@ type interactive struct {
 
 // newInteractive wires the REPL to in: the interpreter as the REPL sees
 // it, the session log, images, the commands of py>.
-func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options, in *pybridge.Interp) (*interactive, error) {
+func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options, in sessionPython) (*interactive, error) {
 	if set.REPL.NoMagics {
 		if err := in.SetMagics(false); err != nil {
 			std.warn(err.Error())
@@ -178,7 +178,7 @@ func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *json
 
 // showImages draws figures and rich values on the terminal, and saves
 // those it cannot draw beside the session's log (ID/figure-N.png).
-func showImages(in *pybridge.Interp, tm *term.Terminal, lg *sessionlog.Writer, warn func(string)) {
+func showImages(in sessionPython, tm *term.Terminal, lg *sessionlog.Writer, warn func(string)) {
 	if tm != nil {
 		in.SetDisplay(tm)
 	}
@@ -249,7 +249,7 @@ func greet(std stdio, c cmdline, color bool) {
 
 // setupFor runs the setup code (runSetup), with its output on stderr for
 // -p, whose stdout is the answer's.
-func setupFor(in *pybridge.Interp, c cmdline, std stdio) (status int, exit bool) {
+func setupFor(in setupRunner, c cmdline, std stdio) (status int, exit bool) {
 	setup := func() { status, exit = runSetup(in, c, c.question == "", std.warn) }
 	if c.question == "" {
 		setup()
@@ -375,7 +375,7 @@ func withStdin(question string, std stdio) string {
 // inputs run at py>, after which names may have changed (suggester);
 // output, once started, keeps each input's output for the log.
 type interpreter struct {
-	*pybridge.Interp
+	sessionPython
 	ran    *runs
 	output *outputCapture
 }
@@ -415,19 +415,19 @@ func (r *runs) settle() {
 func (i interpreter) Push(line string) (interp.Outcome, error) {
 	defer i.ran.done()
 	i.output.begin()
-	return i.Interp.Push(line)
+	return i.sessionPython.Push(line)
 }
 
 func (i interpreter) PushEOF() (interp.Outcome, error) {
 	defer i.ran.done()
 	i.output.begin()
-	return i.Interp.PushEOF()
+	return i.sessionPython.PushEOF()
 }
 
 func (i interpreter) RunBlock(source string) (interp.Outcome, error) {
 	defer i.ran.done()
 	i.output.begin()
-	return i.Interp.RunBlock(source)
+	return i.sessionPython.RunBlock(source)
 }
 
 // assistantCommands are the assistant's slash commands in the REPL's
@@ -508,7 +508,7 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 // -i runs it: the -c commands, -m module or FILE, or, for a bare interactive
 // session (startup), the file named by PYTHONSTARTUP. A failure is shown
 // and the rest goes on; exit reports a SystemExit, with its status.
-func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (status int, exit bool) {
+func runSetup(in setupRunner, c cmdline, startup bool, warn func(string)) (status int, exit bool) {
 	var steps []func() (interp.Outcome, error)
 	for _, code := range c.commands {
 		steps = append(steps, func() (interp.Outcome, error) { return in.RunCommand(code) })

@@ -11,7 +11,6 @@ import (
 	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
-	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
 	"github.com/pyaichat/pyaichat/repl/term"
@@ -21,7 +20,7 @@ import (
 type resumeFrom struct {
 	session   *repl.Loop
 	assistant *agent.Conversation // nil when ai> is unavailable
-	in        *pybridge.Interp
+	in        repl.Interpreter
 	tm        *term.Terminal // nil: no terminal to ask on
 	log       *sessionlog.Writer
 	output    *outputCapture

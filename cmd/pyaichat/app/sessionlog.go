@@ -126,7 +126,7 @@ func logInputs(w *sessionlog.Writer, out *outputCapture) func(string, interp.Out
 // printed, copied by the interpreter (pybridge.CaptureOutput), goes into
 // its record once start has turned it on.
 type outputCapture struct {
-	in *pybridge.Interp
+	in outputSource
 	on atomic.Bool
 }
 

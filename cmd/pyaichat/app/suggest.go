@@ -28,7 +28,7 @@ const suggestPause = time.Second
 // interpreter's thread, through a read-only call that runs no user code
 // (python/suggest.py).
 type suggester struct {
-	in  *pybridge.Interp
+	in  helperCaller
 	gen *atomic.Uint64 // counts what ran at py>: the helper's sorted names are kept while it stays
 	// stalled is when suggestions may be asked again (unix nanos) after a
 	// call outlived suggestWait: its job still waits for the GIL, and keys
@@ -38,7 +38,7 @@ type suggester struct {
 
 // newSuggester loads the helper, before the first prompt (loading runs a
 // job that may not wait for a key).
-func newSuggester(in *pybridge.Interp, gen *atomic.Uint64) (*suggester, error) {
+func newSuggester(in helperCaller, gen *atomic.Uint64) (*suggester, error) {
 	if err := in.LoadModule(suggestModule, python.Suggest); err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func newSuggester(in *pybridge.Interp, gen *atomic.Uint64) (*suggester, error) {
 }
 
 // startSuggestions gives py> its inline suggestions, or says why not.
-func startSuggestions(session *repl.Loop, in *pybridge.Interp, ran *runs, std stdio) {
+func startSuggestions(session *repl.Loop, in helperCaller, ran *runs, std stdio) {
 	sg, err := newSuggester(in, &ran.n)
 	if err != nil {
 		std.warn(fmt.Sprintf("inline suggestions are off: %v", err))

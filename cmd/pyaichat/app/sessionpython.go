@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/pybridge"
+	"github.com/pyaichat/pyaichat/repl"
+	"github.com/pyaichat/pyaichat/repl/interp"
+)
+
+// sessionPython is the interpreter as an interactive session drives it: the
+// embedded CPython (*pybridge.Interp), or a test's fake, so that start-up
+// can be tested without starting CPython. It is made of what each of the
+// session's parts needs of it.
+type sessionPython interface {
+	repl.Interpreter     // py>
+	capabilities.Session // the assistant's capabilities
+	setupRunner          // -c, -m, FILE, PYTHONSTARTUP
+	outputSource         // --log-output
+	helperCaller         // inline suggestions
+	RecentContext() (string, error)
+	SetMagics(on bool) error
+	// Host, CanHost and AwaitInput let the REPL read keys on the
+	// interpreter's thread (repl.Options.Host).
+	Host(fn func()) error
+	CanHost() bool
+	AwaitInput(fds []int, ahead *interp.ReadAhead) (bool, error)
+	SetDisplay(d pybridge.Display)
+	SetFigureDir(dir string) error
+	// Exit ends the interpreter as python3 ends, and returns the status
+	// the process exits with.
+	Exit(status int, patience time.Duration, notice func(waitingFor string)) int
+}
+
+// pythonStarter starts the interpreter of an interactive session with
+// readLine as its input() on a pipe (nil on a terminal).
+type pythonStarter func(c cmdline, readLine pybridge.LineReader, terminal bool, warn func(string)) (sessionPython, error)
+
+// embeddedPython starts the CPython pyaichat embeds.
+func embeddedPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn func(string)) (sessionPython, error) {
+	in, err := startPython(c, readLine, terminal, warn)
+	if err != nil {
+		return nil, err // not a nil *Interp in a non-nil sessionPython
+	}
+	return in, nil
+}
+
+// setupRunner runs the code pyaichat is given before its first prompt.
+type setupRunner interface {
+	RunCommand(source string) (interp.Outcome, error)
+	RunModule(name string) (interp.Outcome, error)
+	RunFile(path string) (interp.Outcome, error)
+	RunStartup(path string) (interp.Outcome, error)
+	SkipSourceFirstLine() error
+}
+
+// outputSource copies what Python prints, for the session log.
+type outputSource interface {
+	CaptureOutput(limit int) error
+	TakeOutput() (parts []pybridge.OutputPart, written int)
+	StopCapture()
+}
+
+// helperCaller runs a helper module's functions without running user
+// code, as long as the interpreter is not busy with the user's.
+type helperCaller interface {
+	LoadModule(name, source string) error
+	Call(ctx context.Context, kind pybridge.CallKind, module, fn, arg string) (string, error)
+	Busy() bool
+}
