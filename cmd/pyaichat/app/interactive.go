@@ -13,6 +13,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/agent/event"
+	"github.com/pyaichat/pyaichat/agent/redact"
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
@@ -88,6 +89,7 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 			std.warn(err.Error())
 		}
 	}
+	set.Agent = withSecrets(set.Agent)
 	it := &interactive{std: std, c: c, set: set, in: in, ran: newRuns(), capture: &outputCapture{in: in}}
 	opts.Interp = interpreter{in, it.ran, it.capture}
 	it.lg = openLog(c, set, opts.Term != nil, std.warn)
@@ -95,7 +97,7 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 	opts.OnInput = logInputs(it.lg, it.capture)
 	opts.Commands = []repl.Command{saveCommand(it.lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
-	opts.SaveAI = aiHistoryLine(set.Agent)
+	opts.SaveAI = aiHistoryLine(set.Agent.Secrets)
 	it.opts = opts
 	var err error
 	it.session, err = repl.New(opts)
@@ -168,7 +170,7 @@ func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *json
 		return nil
 	}
 	recent := func() string { s, _ := it.in.RecentContext(); return s }
-	reg := newRegistry(it.set.Agent, it.in)
+	reg := newRegistry(it.set.Agent.Secrets, it.in, sysPathKey(it.c))
 	loadUserCapabilities(reg, it.set.CapabilityModules, it.std.warn)
 	assistant := newAssistant(it.set.Agent, reg, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.events(), logEvents(it.lg)))
 	it.session.SetAssistant(assistant)
@@ -210,7 +212,6 @@ func newAssistant(cfg agent.Config, reg *capabilities.Registry, recent func() st
 		look.Cancelled = "(cancelled)"
 	}
 	cfg.View = view.For(look)
-	cfg.Environ = os.Environ()
 	if cfg.Share == agent.ShareAsk {
 		cfg.Confirm = confirmer(tm, oneShot, std)
 	}
@@ -218,11 +219,20 @@ func newAssistant(cfg agent.Config, reg *capabilities.Registry, recent func() st
 	return agent.NewConversation(cfg, capabilityTools(reg), recent)
 }
 
-// newRegistry is the capabilities of in, whose copy wipes the values of
-// the variables cfg's filter takes for secrets.
-func newRegistry(cfg agent.Config, in capabilities.Session) *capabilities.Registry {
+// withSecrets is cfg with the environment and the filter of secrets
+// built from it once: the capabilities' copy, the assistant and the ai>
+// history all take the same variables for secrets.
+func withSecrets(cfg agent.Config) agent.Config {
 	cfg.Environ = os.Environ()
-	return capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
+	cfg.Secrets = cfg.Filter()
+	return cfg
+}
+
+// newRegistry is the capabilities of in, whose copy wipes the values of
+// the variables secrets takes for secrets; sysPathKey ("": unknown) lets
+// a start skip looking for user capabilities (capabilities.Options).
+func newRegistry(secrets *redact.Filter, in capabilities.Session, sysPathKey string) *capabilities.Registry {
+	return capabilities.New(in, capabilities.Options{SecretEnv: secrets.SecretVar, SysPathKey: sysPathKey})
 }
 
 // loadUserCapabilities adds the user's capabilities to reg before the
@@ -262,9 +272,7 @@ func setupFor(in setupRunner, c cmdline, std stdio) (status int, exit bool) {
 // aiHistoryLine is what an ai> line becomes in the history file: filtered
 // as the question is before it is sent and logged, so that a key typed
 // at ai> is on disk no more than in the log.
-func aiHistoryLine(cfg agent.Config) func(string) string {
-	cfg.Environ = os.Environ()
-	filter := cfg.Filter()
+func aiHistoryLine(filter *redact.Filter) func(string) string {
 	return func(line string) string {
 		out, _ := filter.Text(line)
 		return out

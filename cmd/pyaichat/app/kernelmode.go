@@ -126,7 +126,7 @@ func (s *kernelSession) close() {
 
 // runKernel is pyaichat with py> in a Jupyter kernel.
 func runKernel(std stdio, c cmdline, set config.Settings, cfgErr error) int {
-	cfg := set.Agent
+	cfg := withSecrets(set.Agent)
 	if msg := kernelFlagsWrong(c); msg != "" {
 		std.warn(msg)
 		return exitUsage
@@ -167,7 +167,7 @@ func runKernel(std stdio, c cmdline, set config.Settings, cfgErr error) int {
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
 		caps := &kernelCaps{client: ks.client}
-		assistant := newAssistant(cfg, newRegistry(cfg, caps), caps.recentContext, opts.Term, false, std, colorWanted(opts.Term != nil), logEvents(lg))
+		assistant := newAssistant(cfg, newRegistry(cfg.Secrets, caps, ""), caps.recentContext, opts.Term, false, std, colorWanted(opts.Term != nil), logEvents(lg))
 		session.SetAssistant(assistant)
 		session.AddCommands(assistantCommands(assistant)...)
 	}
@@ -195,7 +195,7 @@ func askKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error, session *re
 	}
 	report := jsonReportFor(c, cfg.Model, question, std.out)
 	caps := &kernelCaps{client: client}
-	assistant := newAssistant(cfg, newRegistry(cfg, caps), caps.recentContext, tm, true, std, colorWanted(tm != nil), report.events())
+	assistant := newAssistant(cfg, newRegistry(cfg.Secrets, caps, ""), caps.recentContext, tm, true, std, colorWanted(tm != nil), report.events())
 	return askOnce(session, assistant, question, std, report)
 }
 

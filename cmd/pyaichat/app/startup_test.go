@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,8 +149,8 @@ func runPiped(t *testing.T, f *fakePython, input string, args ...string) (status
 	return status, string(o), string(e)
 }
 
-// loadsUserCapabilities is what start-up asks of Python for the user's
-// capabilities when none are configured.
+// loadsUserCapabilities is what start-up asks of Python to look for the
+// user's capabilities when the entry points' cache does not know the start.
 var loadsUserCapabilities = []string{"load _pyaichat_usercaps", "call _pyaichat_usercaps.discover"}
 
 // With its input piped, pyaichat starts as python3 -i does there: no
@@ -252,5 +255,55 @@ func TestInteractiveStartOnTerminal(t *testing.T) {
 	want := strings.Join(append(loadsUserCapabilities, "load _pyaichat_suggest", "exit"), "\n")
 	if got := strings.Join(f.done(), "\n"); got != want {
 		t.Errorf("the interpreter was asked to\n%s\nwant\n%s", got, want)
+	}
+}
+
+// writeFile writes text at path, making its directory.
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Start-up asks nothing of Python for the user's capabilities when none
+// are configured and the entry points' cache shows, for this start's
+// sys.path, no package registering one; it looks when the cache does not
+// know this start, and loads the modules that capability_modules names.
+func TestInteractiveStartLoadsUserCapabilitiesOnlyWhenNeeded(t *testing.T) {
+	inTempHome(t)
+	c, err := parseArgs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onPath := t.TempDir()
+	info, err := os.Stat(onPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nothingRegistered := fmt.Sprintf("=\t%s\t%s\n%d\t0\t%s\n", sysPathKey(c), onPath, info.ModTime().UnixNano(), onPath)
+	writeFile(t, entryPointCache(), nothingRegistered)
+
+	f := new(fakePython)
+	if status, _, stderr := runPiped(t, f, "x = 1\n"); status != 0 || strings.Join(f.done(), "\n") != "push x = 1\nexit" {
+		t.Errorf("with nothing configured or registered: status %d, stderr %q, the interpreter was asked to\n%s", status, stderr, strings.Join(f.done(), "\n"))
+	}
+
+	writeFile(t, entryPointCache(), strings.Replace(nothingRegistered, sysPathKey(c), "another start's", 1))
+	f = new(fakePython)
+	runPiped(t, f, "")
+	if got := f.done(); !slices.Contains(got, "call _pyaichat_usercaps.discover") {
+		t.Errorf("with the cache of another start, the interpreter was asked to\n%s\nwant the user capabilities looked for", strings.Join(got, "\n"))
+	}
+
+	writeFile(t, entryPointCache(), nothingRegistered)
+	writeFile(t, filepath.Join(xdgPaths().config, "config.toml"), "capability_modules = [\"mycaps\"]\n")
+	f = new(fakePython)
+	runPiped(t, f, "")
+	if got := f.done(); !slices.Contains(got, "call _pyaichat_usercaps.discover") {
+		t.Errorf("with capability_modules, the interpreter was asked to\n%s\nwant the user capabilities looked for", strings.Join(got, "\n"))
 	}
 }
