@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pyaichat/pyaichat/repl/interp"
+	"github.com/pyaichat/pyaichat/repl/prompt"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
@@ -502,7 +503,7 @@ func (r *Loop) echoPaste(mode Mode, cont bool, pasted string) {
 		if i == 0 {
 			b.WriteString(promptFor(mode, cont))
 		} else {
-			b.WriteString(term.ContinuationPrompt)
+			b.WriteString(prompt.Continuation)
 		}
 		b.WriteString(l)
 		b.WriteString("\n")

@@ -13,6 +13,7 @@ import (
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
+	"github.com/pyaichat/pyaichat/repl/prompt"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
@@ -118,7 +119,7 @@ func conversationMessages(conv []sessionlog.Exchange) []llm.Message {
 func replay(inputs []string, r resumeFrom) {
 	out := r.std.out
 	for i, src := range inputs {
-		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, "py> ")))
+		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, prompt.Py)))
 		r.output.begin()
 		o, err := r.in.RunBlock(src + "\n")
 		res := interp.Outcome{Exit: o.Exit, Status: o.Status, Error: o.Error}
@@ -175,8 +176,8 @@ func indentBlock(src string) string { return indentBlockWith(src, "  ") }
 func indentBlockWith(src, first string) string {
 	lines := strings.Split(src, "\n")
 	then := first
-	if len(first) >= len(term.ContinuationPrompt) {
-		then = strings.Repeat(" ", len(first)-len(term.ContinuationPrompt)) + term.ContinuationPrompt
+	if len(first) >= len(prompt.Continuation) {
+		then = strings.Repeat(" ", len(first)-len(prompt.Continuation)) + prompt.Continuation
 	}
 	var b strings.Builder
 	for i, l := range lines {
