@@ -18,6 +18,7 @@ import (
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog/live"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
@@ -76,7 +77,7 @@ type interactive struct {
 	opts    repl.Options
 	in      sessionPython
 	ran     *runs
-	capture *outputCapture
+	capture *live.Capture
 	lg      *sessionlog.Writer
 	session *repl.Loop
 }
@@ -90,12 +91,12 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 		}
 	}
 	set.Agent = withSecrets(set.Agent)
-	it := &interactive{std: std, c: c, set: set, in: in, ran: newRuns(), capture: &outputCapture{in: in}}
+	it := &interactive{std: std, c: c, set: set, in: in, ran: newRuns(), capture: live.NewCapture(in)}
 	opts.Interp = interpreter{in, it.ran, it.capture}
 	it.lg = openLog(c, set, opts.Term != nil, std.warn)
 	showImages(in, opts.Term, it.lg, std.warn)
-	opts.OnInput = logInputs(it.lg, it.capture)
-	opts.Commands = []repl.Command{saveCommand(it.lg)}
+	opts.OnInput = live.Inputs(it.lg, it.capture)
+	opts.Commands = []repl.Command{live.SaveCommand(it.lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
 	opts.SaveAI = aiHistoryLine(set.Agent.Secrets)
 	it.opts = opts
@@ -137,7 +138,7 @@ func (it *interactive) run(cfgErr error) int {
 		report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
 		return it.finish(s)
 	}
-	it.capture.start(it.c, it.set.Log, it.lg, it.std.warn)
+	startCapture(it.capture, it.c, it.set.Log, it.lg, it.std.warn)
 	assistant := it.assistant(cfgErr, question != "", color, report)
 	if question != "" {
 		if assistant == nil {
@@ -146,7 +147,8 @@ func (it *interactive) run(cfgErr error) int {
 		return it.finish(askOnce(it.session, assistant, question, it.std, report))
 	}
 	if it.c.resume != "" {
-		resume(it.c.resume, resumeFrom{session: it.session, assistant: assistant, in: it.in, tm: it.opts.Term, log: it.lg, output: it.capture, std: it.std})
+		live.Resume(sessionsDir(), it.c.resume, live.Into{Loop: it.session, Assistant: assistant, In: it.in, Term: it.opts.Term,
+			Log: it.lg, Capture: it.capture, Out: it.std.out, Warn: it.std.warn, Prose: func(s string) string { return prose(it.std.out, s) }})
 	}
 	if it.opts.Term != nil && !it.set.REPL.NoSuggest {
 		startSuggestions(it.session, it.in, it.ran, it.std)
@@ -172,7 +174,7 @@ func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *json
 	recent := func() string { s, _ := it.in.RecentContext(); return s }
 	reg := newRegistry(it.set.Agent.Secrets, it.in, sysPathKey(it.c))
 	loadUserCapabilities(reg, it.set.CapabilityModules, it.std.warn)
-	assistant := newAssistant(it.set.Agent, reg, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.events(), logEvents(it.lg)))
+	assistant := newAssistant(it.set.Agent, reg, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.events(), live.Events(it.lg)))
 	it.session.SetAssistant(assistant)
 	it.session.AddCommands(assistantCommands(assistant)...)
 	return assistant
@@ -385,7 +387,7 @@ func withStdin(question string, std stdio) string {
 type interpreter struct {
 	sessionPython
 	ran    *runs
-	output *outputCapture
+	output *live.Capture
 }
 
 // runs counts the inputs run at py> and, once one has run and no other
@@ -422,19 +424,19 @@ func (r *runs) settle() {
 
 func (i interpreter) Push(line string) (interp.Outcome, error) {
 	defer i.ran.done()
-	i.output.begin()
+	i.output.Begin()
 	return i.sessionPython.Push(line)
 }
 
 func (i interpreter) PushEOF() (interp.Outcome, error) {
 	defer i.ran.done()
-	i.output.begin()
+	i.output.Begin()
 	return i.sessionPython.PushEOF()
 }
 
 func (i interpreter) RunBlock(source string) (interp.Outcome, error) {
 	defer i.ran.done()
-	i.output.begin()
+	i.output.Begin()
 	return i.sessionPython.RunBlock(source)
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/capabilities"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog/live"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
@@ -18,7 +19,7 @@ type sessionPython interface {
 	repl.Interpreter     // py>
 	capabilities.Session // the assistant's capabilities
 	setupRunner          // -c, -m, FILE, PYTHONSTARTUP
-	outputSource         // --log-output
+	live.Source          // --log-output
 	helperCaller         // inline suggestions
 	RecentContext() (string, error)
 	SetMagics(on bool) error
@@ -54,13 +55,6 @@ type setupRunner interface {
 	RunFile(path string) (interp.Outcome, error)
 	RunStartup(path string) (interp.Outcome, error)
 	SkipSourceFirstLine() error
-}
-
-// outputSource copies what Python prints, for the session log.
-type outputSource interface {
-	CaptureOutput(limit int) error
-	TakeOutput() (parts []pybridge.OutputPart, written int)
-	StopCapture()
 }
 
 // helperCaller runs a helper module's functions without running user
