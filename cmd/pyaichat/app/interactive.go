@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
@@ -19,10 +18,10 @@ import (
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog/live"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/suggest"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
-	"github.com/pyaichat/pyaichat/repl/quiet"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
@@ -76,7 +75,7 @@ type interactive struct {
 	set     config.Settings
 	opts    repl.Options
 	in      sessionPython
-	ran     *runs
+	ran     *suggest.Runs
 	capture *live.Capture
 	lg      *sessionlog.Writer
 	session *repl.Loop
@@ -91,7 +90,7 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 		}
 	}
 	set.Agent = withSecrets(set.Agent)
-	it := &interactive{std: std, c: c, set: set, in: in, ran: newRuns(), capture: live.NewCapture(in)}
+	it := &interactive{std: std, c: c, set: set, in: in, ran: suggest.NewRuns(), capture: live.NewCapture(in)}
 	opts.Interp = interpreter{in, it.ran, it.capture}
 	it.lg = openLog(c, set, opts.Term != nil, std.warn)
 	showImages(in, opts.Term, it.lg, std.warn)
@@ -151,7 +150,7 @@ func (it *interactive) run(cfgErr error) int {
 			Log: it.lg, Capture: it.capture, Out: it.std.out, Warn: it.std.warn, Prose: func(s string) string { return prose(it.std.out, s) }})
 	}
 	if it.opts.Term != nil && !it.set.REPL.NoSuggest {
-		startSuggestions(it.session, it.in, it.ran, it.std)
+		startSuggestions(it.session, it.in, it.ran, it.std.warn)
 	}
 	status, abandoned := it.session.Run()
 	if abandoned {
@@ -178,6 +177,16 @@ func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *json
 	it.session.SetAssistant(assistant)
 	it.session.AddCommands(assistantCommands(assistant)...)
 	return assistant
+}
+
+// startSuggestions gives py> its inline suggestions, or says why not.
+func startSuggestions(session *repl.Loop, in suggest.Interpreter, ran *suggest.Runs, warn func(string)) {
+	complete, err := suggest.Start(in, ran)
+	if err != nil {
+		warn(err.Error())
+		return
+	}
+	session.SetComplete(complete)
 }
 
 // showImages draws figures and rich values on the terminal, and saves
@@ -386,56 +395,24 @@ func withStdin(question string, std stdio) string {
 // output, once started, keeps each input's output for the log.
 type interpreter struct {
 	sessionPython
-	ran    *runs
+	ran    *suggest.Runs
 	output *live.Capture
 }
 
-// runs counts the inputs run at py> and, once one has run and no other
-// followed within settleAfterRun, calls settled: the suggester sorts the
-// session's names then, while the user reads the output, instead of at the
-// first key typed. The wait is a quiet.Timer, which an input does not
-// reset (see repl/quiet).
-type runs struct {
-	n       atomic.Uint64
-	settled atomic.Pointer[func()]
-	pause   *quiet.Timer
-}
-
-const settleAfterRun = 30 * time.Millisecond
-
-func newRuns() *runs {
-	r := new(runs)
-	r.pause = quiet.After(settleAfterRun, r.settle)
-	return r
-}
-
-func (r *runs) done() {
-	r.n.Add(1)
-	if r.settled.Load() != nil {
-		r.pause.Poke()
-	}
-}
-
-func (r *runs) settle() {
-	if f := r.settled.Load(); f != nil {
-		(*f)()
-	}
-}
-
 func (i interpreter) Push(line string) (interp.Outcome, error) {
-	defer i.ran.done()
+	defer i.ran.Done()
 	i.output.Begin()
 	return i.sessionPython.Push(line)
 }
 
 func (i interpreter) PushEOF() (interp.Outcome, error) {
-	defer i.ran.done()
+	defer i.ran.Done()
 	i.output.Begin()
 	return i.sessionPython.PushEOF()
 }
 
 func (i interpreter) RunBlock(source string) (interp.Outcome, error) {
-	defer i.ran.done()
+	defer i.ran.Done()
 	i.output.Begin()
 	return i.sessionPython.RunBlock(source)
 }

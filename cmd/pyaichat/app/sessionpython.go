@@ -1,11 +1,11 @@
 package app
 
 import (
-	"context"
 	"time"
 
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog/live"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/suggest"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
@@ -20,7 +20,7 @@ type sessionPython interface {
 	capabilities.Session // the assistant's capabilities
 	setupRunner          // -c, -m, FILE, PYTHONSTARTUP
 	live.Source          // --log-output
-	helperCaller         // inline suggestions
+	suggest.Interpreter  // inline suggestions
 	RecentContext() (string, error)
 	SetMagics(on bool) error
 	// Host, CanHost and AwaitInput let the REPL read keys on the
@@ -55,12 +55,4 @@ type setupRunner interface {
 	RunFile(path string) (interp.Outcome, error)
 	RunStartup(path string) (interp.Outcome, error)
 	SkipSourceFirstLine() error
-}
-
-// helperCaller runs a helper module's functions without running user
-// code, as long as the interpreter is not busy with the user's.
-type helperCaller interface {
-	LoadModule(name, source string) error
-	Call(ctx context.Context, kind pybridge.CallKind, module, fn, arg string) (string, error)
-	Busy() bool
 }

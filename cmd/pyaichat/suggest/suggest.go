@@ -1,4 +1,8 @@
-package app
+// Package suggest gives py> its inline suggestions (repl.Options.Complete):
+// the rest of the name being typed, from the session's namespace, the
+// builtins, keywords and attributes, through a read-only helper on the
+// interpreter's thread that runs no user code (python/suggest.py).
+package suggest
 
 import (
 	"context"
@@ -10,7 +14,6 @@ import (
 
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/python"
-	"github.com/pyaichat/pyaichat/repl"
 )
 
 // suggestModule is the helper behind py>'s inline suggestions.
@@ -28,7 +31,7 @@ const suggestPause = time.Second
 // interpreter's thread, through a read-only call that runs no user code
 // (python/suggest.py).
 type suggester struct {
-	in  helperCaller
+	in  Interpreter
 	gen *atomic.Uint64 // counts what ran at py>: the helper's sorted names are kept while it stays
 	// stalled is when suggestions may be asked again (unix nanos) after a
 	// call outlived suggestWait: its job still waits for the GIL, and keys
@@ -38,23 +41,32 @@ type suggester struct {
 
 // newSuggester loads the helper, before the first prompt (loading runs a
 // job that may not wait for a key).
-func newSuggester(in helperCaller, gen *atomic.Uint64) (*suggester, error) {
+func newSuggester(in Interpreter, gen *atomic.Uint64) (*suggester, error) {
 	if err := in.LoadModule(suggestModule, python.Suggest); err != nil {
 		return nil, err
 	}
 	return &suggester{in: in, gen: gen}, nil
 }
 
-// startSuggestions gives py> its inline suggestions, or says why not.
-func startSuggestions(session *repl.Loop, in helperCaller, ran *runs, std stdio) {
+// Interpreter is what suggestions need of the interpreter: a helper
+// module loaded, its read-only calls, and whether user code is running.
+type Interpreter interface {
+	LoadModule(name, source string) error
+	Call(ctx context.Context, kind pybridge.CallKind, module, fn, arg string) (string, error)
+	Busy() bool
+}
+
+// Start loads the helper and returns what py> calls for a suggestion
+// (repl.Options.Complete); the helper's sorted names are brought up to
+// date once ran's inputs settle.
+func Start(in Interpreter, ran *Runs) (complete func(path []string, prefix string) string, err error) {
 	sg, err := newSuggester(in, &ran.n)
 	if err != nil {
-		std.warn(fmt.Sprintf("inline suggestions are off: %v", err))
-		return
+		return nil, fmt.Errorf("inline suggestions are off: %w", err)
 	}
 	warm := sg.warm
 	ran.settled.Store(&warm)
-	session.SetComplete(sg.Complete)
+	return sg.Complete, nil
 }
 
 // warm brings the helper's sorted names up to date with the session (the

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package app
+package suggest
 
 import (
 	"context"
