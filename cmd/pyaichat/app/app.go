@@ -18,6 +18,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/jsonreport"
 	"github.com/pyaichat/pyaichat/pybridge"
 )
 
@@ -130,7 +131,7 @@ func sessionFlagsWrong(c cmdline) string {
 func configFailed(std stdio, c cmdline, err error) int {
 	std.warn(err.Error())
 	if c.json || c.jsonStream {
-		return newJSONReport(c.model, c.question, c.jsonStream, std.out).finish("config", err.Error(), exitUsage)
+		return jsonreport.New(c.model, c.question, c.jsonStream, std.out).Finish("config", err.Error(), exitUsage)
 	}
 	return exitUsage
 }

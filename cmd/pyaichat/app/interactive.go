@@ -16,6 +16,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/jsonreport"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog/live"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/suggest"
@@ -134,7 +135,7 @@ func (it *interactive) run(cfgErr error) int {
 	s, exit := setupFor(it.in, it.c, it.std)
 	stop()
 	if exit {
-		report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
+		report.Finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
 		return it.finish(s)
 	}
 	startCapture(it.capture, it.c, it.set.Log, it.lg, it.std.warn)
@@ -165,7 +166,7 @@ func (it *interactive) run(cfgErr error) int {
 
 // assistant gives ai> its assistant and the assistant's commands, or nil
 // with a warning when the configuration cannot be used.
-func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *jsonResult) *agent.Conversation {
+func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *jsonreport.Report) *agent.Conversation {
 	if cfgErr != nil {
 		it.std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 		return nil
@@ -173,7 +174,7 @@ func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *json
 	recent := func() string { s, _ := it.in.RecentContext(); return s }
 	reg := newRegistry(it.set.Agent.Secrets, it.in, sysPathKey(it.c))
 	loadUserCapabilities(reg, it.set.CapabilityModules, it.std.warn)
-	assistant := newAssistant(it.set.Agent, reg, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.events(), live.Events(it.lg)))
+	assistant := newAssistant(it.set.Agent, reg, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.Events(), live.Events(it.lg)))
 	it.session.SetAssistant(assistant)
 	it.session.AddCommands(assistantCommands(assistant)...)
 	return assistant
@@ -315,9 +316,17 @@ const (
 	exitCancelled = 130 // Ctrl-C
 )
 
+// jsonReportFor is the report of -p --json or --json-stream, or nil.
+func jsonReportFor(c cmdline, model, question string, out io.Writer) *jsonreport.Report {
+	if question == "" || !(c.json || c.jsonStream) {
+		return nil
+	}
+	return jsonreport.New(model, question, c.jsonStream, out)
+}
+
 // askOnce is pyaichat -p: the answer alone goes to stdout, or with
 // --json and --json-stream, the report (the answer is in it).
-func askOnce(session *repl.Loop, assistant *agent.Conversation, question string, std stdio, report *jsonResult) int {
+func askOnce(session *repl.Loop, assistant *agent.Conversation, question string, std stdio, report *jsonreport.Report) int {
 	assistant.Notices = std.err
 	stop := session.WatchInterrupts()
 	defer stop()
@@ -339,7 +348,7 @@ func askOnce(session *repl.Loop, assistant *agent.Conversation, question string,
 	if msg != "" {
 		std.warn(msg)
 	}
-	report.finish(kind, msg, status)
+	report.Finish(kind, msg, status)
 	return status
 }
 

@@ -196,7 +196,7 @@ func askKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error, session *re
 	}
 	report := jsonReportFor(c, cfg.Model, question, std.out)
 	caps := &kernelCaps{client: client}
-	assistant := newAssistant(cfg, newRegistry(cfg.Secrets, caps, ""), caps.recentContext, tm, true, std, colorWanted(tm != nil), report.events())
+	assistant := newAssistant(cfg, newRegistry(cfg.Secrets, caps, ""), caps.recentContext, tm, true, std, colorWanted(tm != nil), report.Events())
 	return askOnce(session, assistant, question, std, report)
 }
 
