@@ -90,7 +90,6 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 			std.warn(err.Error())
 		}
 	}
-	set.Agent = withSecrets(set.Agent)
 	it := &interactive{std: std, c: c, set: set, in: in, ran: suggest.NewRuns(), capture: live.NewCapture(in)}
 	opts.Interp = interpreter{in, it.ran, it.capture}
 	it.lg = openLog(c, set, opts.Term != nil, std.warn)
@@ -98,7 +97,7 @@ func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options
 	opts.OnInput = live.Inputs(it.lg, it.capture)
 	opts.Commands = []repl.Command{live.SaveCommand(it.lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
-	opts.SaveAI = aiHistoryLine(set.Agent.Secrets)
+	opts.SaveAI = it.aiHistoryLine
 	it.opts = opts
 	var err error
 	it.session, err = repl.New(opts)
@@ -139,6 +138,9 @@ func (it *interactive) run(cfgErr error) int {
 		return it.finish(s)
 	}
 	startCapture(it.capture, it.c, it.set.Log, it.lg, it.std.warn)
+	// After the setup code, whose os.environ changes are the process's:
+	// a secret it set is filtered too.
+	it.set.Agent = withSecrets(it.set.Agent)
 	assistant := it.assistant(cfgErr, question != "", color, report)
 	if question != "" {
 		if assistant == nil {
@@ -282,13 +284,12 @@ func setupFor(in setupRunner, c cmdline, std stdio) (status int, exit bool) {
 }
 
 // aiHistoryLine is what an ai> line becomes in the history file: filtered
-// as the question is before it is sent and logged, so that a key typed
-// at ai> is on disk no more than in the log.
-func aiHistoryLine(filter *redact.Filter) func(string) string {
-	return func(line string) string {
-		out, _ := filter.Text(line)
-		return out
-	}
+// by the filter the question is filtered by before it is sent and logged,
+// so that a key typed at ai> is on disk no more than in the log. The
+// first ai> line comes after run has built the filter.
+func (it *interactive) aiHistoryLine(line string) string {
+	out, _ := it.set.Agent.Secrets.Text(line)
+	return out
 }
 
 // openInput is the REPL's input: a terminal, read only at pyaichat's
