@@ -138,8 +138,9 @@ func (it *interactive) run(cfgErr error) int {
 		return it.finish(s)
 	}
 	startCapture(it.capture, it.c, it.set.Log, it.lg, it.std.warn)
-	// After the setup code, whose os.environ changes are the process's:
-	// a secret it set is filtered too.
+	// Go's environment is the one the process started with (Python's
+	// os.environ changes do not reach it), so the filter is the same
+	// whenever it is built; it is built once, here, for all three users.
 	it.set.Agent = withSecrets(it.set.Agent)
 	assistant := it.assistant(cfgErr, question != "", color, report)
 	if question != "" {
