@@ -14,6 +14,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/llm"
+	"github.com/pyaichat/pyaichat/agent/redact"
 )
 
 // DefaultBaseURL is OpenAI's API; any other base URL is a server that may
@@ -58,6 +59,10 @@ type Config struct {
 	// are names the user declares secret, or not secret.
 	Environ           []string
 	HideEnv, AllowEnv []string
+	// Secrets is the filter of what is sent, when the caller built it
+	// (Filter) to share with the capabilities and the ai> history rather
+	// than have it built again; nil: NewConversation builds it.
+	Secrets *redact.Filter
 
 	// ContextWindow (tokens) and the prices (US dollars per million
 	// tokens, when Priced) are the config file's; the server's model list

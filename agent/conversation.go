@@ -72,7 +72,10 @@ type Conversation struct {
 func NewConversation(cfg Config, tools Toolset, ctxFn func() string) *Conversation {
 	s := &Conversation{cfg: cfg.withDefaults(), tools: tools, ctxFn: ctxFn, shownFn: ctxFn}
 	s.model = llmModel{llm.New(s.cfg.options())}
-	s.filter = s.cfg.Filter()
+	s.filter = s.cfg.Secrets
+	if s.filter == nil {
+		s.filter = s.cfg.Filter()
+	}
 	if tools != nil {
 		s.list = tools.Tools()
 	}

@@ -54,6 +54,11 @@ type Options struct {
 	// expression runs, so that no expression can read or transform them
 	// (os.environ shows the name with a marker). Nil wipes none.
 	SecretEnv func(name string) bool
+	// SysPathKey names what decided the session's sys.path ("": unknown).
+	// With it, the entry points' cache remembers that sys.path, and
+	// LoadUser with no modules skips Python altogether when the cache
+	// shows that nothing on it registers a capability.
+	SysPathKey string
 }
 
 // Session is the Python session the capabilities look at, as they use

@@ -40,8 +40,15 @@ const maxUserArgsBytes = MaxExprBytes
 // imports, finds what it imports already there.
 //
 // cacheFile ("": none) keeps, from one start to the next, which
-// directories on sys.path hold a package that registers the entry point.
+// directories on sys.path hold a package that registers the entry point;
+// with Options.SysPathKey, it also lets a start with no modules skip
+// Python when nothing registers it (entryPointsUnchanged). A broken
+// module that a package registers is thus reported at every start while
+// that package is installed: its directory declares the entry point.
 func (r *Registry) LoadUser(ctx context.Context, modules []string, cacheFile string) []string {
+	if len(modules) == 0 && entryPointsUnchanged(cacheFile, r.opts.SysPathKey) {
+		return nil
+	}
 	if err := r.in.LoadModule(userHelperModule, python.UserCaps); err != nil {
 		return []string{fmt.Sprintf("user capabilities: %v", err)}
 	}
@@ -83,6 +90,49 @@ func (r *Registry) LoadUser(ctx context.Context, modules []string, cacheFile str
 	return append(found.Problems, loaded.Problems...)
 }
 
+// entryPointsUnchanged reports whether the entry points' cache shows that
+// a start whose sys.path key is key finds no package registering the
+// entry point: the cache's last discovery had that key, no directory on
+// its sys.path declared the entry point, and none has changed since (the
+// same modification time; absent then, still absent). The helper's
+// discovery would find nothing, so it need not be loaded.
+func entryPointsUnchanged(cacheFile, key string) bool {
+	if cacheFile == "" || key == "" {
+		return false
+	}
+	data, err := os.ReadFile(cacheFile)
+	if err != nil {
+		return false
+	}
+	var onPath []string
+	seen := map[string]string{} // directory: "mtime_ns TAB 0|1"
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.SplitN(line, "\t", 3)
+		switch {
+		case len(fields) != 3:
+		case fields[0] == "=" && fields[1] != key:
+			return false
+		case fields[0] == "=":
+			onPath = strings.Split(fields[2], "\x00")
+		default:
+			seen[fields[2]] = fields[0] + "\t" + fields[1]
+		}
+	}
+	return onPath != nil && !slices.ContainsFunc(onPath, func(dir string) bool { return dirMayDeclare(dir, seen) })
+}
+
+// dirMayDeclare reports whether dir, on sys.path, may hold a package
+// registering the entry point by what the cache (seen) says of it: it
+// did, it changed, or it appeared.
+func dirMayDeclare(dir string, seen map[string]string) bool {
+	info, err := os.Stat(dir)
+	was, known := seen[dir]
+	if !known {
+		return err == nil
+	}
+	return err != nil || was != fmt.Sprintf("%d\t0", info.ModTime().UnixNano())
+}
+
 // userSources are the modules to import, and the problems met finding
 // them.
 type userSources struct {
@@ -107,10 +157,11 @@ func (r *Registry) discover(ctx context.Context, modules []string, cacheFile str
 			found.Problems = append(found.Problems, fmt.Sprintf("capability_modules: %q is not a module name", m))
 		}
 	}
-	if found.Problems != nil || strings.Contains(cacheFile, "\n") {
-		modules, cacheFile = nil, ""
+	key := r.opts.SysPathKey
+	if found.Problems != nil || strings.ContainsAny(cacheFile+key, "\n\t") {
+		modules, cacheFile, key = nil, "", ""
 	}
-	out, err := r.in.Call(ctx, pybridge.CallHelper, userHelperModule, "discover", strings.Join(append([]string{cacheFile}, modules...), "\n"))
+	out, err := r.in.Call(ctx, pybridge.CallHelper, userHelperModule, "discover", strings.Join(append([]string{cacheFile, key}, modules...), "\n"))
 	if err != nil {
 		return found, fmt.Errorf("user capabilities: %w", err)
 	}

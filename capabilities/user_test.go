@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pyaichat/pyaichat/pybridge"
 )
 
 const typedModule = `from typing import Optional, List
@@ -179,6 +181,67 @@ func BenchmarkLoadUserNone(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if problems := r.LoadUser(context.Background(), nil, cache); len(problems) != 0 {
 			b.Fatal(problems)
+		}
+	}
+}
+
+// countingSession counts what a registry asks of the session.
+type countingSession struct {
+	Session
+	asked int
+}
+
+func (c *countingSession) LoadModule(name, source string) error {
+	c.asked++
+	return c.Session.LoadModule(name, source)
+}
+
+func (c *countingSession) Call(ctx context.Context, kind pybridge.CallKind, module, fn, arg string) (string, error) {
+	c.asked++
+	return c.Session.Call(ctx, kind, module, fn, arg)
+}
+
+// With a sys.path key and no modules, a start after one that found no
+// package registering the entry point asks nothing of Python; once a
+// directory on sys.path changes (a package that registers a module is
+// installed there) discovery runs again, and the broken module it
+// registers is reported at every start from then on.
+func TestLoadUserSkipsPythonUntilSysPathChanges(t *testing.T) {
+	dir := t.TempDir()
+	setup(t, "import sys; sys.path.insert(0, "+pyString(dir)+")")
+	t.Cleanup(func() { setup(t, "import sys; sys.path.remove("+pyString(dir)+")") })
+	cache := filepath.Join(t.TempDir(), "entry-points.json")
+	start := func(key string) (problems []string, asked int) {
+		in := &countingSession{Session: interp}
+		problems = New(in, Options{Deadline: 30 * time.Second, SysPathKey: key}).LoadUser(context.Background(), nil, cache)
+		return problems, in.asked
+	}
+	if problems, asked := start("k1"); len(problems) != 0 || asked == 0 {
+		t.Fatalf("the first start: problems %q, %d requests to Python; want none, some", problems, asked)
+	}
+	if problems, asked := start("k1"); len(problems) != 0 || asked != 0 {
+		t.Fatalf("the second start: problems %q, %d requests to Python; want none, none", problems, asked)
+	}
+	if _, asked := start("k2"); asked == 0 {
+		t.Fatal("a start with another sys.path key asked nothing of Python")
+	}
+	start("k1")
+	dist := filepath.Join(dir, "brokencaps-1.0.dist-info")
+	if err := os.Mkdir(dist, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"METADATA":         "Metadata-Version: 2.1\nName: brokencaps\nVersion: 1.0\n",
+		"entry_points.txt": "[pyaichat.capabilities]\nbroken = uc_no_such_module\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dist, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		problems, _ := start("k1")
+		if len(problems) != 1 || !strings.Contains(problems[0], "uc_no_such_module") {
+			t.Fatalf("start %d after the package was installed: problems %q, want the broken module's", i+1, problems)
 		}
 	}
 }

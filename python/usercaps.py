@@ -97,21 +97,26 @@ def _dir_declares(d):
     return False
 
 
-def _declares_group(cache):
+def _declares_group(cache, key):
     """Whether a distribution on sys.path declares the entry point group,
     so that importlib.metadata (tens of milliseconds to import) is imported
     only when one does. Reading every dist-info takes milliseconds (4 ms
     for 125 distributions), at every start: what each directory held is
     kept in the cache file, by the directory's modification time, which
-    changes when a distribution is installed or removed there."""
-    seen = _read_cache(cache)
-    fresh, declared = {}, False
+    changes when a distribution is installed or removed there. With key
+    (what decided this start's sys.path, "" when Go cannot tell), the
+    cache also keeps the directories on sys.path, so that a later start
+    with the same key finds in Go that none declares the group and does
+    not call this helper at all (capabilities.entryPointsUnchanged)."""
+    seen, record_before = _read_cache(cache)
+    fresh, declared, on_path = {}, False, []
     path = _lookup(_M_DICT(_SYS), "path", None)
     for entry in path if type(path) is list else ():
         if type(entry) is not str:
             continue
         try:
             d = entry if entry.startswith("/") else _getcwd() + "/" + entry
+            on_path.append(d)
             mtime = _stat(d).st_mtime_ns
         except OSError:
             continue
@@ -121,32 +126,41 @@ def _declares_group(cache):
         else:
             fresh[d] = [mtime, _dir_declares(d)]
         declared = declared or fresh[d][1] is True
-    if cache and any(seen.get(d) != v for d, v in fresh.items()):
+    record = (key, on_path) if key else record_before
+    changed = any(seen.get(d) != v for d, v in fresh.items())
+    changed = changed or any(d in seen and d not in fresh for d in on_path)
+    if cache and (changed or record != record_before):
         for d, v in seen.items():
-            if d not in fresh and len(fresh) < _MAX_CACHED_DIRS:
+            # A directory on sys.path that is gone is not kept: the
+            # cache says it is absent by having no line for it.
+            if d not in fresh and d not in on_path and len(fresh) < _MAX_CACHED_DIRS:
                 fresh[d] = v
-        _write_cache(cache, fresh)
+        _write_cache(cache, fresh, record)
     return declared
 
 
 def _read_cache(path):
     """The cache: {directory: [mtime_ns, declares]}, from lines
-    "mtime_ns TAB 0|1 TAB directory"."""
-    seen = {}
+    "mtime_ns TAB 0|1 TAB directory", and the last start's sys.path with
+    its key, (key, [directory]), from the line "= TAB key TAB directories
+    joined by NUL" (None without one)."""
+    seen, record = {}, None
     if not path:
-        return seen
+        return seen, record
     try:
         with open(path, encoding="utf-8", errors="surrogateescape") as f:
             for line in f:
                 fields = line.rstrip("\n").split("\t", 2)
                 if len(fields) == 3 and fields[0].isdigit():
                     seen[fields[2]] = [int(fields[0]), fields[1] == "1"]
+                elif len(fields) == 3 and fields[0] == "=":
+                    record = (fields[1], fields[2].split("\0"))
     except (OSError, ValueError):
-        return {}
-    return seen
+        return {}, None
+    return seen, record
 
 
-def _write_cache(path, dirs):
+def _write_cache(path, dirs, record):
     """Writes the cache whole (a new file renamed over the old), or not at
     all: a cache that cannot be written only costs the next start the scan."""
     lines = [
@@ -154,6 +168,8 @@ def _write_cache(path, dirs):
         for d, (mtime, declares) in dirs.items()
         if "\n" not in d
     ]
+    if record and not any("\n" in d or "\0" in d for d in record[1]):
+        lines.insert(0, "=\t%s\t%s\n" % (record[0], "\0".join(record[1])))
     try:
         tmp = "%s.%d" % (path, _getpid())
         with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
@@ -163,8 +179,8 @@ def _write_cache(path, dirs):
         pass
 
 
-def _entry_points(cache):
-    if not _declares_group(cache):
+def _entry_points(cache, key):
+    if not _declares_group(cache, key):
         return []
     import importlib.metadata
 
@@ -178,14 +194,15 @@ def _entry_points(cache):
 
 def discover(arg):
     """The modules to import. arg is lines: the cache file ("" for none),
+    the key of this start's sys.path ("" for none, see _declares_group),
     then the modules the config names. The answer is lines too, without
     JSON (see the imports above): "module TAB where it is named" for each
     module, "!problem" for each problem."""
-    cache, *modules = arg.split("\n")
+    cache, key, *modules = arg.split("\n")
     sources = [{"module": m, "from": "capability_modules"} for m in modules if m]
     problems = []
     try:
-        sources += _entry_points(cache)
+        sources += _entry_points(cache, key)
     except Exception as e:
         problems.append(_line("reading the %s entry points" % _GROUP, e))
     seen, lines = set(), []

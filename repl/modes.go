@@ -3,7 +3,7 @@ package repl
 import (
 	"sync"
 
-	"github.com/pyaichat/pyaichat/repl/term"
+	"github.com/pyaichat/pyaichat/repl/prompt"
 )
 
 // Mode is what a line at the prompt is for.
@@ -78,12 +78,12 @@ func (s *modeState) setLead(lead string) {
 
 func promptFor(m Mode, cont bool) string {
 	if cont {
-		return term.ContinuationPrompt
+		return prompt.Continuation
 	}
 	if m == ModeAI {
-		return "ai> "
+		return prompt.AI
 	}
-	return "py> "
+	return prompt.Py
 }
 
 // indentUnit is what TAB inserts inside an incomplete py> block.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/repl/highlight"
 	"github.com/pyaichat/pyaichat/repl/interp"
+	"github.com/pyaichat/pyaichat/repl/prompt"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
@@ -559,7 +560,7 @@ func (r *Loop) echoPaste(mode Mode, cont bool, pasted string) {
 		if i == 0 {
 			b.WriteString(promptFor(mode, cont))
 		} else {
-			b.WriteString(term.ContinuationPrompt)
+			b.WriteString(prompt.Continuation)
 		}
 		b.WriteString(l)
 		b.WriteString("\n")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/jsonreport"
 	"github.com/pyaichat/pyaichat/pybridge"
 )
 
@@ -28,7 +29,7 @@ var version = "0.1.0-dev"
 // standard streams; it returns the exit status. It must run on the
 // process's main thread, which Python's runs on (pybridge.RunMain).
 func Run(in, out, errOut *os.File, args []string) int {
-	return run(stdio{in: in, out: out, err: errOut}, args)
+	return run(stdio{in: in, out: out, err: errOut}, args, embeddedPython)
 }
 
 // stdio are the standard streams pyaichat runs with.
@@ -51,8 +52,9 @@ var subcommands = map[string]func(stdio, []string) int{
 	"completion":   runCompletion,
 }
 
-// run is pyaichat with its arguments; it returns the exit status.
-func run(std stdio, args []string) int {
+// run is pyaichat with its arguments, its interactive sessions' Python
+// started by startPy; it returns the exit status.
+func run(std stdio, args []string, startPy pythonStarter) int {
 	if len(args) > 0 && subcommands[args[0]] != nil {
 		return subcommands[args[0]](std, args[1:])
 	}
@@ -92,7 +94,7 @@ func run(std stdio, args []string) int {
 	if c.inKernel() {
 		return runKernel(std, c, set, cfgErr)
 	}
-	return runInteractive(std, c, set, cfgErr)
+	return runInteractive(std, c, set, cfgErr, startPy)
 }
 
 // unusable says why the command line cannot start, or "": a --venv that
@@ -129,7 +131,7 @@ func sessionFlagsWrong(c cmdline) string {
 func configFailed(std stdio, c cmdline, err error) int {
 	std.warn(err.Error())
 	if c.json || c.jsonStream {
-		return newJSONReport(c.model, c.question, c.jsonStream, std.out).finish("config", err.Error(), exitUsage)
+		return jsonreport.New(c.model, c.question, c.jsonStream, std.out).Finish("config", err.Error(), exitUsage)
 	}
 	return exitUsage
 }

@@ -132,7 +132,7 @@ func runCapability(std stdio, args []string) int {
 // the built-in rule).
 func printCapability(std stdio, call capabilityCall, in capabilities.Session) int {
 	set, _ := config.Load(xdgPaths().configFile(), config.Flags{})
-	reg := newRegistry(set.Agent, in)
+	reg := newRegistry(withSecrets(set.Agent).Secrets, in, "")
 	if call.user && !loadUserCapability(std, reg, set.CapabilityModules, call.name) {
 		return 2
 	}

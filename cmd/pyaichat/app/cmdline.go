@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog/live"
 )
 
 const usage = `usage: pyaichat [option] ... [-c cmd | -m mod | file] [arg] ...
@@ -134,7 +135,7 @@ func (c cmdline) unbuffered() bool {
 }
 
 // resumeLatest is --continue: the newest session.
-const resumeLatest = "\x00latest"
+const resumeLatest = live.Latest
 
 // pythonArgs is the command line Python reads as python3 would read it
 // (pybridge.Config.Args): the options, then what runs, then sys.argv's

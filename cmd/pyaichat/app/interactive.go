@@ -8,19 +8,21 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/agent/event"
+	"github.com/pyaichat/pyaichat/agent/redact"
 	"github.com/pyaichat/pyaichat/agent/view"
 	"github.com/pyaichat/pyaichat/capabilities"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/jsonreport"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog/live"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/suggest"
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
-	"github.com/pyaichat/pyaichat/repl/quiet"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
@@ -30,7 +32,7 @@ const exitPatience = 3 * time.Second
 
 // runInteractive is pyaichat's REPL, or with -p its one question: the
 // setup code runs first, as python3 -i runs it.
-func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (status int) {
+func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error, startPy pythonStarter) (status int) {
 	opts, readLine, err := openInput(std, c.unbuffered())
 	if err != nil {
 		std.warn(err.Error())
@@ -39,7 +41,7 @@ func runInteractive(std stdio, c cmdline, set config.Settings, cfgErr error) (st
 	if opts.Term != nil {
 		defer recoverRaw(opts.Term, std, &status)
 	}
-	in, err := startPython(c, readLine, opts.Term != nil, std.warn)
+	in, err := startPy(c, readLine, opts.Term != nil, std.warn)
 	var exited pybridge.ExitError
 	if errors.As(err, &exited) {
 		return exited.Status // Python said why
@@ -73,33 +75,33 @@ type interactive struct {
 	c       cmdline
 	set     config.Settings
 	opts    repl.Options
-	in      *pybridge.Interp
-	ran     *runs
-	capture *outputCapture
+	in      sessionPython
+	ran     *suggest.Runs
+	capture *live.Capture
 	lg      *sessionlog.Writer
 	session *repl.Loop
 }
 
 // newInteractive wires the REPL to in: the interpreter as the REPL sees
 // it, the session log, images, the commands of py>.
-func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options, in *pybridge.Interp) (*interactive, error) {
+func newInteractive(std stdio, c cmdline, set config.Settings, opts repl.Options, in sessionPython) (*interactive, error) {
 	if set.REPL.NoMagics {
 		if err := in.SetMagics(false); err != nil {
 			std.warn(err.Error())
 		}
 	}
-	it := &interactive{std: std, c: c, set: set, in: in, ran: newRuns(), capture: &outputCapture{in: in}}
+	it := &interactive{std: std, c: c, set: set, in: in, ran: suggest.NewRuns(), capture: live.NewCapture(in)}
 	opts.Interp = interpreter{in, it.ran, it.capture}
 	it.lg = openLog(c, set, opts.Term != nil, std.warn)
 	showImages(in, opts.Term, it.lg, std.warn)
-	opts.OnInput = logInputs(it.lg, it.capture)
-	opts.Commands = []repl.Command{saveCommand(it.lg)}
+	opts.OnInput = live.Inputs(it.lg, it.capture)
+	opts.Commands = []repl.Command{live.SaveCommand(it.lg)}
 	opts.Host, opts.CanHost, opts.Await = in.Host, in.CanHost, in.AwaitInput
 	opts.MoreLines, opts.TabToggles = in.MoreLines, set.REPL.TabToggles
 	opts.Highlight = opts.Term != nil && colorWanted(true)
 	opts.ViMode = editingMode(set.REPL.EditingMode) == "vi"
 	opts.AutoIndent = autoIndent(set.REPL.AutoIndent)
-	opts.SaveAI = aiHistoryLine(set.Agent)
+	opts.SaveAI = it.aiHistoryLine
 	it.opts = opts
 	var err error
 	it.session, err = repl.New(opts)
@@ -143,10 +145,14 @@ func (it *interactive) run(cfgErr error) int {
 	s, exit := setupFor(it.in, it.c, it.std)
 	stop()
 	if exit {
-		report.finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
+		report.Finish("setup_exit", fmt.Sprintf("the setup code exited with status %d", s), s)
 		return it.finish(s)
 	}
-	it.capture.start(it.c, it.set.Log, it.lg, it.std.warn)
+	startCapture(it.capture, it.c, it.set.Log, it.lg, it.std.warn)
+	// Go's environment is the one the process started with (Python's
+	// os.environ changes do not reach it), so the filter is the same
+	// whenever it is built; it is built once, here, for all three users.
+	it.set.Agent = withSecrets(it.set.Agent)
 	assistant := it.assistant(cfgErr, question != "", color, report)
 	if question != "" {
 		if assistant == nil {
@@ -155,10 +161,11 @@ func (it *interactive) run(cfgErr error) int {
 		return it.finish(askOnce(it.session, assistant, question, it.std, report))
 	}
 	if it.c.resume != "" {
-		resume(it.c.resume, resumeFrom{session: it.session, assistant: assistant, in: it.in, tm: it.opts.Term, log: it.lg, output: it.capture, std: it.std})
+		live.Resume(sessionsDir(), it.c.resume, live.Into{Loop: it.session, Assistant: assistant, In: it.in, Term: it.opts.Term,
+			Log: it.lg, Capture: it.capture, Out: it.std.out, Warn: it.std.warn, Prose: func(s string) string { return prose(it.std.out, s) }})
 	}
 	if it.opts.Term != nil && !it.set.REPL.NoSuggest {
-		startSuggestions(it.session, it.in, it.ran, it.std)
+		startSuggestions(it.session, it.in, it.ran, it.std.warn)
 	}
 	status, abandoned := it.session.Run()
 	if abandoned {
@@ -173,23 +180,33 @@ func (it *interactive) run(cfgErr error) int {
 
 // assistant gives ai> its assistant and the assistant's commands, or nil
 // with a warning when the configuration cannot be used.
-func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *jsonResult) *agent.Conversation {
+func (it *interactive) assistant(cfgErr error, oneShot, color bool, report *jsonreport.Report) *agent.Conversation {
 	if cfgErr != nil {
 		it.std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 		return nil
 	}
 	recent := func() string { s, _ := it.in.RecentContext(); return s }
-	reg := newRegistry(it.set.Agent, it.in)
+	reg := newRegistry(it.set.Agent.Secrets, it.in, sysPathKey(it.c))
 	loadUserCapabilities(reg, it.set.CapabilityModules, it.std.warn)
-	assistant := newAssistant(it.set.Agent, reg, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.events(), logEvents(it.lg)))
+	assistant := newAssistant(it.set.Agent, reg, recent, it.opts.Term, oneShot, it.std, color, bothEvents(report.Events(), live.Events(it.lg)))
 	it.session.SetAssistant(assistant)
 	it.session.AddCommands(assistantCommands(assistant)...)
 	return assistant
 }
 
+// startSuggestions gives py> its inline suggestions, or says why not.
+func startSuggestions(session *repl.Loop, in suggest.Interpreter, ran *suggest.Runs, warn func(string)) {
+	sg, err := suggest.Start(in, ran)
+	if err != nil {
+		warn(err.Error())
+		return
+	}
+	session.SetComplete(sg.Complete, sg.Candidates, sg.Arguments)
+}
+
 // showImages draws figures and rich values on the terminal, and saves
 // those it cannot draw beside the session's log (ID/figure-N.png).
-func showImages(in *pybridge.Interp, tm *term.Terminal, lg *sessionlog.Writer, warn func(string)) {
+func showImages(in sessionPython, tm *term.Terminal, lg *sessionlog.Writer, warn func(string)) {
 	if tm != nil {
 		in.SetDisplay(tm)
 	}
@@ -221,7 +238,6 @@ func newAssistant(cfg agent.Config, reg *capabilities.Registry, recent func() st
 		look.Cancelled = "(cancelled)"
 	}
 	cfg.View = view.For(look)
-	cfg.Environ = os.Environ()
 	if cfg.Share == agent.ShareAsk {
 		cfg.Confirm = confirmer(tm, oneShot, std)
 	}
@@ -229,11 +245,20 @@ func newAssistant(cfg agent.Config, reg *capabilities.Registry, recent func() st
 	return agent.NewConversation(cfg, capabilityTools(reg), recent)
 }
 
-// newRegistry is the capabilities of in, whose copy wipes the values of
-// the variables cfg's filter takes for secrets.
-func newRegistry(cfg agent.Config, in capabilities.Session) *capabilities.Registry {
+// withSecrets is cfg with the environment and the filter of secrets
+// built from it once: the capabilities' copy, the assistant and the ai>
+// history all take the same variables for secrets.
+func withSecrets(cfg agent.Config) agent.Config {
 	cfg.Environ = os.Environ()
-	return capabilities.New(in, capabilities.Options{SecretEnv: cfg.Filter().SecretVar})
+	cfg.Secrets = cfg.Filter()
+	return cfg
+}
+
+// newRegistry is the capabilities of in, whose copy wipes the values of
+// the variables secrets takes for secrets; sysPathKey ("": unknown) lets
+// a start skip looking for user capabilities (capabilities.Options).
+func newRegistry(secrets *redact.Filter, in capabilities.Session, sysPathKey string) *capabilities.Registry {
+	return capabilities.New(in, capabilities.Options{SecretEnv: secrets.SecretVar, SysPathKey: sysPathKey})
 }
 
 // loadUserCapabilities adds the user's capabilities to reg before the
@@ -260,7 +285,7 @@ func greet(std stdio, c cmdline, color bool) {
 
 // setupFor runs the setup code (runSetup), with its output on stderr for
 // -p, whose stdout is the answer's.
-func setupFor(in *pybridge.Interp, c cmdline, std stdio) (status int, exit bool) {
+func setupFor(in setupRunner, c cmdline, std stdio) (status int, exit bool) {
 	setup := func() { status, exit = runSetup(in, c, c.question == "", std.warn) }
 	if c.question == "" {
 		setup()
@@ -271,15 +296,12 @@ func setupFor(in *pybridge.Interp, c cmdline, std stdio) (status int, exit bool)
 }
 
 // aiHistoryLine is what an ai> line becomes in the history file: filtered
-// as the question is before it is sent and logged, so that a key typed
-// at ai> is on disk no more than in the log.
-func aiHistoryLine(cfg agent.Config) func(string) string {
-	cfg.Environ = os.Environ()
-	filter := cfg.Filter()
-	return func(line string) string {
-		out, _ := filter.Text(line)
-		return out
-	}
+// by the filter the question is filtered by before it is sent and logged,
+// so that a key typed at ai> is on disk no more than in the log. The
+// first ai> line comes after run has built the filter.
+func (it *interactive) aiHistoryLine(line string) string {
+	out, _ := it.set.Agent.Secrets.Text(line)
+	return out
 }
 
 // openInput is the REPL's input: a terminal, read only at pyaichat's
@@ -307,9 +329,17 @@ const (
 	exitCancelled = 130 // Ctrl-C
 )
 
+// jsonReportFor is the report of -p --json or --json-stream, or nil.
+func jsonReportFor(c cmdline, model, question string, out io.Writer) *jsonreport.Report {
+	if question == "" || !(c.json || c.jsonStream) {
+		return nil
+	}
+	return jsonreport.New(model, question, c.jsonStream, out)
+}
+
 // askOnce is pyaichat -p: the answer alone goes to stdout, or with
 // --json and --json-stream, the report (the answer is in it).
-func askOnce(session *repl.Loop, assistant *agent.Conversation, question string, std stdio, report *jsonResult) int {
+func askOnce(session *repl.Loop, assistant *agent.Conversation, question string, std stdio, report *jsonreport.Report) int {
 	assistant.Notices = std.err
 	stop := session.WatchInterrupts()
 	defer stop()
@@ -331,7 +361,7 @@ func askOnce(session *repl.Loop, assistant *agent.Conversation, question string,
 	if msg != "" {
 		std.warn(msg)
 	}
-	report.finish(kind, msg, status)
+	report.Finish(kind, msg, status)
 	return status
 }
 
@@ -386,59 +416,27 @@ func withStdin(question string, std stdio) string {
 // inputs run at py>, after which names may have changed (suggester);
 // output, once started, keeps each input's output for the log.
 type interpreter struct {
-	*pybridge.Interp
-	ran    *runs
-	output *outputCapture
-}
-
-// runs counts the inputs run at py> and, once one has run and no other
-// followed within settleAfterRun, calls settled: the suggester sorts the
-// session's names then, while the user reads the output, instead of at the
-// first key typed. The wait is a quiet.Timer, which an input does not
-// reset (see repl/quiet).
-type runs struct {
-	n       atomic.Uint64
-	settled atomic.Pointer[func()]
-	pause   *quiet.Timer
-}
-
-const settleAfterRun = 30 * time.Millisecond
-
-func newRuns() *runs {
-	r := new(runs)
-	r.pause = quiet.After(settleAfterRun, r.settle)
-	return r
-}
-
-func (r *runs) done() {
-	r.n.Add(1)
-	if r.settled.Load() != nil {
-		r.pause.Poke()
-	}
-}
-
-func (r *runs) settle() {
-	if f := r.settled.Load(); f != nil {
-		(*f)()
-	}
+	sessionPython
+	ran    *suggest.Runs
+	output *live.Capture
 }
 
 func (i interpreter) Push(line string) (interp.Outcome, error) {
-	defer i.ran.done()
-	i.output.begin()
-	return i.Interp.Push(line)
+	defer i.ran.Done()
+	i.output.Begin()
+	return i.sessionPython.Push(line)
 }
 
 func (i interpreter) PushEOF() (interp.Outcome, error) {
-	defer i.ran.done()
-	i.output.begin()
-	return i.Interp.PushEOF()
+	defer i.ran.Done()
+	i.output.Begin()
+	return i.sessionPython.PushEOF()
 }
 
 func (i interpreter) RunBlock(source string) (interp.Outcome, error) {
-	defer i.ran.done()
-	i.output.begin()
-	return i.Interp.RunBlock(source)
+	defer i.ran.Done()
+	i.output.Begin()
+	return i.sessionPython.RunBlock(source)
 }
 
 // assistantCommands are the assistant's slash commands in the REPL's
@@ -519,7 +517,7 @@ func startPython(c cmdline, readLine pybridge.LineReader, terminal bool, warn fu
 // -i runs it: the -c commands, -m module or FILE, or, for a bare interactive
 // session (startup), the file named by PYTHONSTARTUP. A failure is shown
 // and the rest goes on; exit reports a SystemExit, with its status.
-func runSetup(in *pybridge.Interp, c cmdline, startup bool, warn func(string)) (status int, exit bool) {
+func runSetup(in setupRunner, c cmdline, startup bool, warn func(string)) (status int, exit bool) {
 	var steps []func() (interp.Outcome, error)
 	for _, code := range c.commands {
 		steps = append(steps, func() (interp.Outcome, error) { return in.RunCommand(code) })

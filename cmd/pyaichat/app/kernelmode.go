@@ -10,6 +10,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/config"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
+	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog/live"
 	"github.com/pyaichat/pyaichat/pybridge/kernel"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
@@ -126,7 +127,7 @@ func (s *kernelSession) close() {
 
 // runKernel is pyaichat with py> in a Jupyter kernel.
 func runKernel(std stdio, c cmdline, set config.Settings, cfgErr error) int {
-	cfg := set.Agent
+	cfg := withSecrets(set.Agent)
 	if msg := kernelFlagsWrong(c); msg != "" {
 		std.warn(msg)
 		return exitUsage
@@ -146,7 +147,7 @@ func runKernel(std stdio, c cmdline, set config.Settings, cfgErr error) int {
 	opts.Interp = ki
 	lg := openLogAs(c, set, opts.Term != nil, std.warn, ks.info.LanguageInfo.Version, ks.label()+", "+ks.file)
 	opts.OnInput = logKernelInputs(lg, ki, c.logOutput || set.Log.Output)
-	opts.Commands = []repl.Command{saveCommand(lg)}
+	opts.Commands = []repl.Command{live.SaveCommand(lg)}
 	session, err := repl.New(opts)
 	if err != nil {
 		ks.close()
@@ -167,7 +168,7 @@ func runKernel(std stdio, c cmdline, set config.Settings, cfgErr error) int {
 		std.warn(fmt.Sprintf("ai> is unavailable: %v", cfgErr))
 	} else {
 		caps := &kernelCaps{client: ks.client}
-		assistant := newAssistant(cfg, newRegistry(cfg, caps), caps.recentContext, opts.Term, false, std, colorWanted(opts.Term != nil), logEvents(lg))
+		assistant := newAssistant(cfg, newRegistry(cfg.Secrets, caps, ""), caps.recentContext, opts.Term, false, std, colorWanted(opts.Term != nil), live.Events(lg))
 		session.SetAssistant(assistant)
 		session.AddCommands(assistantCommands(assistant)...)
 	}
@@ -195,7 +196,7 @@ func askKernel(std stdio, c cmdline, cfg agent.Config, cfgErr error, session *re
 	}
 	report := jsonReportFor(c, cfg.Model, question, std.out)
 	caps := &kernelCaps{client: client}
-	assistant := newAssistant(cfg, newRegistry(cfg, caps), caps.recentContext, tm, true, std, colorWanted(tm != nil), report.events())
+	assistant := newAssistant(cfg, newRegistry(cfg.Secrets, caps, ""), caps.recentContext, tm, true, std, colorWanted(tm != nil), report.Events())
 	return askOnce(session, assistant, question, std, report)
 }
 
@@ -227,7 +228,7 @@ func logKernelInputs(w *sessionlog.Writer, ki *kernelInterp, withOutput bool) fu
 		return nil
 	}
 	return func(src string, o interp.Outcome) {
-		r := pyRecord(src, o)
+		r := live.PyRecord(src, o)
 		if withOutput && !w.OutputOff() {
 			for _, p := range ki.lastOutput() {
 				r.Output = append(r.Output, p)

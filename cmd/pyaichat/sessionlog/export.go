@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pyaichat/pyaichat/repl/prompt"
 )
 
 // Export writes a session to path in the format its extension names:
@@ -230,7 +232,7 @@ func script(recs []Record) string {
 	for _, p := range parts(recs) {
 		switch {
 		case p.question != "":
-			b.WriteString(commented("ai> "+p.question) + "\n")
+			b.WriteString(commented(prompt.AI+p.question) + "\n")
 			b.WriteString(commented(p.answerMarkdown()) + "\n\n")
 		case p.status == "ok":
 			b.WriteString(p.src + "\n" + outputComment(p.output) + "\n")

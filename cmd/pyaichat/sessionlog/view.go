@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pyaichat/pyaichat/agent/termsafe"
+	"github.com/pyaichat/pyaichat/repl/prompt"
 )
 
 // Summary is one line of `pyaichat sessions`.
@@ -146,7 +147,7 @@ func sessionStart(w io.Writer, r Record) {
 func agentRecord(w io.Writer, r Record) {
 	switch r.Ev {
 	case "question":
-		fmt.Fprintln(w, prefixed(r.Text, "ai> ", "... "))
+		fmt.Fprintln(w, prefixed(r.Text, prompt.AI, prompt.Continuation))
 	case "tool_call":
 		fmt.Fprintf(w, "    [call %s %s]\n", r.Tool, oneLine(r.Args))
 	case "tool_result":
@@ -170,7 +171,7 @@ func agentRecord(w io.Writer, r Record) {
 
 // pyInput writes a py> input, its output if logged, and how it ended.
 func pyInput(w io.Writer, r Record) {
-	fmt.Fprintln(w, prefixed(r.Src, "py> ", "... "))
+	fmt.Fprintln(w, prefixed(r.Src, prompt.Py, prompt.Continuation))
 	if out := outputText(r.Output); out != "" {
 		fmt.Fprintln(w, out)
 	}

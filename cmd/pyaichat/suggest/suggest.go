@@ -1,4 +1,8 @@
-package app
+// Package suggest gives py> its inline suggestions (repl.Options.Complete):
+// the rest of the name being typed, from the session's namespace, the
+// builtins, keywords and attributes, through a read-only helper on the
+// interpreter's thread that runs no user code (python/suggest.py).
+package suggest
 
 import (
 	"context"
@@ -10,7 +14,6 @@ import (
 
 	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/python"
-	"github.com/pyaichat/pyaichat/repl"
 )
 
 // suggestModule is the helper behind py>'s inline suggestions.
@@ -24,11 +27,11 @@ const suggestWait = 100 * time.Millisecond
 // suggestPause is how long keys get no suggestion after one was given up.
 const suggestPause = time.Second
 
-// suggester completes names at py> for repl.Options.Complete, on the
+// Suggester completes names at py> for repl.Options.Complete, on the
 // interpreter's thread, through a read-only call that runs no user code
 // (python/suggest.py).
-type suggester struct {
-	in  *pybridge.Interp
+type Suggester struct {
+	in  Interpreter
 	gen *atomic.Uint64 // counts what ran at py>: the helper's sorted names are kept while it stays
 	// stalled is when suggestions may be asked again (unix nanos) after a
 	// call outlived suggestWait: its job still waits for the GIL, and keys
@@ -38,32 +41,41 @@ type suggester struct {
 
 // newSuggester loads the helper, before the first prompt (loading runs a
 // job that may not wait for a key).
-func newSuggester(in *pybridge.Interp, gen *atomic.Uint64) (*suggester, error) {
+func newSuggester(in Interpreter, gen *atomic.Uint64) (*Suggester, error) {
 	if err := in.LoadModule(suggestModule, python.Suggest); err != nil {
 		return nil, err
 	}
-	return &suggester{in: in, gen: gen}, nil
+	return &Suggester{in: in, gen: gen}, nil
 }
 
-// startSuggestions gives py> its inline suggestions, or says why not.
-func startSuggestions(session *repl.Loop, in *pybridge.Interp, ran *runs, std stdio) {
+// Interpreter is what suggestions need of the interpreter: a helper
+// module loaded, its read-only calls, and whether user code is running.
+type Interpreter interface {
+	LoadModule(name, source string) error
+	Call(ctx context.Context, kind pybridge.CallKind, module, fn, arg string) (string, error)
+	Busy() bool
+}
+
+// Start loads the helper and returns what py> asks for its suggestions
+// and TAB's lists (repl.Options.Complete, Candidates, Arguments); the
+// helper's sorted names are brought up to date once ran's inputs settle.
+func Start(in Interpreter, ran *Runs) (*Suggester, error) {
 	sg, err := newSuggester(in, &ran.n)
 	if err != nil {
-		std.warn(fmt.Sprintf("inline suggestions are off: %v", err))
-		return
+		return nil, fmt.Errorf("inline suggestions are off: %w", err)
 	}
 	warm := sg.warm
 	ran.settled.Store(&warm)
-	session.SetComplete(sg.Complete, sg.Candidates, sg.Arguments)
+	return sg, nil
 }
 
 // warm brings the helper's sorted names up to date with the session (the
 // cost of the first key after a line that made many names), unless the
 // interpreter is busy: then the first key does it.
-func (s *suggester) warm() { s.Complete(nil, "") }
+func (s *Suggester) warm() { s.Complete(nil, "") }
 
 // Candidates lists the names prefix may complete to after path, for TAB.
-func (s *suggester) Candidates(path []string, prefix string) []string {
+func (s *Suggester) Candidates(path []string, prefix string) []string {
 	list := s.ask("candidates", path, prefix)
 	if list == "" {
 		return nil
@@ -73,7 +85,7 @@ func (s *suggester) Candidates(path []string, prefix string) []string {
 
 // Arguments lists the keyword arguments of the function callee names
 // that start with prefix, for TAB inside a call.
-func (s *suggester) Arguments(callee []string, prefix string) []string {
+func (s *Suggester) Arguments(callee []string, prefix string) []string {
 	list := s.ask("arguments", callee, prefix)
 	if list == "" {
 		return nil
@@ -82,13 +94,13 @@ func (s *suggester) Arguments(callee []string, prefix string) []string {
 }
 
 // Complete returns the rest of the name to suggest after prefix, or "".
-func (s *suggester) Complete(path []string, prefix string) string {
+func (s *Suggester) Complete(path []string, prefix string) string {
 	return s.ask("suggest", path, prefix)
 }
 
 // ask calls the helper's fn for path and prefix, "" where the
 // interpreter is busy, or was too slow of late.
-func (s *suggester) ask(fn string, path []string, prefix string) string {
+func (s *Suggester) ask(fn string, path []string, prefix string) string {
 	if s.in.Busy() {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package app
+package live
 
 import (
 	"context"
@@ -11,36 +11,42 @@ import (
 	"github.com/pyaichat/pyaichat/agent/llm"
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 	"github.com/pyaichat/pyaichat/cmd/pyaichat/sessionlog"
-	"github.com/pyaichat/pyaichat/pybridge"
 	"github.com/pyaichat/pyaichat/repl"
 	"github.com/pyaichat/pyaichat/repl/interp"
+	"github.com/pyaichat/pyaichat/repl/prompt"
 	"github.com/pyaichat/pyaichat/repl/term"
 )
 
-// resumeFrom is what --continue and --resume need of the new session.
-type resumeFrom struct {
-	session   *repl.Loop
-	assistant *agent.Conversation // nil when ai> is unavailable
-	in        *pybridge.Interp
-	tm        *term.Terminal // nil: no terminal to ask on
-	log       *sessionlog.Writer
-	output    *outputCapture
-	std       stdio
+// Into is what --continue and --resume need of the new session.
+type Into struct {
+	Loop      *repl.Loop
+	Assistant *agent.Conversation // nil when ai> is unavailable
+	In        repl.Interpreter
+	Term      *term.Terminal // nil: no terminal to ask on
+	Log       *sessionlog.Writer
+	Capture   *Capture
+	// Out is where resuming speaks, Prose lays a paragraph out for it,
+	// and Warn says what went wrong.
+	Out   io.Writer
+	Prose func(string) string
+	Warn  func(string)
 }
+
+// Latest is the id that resumes the newest session (--continue).
+const Latest = "\x00latest"
 
 // maxReplayShown bounds the inputs listed before asking; all of them run.
 const maxReplayShown = 30
 
-// resume restores an earlier session (id, or resumeLatest) into this one:
+// Resume restores an earlier session of dir (id, or Latest) into this one:
 // its conversation, so the next question carries it, and, if the user says
 // so, its py> inputs that ran without an error, run again in order up to
 // the first that fails. Nothing runs without a y.
-func resume(id string, r resumeFrom) {
-	dir := sessionsDir()
+func Resume(dir, id string, r Into) {
 	var path string
 	var err error
-	if id == resumeLatest {
-		path, err = sessionlog.Latest(dir, logPath(r.log))
+	if id == Latest {
+		path, err = sessionlog.Latest(dir, logPath(r.Log))
 	} else {
 		path, err = sessionlog.Find(dir, id)
 	}
@@ -49,17 +55,17 @@ func resume(id string, r resumeFrom) {
 		old, err = sessionlog.Load(path)
 	}
 	if err != nil {
-		r.std.warn("cannot resume: " + err.Error())
+		r.Warn("cannot resume: " + err.Error())
 		return
 	}
-	if r.log != nil {
-		r.log.Write(sessionlog.Record{Ev: "resumed", Text: old.ID})
+	if r.Log != nil {
+		r.Log.Write(sessionlog.Record{Ev: "resumed", Text: old.ID})
 	}
-	out := r.std.out
-	if r.assistant != nil && (len(old.Conversation) > 0 || old.Summary != "") {
-		r.assistant.Resume(old.Summary, conversationMessages(old.Conversation))
+	out := r.Out
+	if r.Assistant != nil && (len(old.Conversation) > 0 || old.Summary != "") {
+		r.Assistant.Resume(old.Summary, conversationMessages(old.Conversation))
 	}
-	fmt.Fprintln(out, prose(out, fmt.Sprintf("resuming session %s: %s restored%s", old.ID, plural(len(old.Conversation), "question and its answer", "questions and their answers"), callsNote(old.Conversation))))
+	fmt.Fprintln(out, r.Prose(fmt.Sprintf("resuming session %s: %s restored%s", old.ID, plural(len(old.Conversation), "question and its answer", "questions and their answers"), callsNote(old.Conversation))))
 	if len(old.Inputs) == 0 {
 		return
 	}
@@ -71,13 +77,13 @@ func resume(id string, r resumeFrom) {
 		}
 		fmt.Fprintln(out, termsafe.Visible(indentBlock(src)))
 	}
-	if r.tm == nil {
-		fmt.Fprintln(out, prose(out, "not run again: there is no terminal to ask on"))
+	if r.Term == nil {
+		fmt.Fprintln(out, r.Prose("not run again: there is no terminal to ask on"))
 		return
 	}
 	var yes bool
-	r.session.Ask(func(ctx context.Context) error {
-		yes, err = r.tm.AskYesNo(ctx, out, "run them again now? [y/N] ")
+	r.Loop.Ask(func(ctx context.Context) error {
+		yes, err = r.Term.AskYesNo(ctx, out, "run them again now? [y/N] ")
 		return err
 	})
 	if errors.Is(err, context.Canceled) {
@@ -116,19 +122,19 @@ func conversationMessages(conv []sessionlog.Exchange) []llm.Message {
 
 // replay runs inputs as pasted blocks, each shown first, and stops at the
 // first that raises or exits.
-func replay(inputs []string, r resumeFrom) {
-	out := r.std.out
+func replay(inputs []string, r Into) {
+	out := r.Out
 	for i, src := range inputs {
-		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, "py> ")))
-		r.output.begin()
-		o, err := r.in.RunBlock(src + "\n")
+		fmt.Fprintln(out, termsafe.Visible(indentBlockWith(src, prompt.Py)))
+		r.Capture.Begin()
+		o, err := r.In.RunBlock(src + "\n")
 		res := interp.Outcome{Exit: o.Exit, Status: o.Status, Error: o.Error}
-		if r.log != nil && err == nil {
-			r.output.log(r.log, pyRecord(src, res))
+		if r.Log != nil && err == nil {
+			r.Capture.log(r.Log, PyRecord(src, res))
 		}
 		switch {
 		case err != nil:
-			r.std.warn(err.Error())
+			r.Warn(err.Error())
 		case o.Exit:
 			fmt.Fprintf(out, "stopped: that input exited (status %d); %d not run\n", o.Status, len(inputs)-i-1)
 		case o.Error != "":
@@ -176,8 +182,8 @@ func indentBlock(src string) string { return indentBlockWith(src, "  ") }
 func indentBlockWith(src, first string) string {
 	lines := strings.Split(src, "\n")
 	then := first
-	if len(first) >= len(term.ContinuationPrompt) {
-		then = strings.Repeat(" ", len(first)-len(term.ContinuationPrompt)) + term.ContinuationPrompt
+	if len(first) >= len(prompt.Continuation) {
+		then = strings.Repeat(" ", len(first)-len(prompt.Continuation)) + prompt.Continuation
 	}
 	var b strings.Builder
 	for i, l := range lines {

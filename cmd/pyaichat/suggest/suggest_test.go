@@ -1,6 +1,6 @@
 //go:build cgo
 
-package app
+package suggest
 
 import (
 	"context"
@@ -39,7 +39,7 @@ def forget_sorted(_):
 
 var pythonStarted atomic.Bool
 
-func testSuggester(t testing.TB) (*suggester, func(code string)) {
+func testSuggester(t testing.TB) (*Suggester, func(code string)) {
 	t.Helper()
 	in, err := suggestPython()
 	if err != nil {

@@ -1,4 +1,4 @@
-package app
+package suggest
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 
 // runs calls settled once the inputs pause, once a pause.
 func TestRunsSettleOncePerPause(t *testing.T) {
-	r := newRuns()
+	r := NewRuns()
 	calls := make(chan struct{}, 16)
 	settled := func() { calls <- struct{}{} }
 	r.settled.Store(&settled)
@@ -21,10 +21,10 @@ func TestRunsSettleOncePerPause(t *testing.T) {
 		}
 	}
 	for range 5 {
-		r.done()
+		r.Done()
 	}
 	wait("a burst of five inputs")
-	r.done()
+	r.Done()
 	wait("one more input")
 	time.Sleep(3 * settleAfterRun)
 	if n := len(calls); n != 0 {

@@ -1,4 +1,14 @@
-package app
+// Package jsonreport is what -p --json and --json-stream print. --json
+// prints one result object; --json-stream prints each event as a JSON
+// line as it happens, then the same result object as its last line, with
+// "event":"result".
+//
+// The result's error.kind says what failed, and the exit status follows
+// it: not_configured and config 2, failed and bound 1, cancelled 130;
+// setup_exit, with the status, where the setup code ended pyaichat (a
+// SystemExit from -c, -m or FILE is shown and the question still asked,
+// as python3 -i goes on to its prompt).
+package jsonreport
 
 import (
 	"encoding/json"
@@ -9,17 +19,7 @@ import (
 	"github.com/pyaichat/pyaichat/agent/event"
 )
 
-// What -p --json and --json-stream print. --json prints one result
-// object; --json-stream prints each event as a JSON line as it happens,
-// then the same result object as its last line, with "event":"result".
-//
-// The result's error.kind says what failed, and the exit status follows
-// it: not_configured and config 2, failed and bound 1, cancelled 130;
-// setup_exit, with the status, where the setup code ended pyaichat (a
-// SystemExit from -c, -m or FILE is shown and the question still asked,
-// as python3 -i goes on to its prompt).
-
-type jsonCall struct {
+type toolCall struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Arguments   string `json:"arguments"`
@@ -27,7 +27,7 @@ type jsonCall struct {
 	ResultBytes int    `json:"result_bytes"`
 }
 
-type jsonUsage struct {
+type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
@@ -38,19 +38,20 @@ type jsonUsage struct {
 	CostUSD       *float64 `json:"cost_usd"`
 }
 
-type jsonError struct {
+type failure struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 }
 
-type jsonResult struct {
+// Report is one question's report: its fields are the result object.
+type Report struct {
 	Event     string     `json:"event,omitempty"` // "result" in a stream
 	Model     string     `json:"model"`
 	Question  string     `json:"question"`
 	Answer    string     `json:"answer"`
-	ToolCalls []jsonCall `json:"tool_calls"`
-	Usage     *jsonUsage `json:"usage"` // null when the server did not say
-	Error     *jsonError `json:"error,omitempty"`
+	ToolCalls []toolCall `json:"tool_calls"`
+	Usage     *usage     `json:"usage"` // null when the server did not say
+	Error     *failure   `json:"error,omitempty"`
 	Status    int        `json:"status"`
 	calls     map[string]int
 	text      strings.Builder
@@ -60,22 +61,14 @@ type jsonResult struct {
 	stream    bool
 }
 
-// newJSONReport collects a -p question's events for out; stream writes
-// each one as it comes.
-func newJSONReport(model, question string, stream bool, out io.Writer) *jsonResult {
-	return &jsonResult{Model: model, Question: question, ToolCalls: []jsonCall{}, calls: map[string]int{}, out: out, stream: stream}
+// New collects a -p question's events for out; stream writes each one
+// as it comes.
+func New(model, question string, stream bool, out io.Writer) *Report {
+	return &Report{Model: model, Question: question, ToolCalls: []toolCall{}, calls: map[string]int{}, out: out, stream: stream}
 }
 
-// jsonReportFor is the report of -p --json or --json-stream, or nil.
-func jsonReportFor(c cmdline, model, question string, out io.Writer) *jsonResult {
-	if question == "" || !(c.json || c.jsonStream) {
-		return nil
-	}
-	return newJSONReport(model, question, c.jsonStream, out)
-}
-
-// events is agent.Config.Events for the report (nil: no report).
-func (r *jsonResult) events() func(event.Event) {
+// Events is agent.Config.Events for the report (nil: no report).
+func (r *Report) Events() func(event.Event) {
 	if r == nil {
 		return nil
 	}
@@ -84,7 +77,7 @@ func (r *jsonResult) events() func(event.Event) {
 
 // event is agent.Config.Events: the report keeps what records the
 // question, not what only shows it (the status line's, the summary).
-func (r *jsonResult) event(ev event.Event) {
+func (r *Report) event(ev event.Event) {
 	if ev.Kind.Shown() {
 		return
 	}
@@ -102,7 +95,7 @@ func (r *jsonResult) event(ev event.Event) {
 		r.Answer, r.answered = ev.Text, true
 	case event.ToolCall:
 		r.calls[ev.ID] = len(r.ToolCalls)
-		r.ToolCalls = append(r.ToolCalls, jsonCall{ID: ev.ID, Name: ev.Tool, Arguments: ev.Args})
+		r.ToolCalls = append(r.ToolCalls, toolCall{ID: ev.ID, Name: ev.Tool, Arguments: ev.Args})
 	case event.ToolResult:
 		if i, ok := r.calls[ev.ID]; ok {
 			r.ToolCalls[i].Result, r.ToolCalls[i].ResultBytes = ev.Result, ev.Size
@@ -114,9 +107,9 @@ func (r *jsonResult) event(ev event.Event) {
 	}
 }
 
-// finish prints the result with its error and exit status (nothing
+// Finish prints the result with its error and exit status (nothing
 // without a report).
-func (r *jsonResult) finish(kind, msg string, status int) int {
+func (r *Report) Finish(kind, msg string, status int) int {
 	if r == nil {
 		return status
 	}
@@ -126,7 +119,7 @@ func (r *jsonResult) finish(kind, msg string, status int) int {
 		r.Answer = r.text.String()
 	}
 	if kind != "" {
-		r.Error = &jsonError{Kind: kind, Message: msg}
+		r.Error = &failure{Kind: kind, Message: msg}
 	}
 	r.Status = status
 	if r.stream {
@@ -136,7 +129,7 @@ func (r *jsonResult) finish(kind, msg string, status int) int {
 	return status
 }
 
-func (r *jsonResult) line(v any) {
+func (r *Report) line(v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
@@ -171,9 +164,9 @@ func streamEvent(ev event.Event) map[string]any {
 }
 
 // usageOf is a Usage event's tokens, context and cost, as reported.
-func usageOf(ev event.Event) *jsonUsage {
+func usageOf(ev event.Event) *usage {
 	u := ev.Usage
-	ju := &jsonUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	ju := &usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	if sp := ev.Spend; sp != nil {
 		ju.ContextTokens, ju.ContextWindow, ju.CostUSD = sp.Context, sp.Window, sp.CostUSD
 	}
