@@ -98,39 +98,13 @@ func pathCompletions(partial string) (names []string, prefix string) {
 }
 
 // stringAtEnd is the text of the string literal the line (or a block's
-// last row) ends inside, from its opening quote; ok is false outside one
-// (a triple-quoted string that spans rows is not followed).
+// last row) ends inside, from its opening quote; ok is false outside one.
 func stringAtEnd(s string) (text string, ok bool) {
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	var quote string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != "":
-			if c == '\\' {
-				i++
-			} else if strings.HasPrefix(s[i:], quote) {
-				i += len(quote) - 1
-				quote = ""
-			}
-		case c == '#':
-			return "", false
-		case c == '\'' || c == '"':
-			quote = string(c)
-			if strings.HasPrefix(s[i:], strings.Repeat(quote, 3)) {
-				quote = strings.Repeat(quote, 3)
-			}
-			start = i + len(quote)
-			i += len(quote) - 1
-		}
-	}
-	if quote == "" || start > len(s) {
+	row, start, _ := rowEnd(s)
+	if start < 0 {
 		return "", false
 	}
-	return s[start:], true
+	return row[start:], true
 }
 
 // calleeAt is the dotted name of the call whose arguments the cursor is

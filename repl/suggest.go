@@ -68,13 +68,22 @@ func startsName(s string) bool {
 }
 
 // inStringOrComment reports whether the end of s (one line of Python, or
-// the last row of a block) is inside a string literal or a comment, by a
-// scan of its quotes (triple quotes spanning rows are not followed).
+// the last row of a block) is inside a string literal or a comment.
 func inStringOrComment(s string) bool {
+	_, start, comment := rowEnd(s)
+	return start >= 0 || comment
+}
+
+// rowEnd scans the last row of s (one line of Python, or the last row of
+// a block) for its quotes: the row, where the text of the string literal
+// it ends inside starts (-1 outside one), and whether it ends in a
+// comment. Triple quotes spanning rows are not followed.
+func rowEnd(s string) (row string, stringStart int, comment bool) {
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
 	var quote string
+	start := -1
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -83,19 +92,20 @@ func inStringOrComment(s string) bool {
 				i++
 			} else if strings.HasPrefix(s[i:], quote) {
 				i += len(quote) - 1
-				quote = ""
+				quote, start = "", -1
 			}
 		case c == '#':
-			return true
+			return s, -1, true
 		case c == '\'' || c == '"':
 			quote = string(c)
 			if strings.HasPrefix(s[i:], strings.Repeat(quote, 3)) {
 				quote = strings.Repeat(quote, 3)
-				i += 2
 			}
+			start = min(i+len(quote), len(s))
+			i += len(quote) - 1
 		}
 	}
-	return quote != ""
+	return s, start, false
 }
 
 // historyName is the rest of a name in py>'s history that starts with

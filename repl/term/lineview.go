@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/pyaichat/pyaichat/repl/prompt"
 	"github.com/pyaichat/pyaichat/termwidth"
 )
 
@@ -86,15 +87,11 @@ type lineView struct {
 }
 
 func newLineView(out io.Writer, width func() int) *lineView {
-	return &lineView{out: out, width: width, cont: []rune(ContinuationPrompt)}
+	return &lineView{out: out, width: width, cont: []rune(prompt.Continuation)}
 }
 
 // tabWidth is how many columns a TAB in the line is drawn as.
 const tabWidth = 4
-
-// ContinuationPrompt starts each row of a block after the first, as
-// python3's sys.ps2 does; the REPL shows it for an unfinished statement.
-const ContinuationPrompt = "... "
 
 // shownHint is the suggestion drawn after the cursor, if the cursor is at
 // the end of the line.
