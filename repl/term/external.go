@@ -15,6 +15,8 @@ import (
 // line that says why.
 func (ed *editing) editExternally() {
 	e := ed.e
+	// The line as it is, then the editor below it.
+	e.drawFrame(e.view.redrawPlain(ed.line))
 	e.out.flush()
 	io.WriteString(e.out, "\r\n"+bracketedPasteOff)
 	e.raw.exit()
