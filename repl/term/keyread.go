@@ -129,31 +129,21 @@ func readPaste(r byteReader) (key, error) {
 }
 
 // readUTF8 reads the rest of a character that starts with lead. A byte
-// that cannot be part of one stands for itself as U+FFFD.
+// that cannot be part of one stands for itself as U+FFFD; a byte after
+// it that cannot go on the character is left for the next key.
 func readUTF8(lead byte, r byteReader) (key, error) {
-	need := 0
-	switch {
-	case lead&0xe0 == 0xc0:
-		need = 1
-	case lead&0xf0 == 0xe0:
-		need = 2
-	case lead&0xf8 == 0xf0:
-		need = 3
-	default:
-		return key{kind: keyChar, r: utf8.RuneError}, nil
-	}
 	buf := []byte{lead}
-	for range need {
+	for !utf8.FullRune(buf) {
 		b, err := r.next()
 		if err != nil {
 			return key{}, err
 		}
 		buf = append(buf, b)
-		if b&0xc0 != 0x80 {
-			break
-		}
 	}
-	c, _ := utf8.DecodeRune(buf)
+	c, size := utf8.DecodeRune(buf)
+	if size < len(buf) && len(buf) > 1 {
+		r.unread(buf[len(buf)-1])
+	}
 	return key{kind: keyChar, r: c}, nil
 }
 

@@ -49,6 +49,7 @@ func TestReadKeyTakesOneKeyAndNothingMore(t *testing.T) {
 		{"two bytes", "éx", key{kind: keyChar, r: 'é'}, "x"},
 		{"four bytes", "😀x", key{kind: keyChar, r: '😀'}, "x"},
 		{"a stray continuation byte", "\x80x", key{kind: keyChar, r: '\uFFFD'}, "x"},
+		{"a character cut short by a key", "\xe4\xb8x", key{kind: keyChar, r: '\uFFFD'}, "x"},
 		{"a paste", "\x1b[200~a\r\nb\rc\x1b[201~x", key{kind: keyPaste, text: "a\nb\nc"}, "x"},
 		{"a paste with bytes that are no UTF-8", "\x1b[200~'\xff\xfe'\x1b[201~", key{kind: keyPaste, text: "'\xff\xfe'"}, ""},
 	} {
