@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/pyaichat/pyaichat/repl/prompt"
@@ -86,5 +87,23 @@ func promptFor(m Mode, cont bool) string {
 	return prompt.Py
 }
 
-// indentUnit is what TAB inserts inside an incomplete py> block.
+// indentUnit is what TAB inserts inside an incomplete py> block, and one
+// level of auto-indent.
 const indentUnit = "    "
+
+// indent is the line editor's auto-indent (term.EditorConfig.Indent), as
+// Python 3.13's REPL has it: a row added after before starts with the
+// indentation of before's last row, one level more if that row ends in a
+// colon (a comment after it aside).
+func indent(before string) string {
+	row, _, comment := rowEnd(before)
+	code := row
+	if comment >= 0 {
+		code = row[:comment]
+	}
+	lead := row[:len(row)-len(strings.TrimLeft(row, " \t"))]
+	if strings.HasSuffix(strings.TrimSpace(code), ":") {
+		return lead + indentUnit
+	}
+	return lead
+}

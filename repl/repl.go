@@ -116,8 +116,7 @@ type Options struct {
 	// statement not yet complete, to which Enter adds a line: the block
 	// is then edited whole, and runs whole.
 	MoreLines func(source string) bool
-	// AutoIndent indents the lines added to a block (see
-	// term.EditorConfig.AutoIndent).
+	// AutoIndent indents the lines added to a block (see indent).
 	AutoIndent bool
 	// Highlight colours Python as it is typed at py>.
 	Highlight bool
@@ -210,7 +209,10 @@ func (r *Loop) SetComplete(complete func(path []string, prefix string) string, c
 // startEditor starts the line editor, with the history of py>.
 func (r *Loop) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn, r.opts.SaveAI)
-	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, AutoIndent: r.opts.AutoIndent, ViMode: r.opts.ViMode}
+	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, ViMode: r.opts.ViMode}
+	if r.opts.AutoIndent {
+		cfg.Indent = indent
+	}
 	if r.opts.MoreLines != nil {
 		cfg.MoreLines = r.moreLines
 	}

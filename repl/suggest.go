@@ -71,14 +71,14 @@ func startsName(s string) bool {
 // the last row of a block) is inside a string literal or a comment.
 func inStringOrComment(s string) bool {
 	_, start, comment := rowEnd(s)
-	return start >= 0 || comment
+	return start >= 0 || comment >= 0
 }
 
 // rowEnd scans the last row of s (one line of Python, or the last row of
 // a block) for its quotes: the row, where the text of the string literal
-// it ends inside starts (-1 outside one), and whether it ends in a
-// comment. Triple quotes spanning rows are not followed.
-func rowEnd(s string) (row string, stringStart int, comment bool) {
+// it ends inside starts (-1 outside one), and where the comment it ends
+// in starts (-1 for none). Triple quotes spanning rows are not followed.
+func rowEnd(s string) (row string, stringStart, comment int) {
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
@@ -95,7 +95,7 @@ func rowEnd(s string) (row string, stringStart int, comment bool) {
 				quote, start = "", -1
 			}
 		case c == '#':
-			return s, -1, true
+			return s, -1, i
 		case c == '\'' || c == '"':
 			quote = string(c)
 			if strings.HasPrefix(s[i:], strings.Repeat(quote, 3)) {
@@ -105,7 +105,7 @@ func rowEnd(s string) (row string, stringStart int, comment bool) {
 			i += len(quote) - 1
 		}
 	}
-	return s, start, false
+	return s, start, -1
 }
 
 // historyName is the rest of a name in py>'s history that starts with

@@ -148,3 +148,21 @@ func TestCommandsTable(t *testing.T) {
 		}
 	}
 }
+
+// Auto-indent follows the row before, one level more after a colon; a
+// colon in a comment or a string does not count.
+func TestIndent(t *testing.T) {
+	for before, want := range map[string]string{
+		"def f(x):":                    "    ",
+		"def f(x):\n    if x:  # test": "        ",
+		"    return 1":                 "    ",
+		"x = 1  # note:":               "",
+		"d = {'a:'":                    "",
+		"\tfor i in y:":                "\t    ",
+		"":                             "",
+	} {
+		if got := indent(before); got != want {
+			t.Errorf("after %q: %q, want %q", before, got, want)
+		}
+	}
+}

@@ -7,10 +7,11 @@ import (
 
 // A block being typed is one buffer, as in Python 3.13's REPL: Enter in
 // an incomplete block (MoreLines) adds a row to it at the cursor, and
-// Enter anywhere in a complete one ends the line with the whole block. Up and Down move between its
-// rows (rowMove), and the history keeps it whole.
+// Enter anywhere in a complete one ends the line with the whole block.
+// Up and Down move between its rows (rowMove), and the history keeps it
+// whole.
 
-// indentWidth is one level of indentation, as auto-indent adds it.
+// indentWidth is one level of indentation, as Backspace takes it off.
 const indentWidth = 4
 
 // enterKey is Enter: a new row in a block, or the end of the line.
@@ -34,50 +35,22 @@ func (ed *editing) onEmptyLastRow() bool {
 	return start > 0 && ed.pos == len(ed.line) && strings.TrimSpace(string(ed.line[start:])) == ""
 }
 
-// newRowIndent is what auto-indent puts at the start of a row added after
-// the cursor's: the indentation of the cursor's row, one level more if
-// that row ends in ':' (a comment after it aside).
+// newRowIndent is what auto-indent (EditorConfig.Indent) puts at the
+// start of a row added at the cursor.
 func (ed *editing) newRowIndent() []rune {
-	if !ed.e.autoIndent {
+	if ed.e.indent == nil {
 		return nil
 	}
-	row := ed.line[lastIndexRune(ed.line[:ed.pos], '\n')+1 : ed.pos]
-	n := 0
-	for n < len(row) && (row[n] == ' ' || row[n] == '\t') {
-		n++
-	}
-	indent := slices.Clone(row[:n])
-	if strings.HasSuffix(strings.TrimSpace(stripComment(string(row))), ":") {
-		indent = append(indent, []rune(strings.Repeat(" ", indentWidth))...)
-	}
-	return indent
-}
-
-// stripComment is row without a comment at its end (a '#' outside a
-// string).
-func stripComment(row string) string {
-	var quote rune
-	for i, r := range row {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-		case r == '\'' || r == '"':
-			quote = r
-		case r == '#':
-			return row[:i]
-		}
-	}
-	return row
+	return []rune(ed.e.indent(string(ed.line[:ed.pos])))
 }
 
 // dedentEdit is Backspace where auto-indent is on and the cursor is in
 // the indentation of a block's row: back to the level before.
 func (ed *editing) dedentEdit() (lineEdit, bool) {
-	if !ed.e.autoIndent || ed.pos == 0 {
+	if ed.e.indent == nil || ed.pos == 0 {
 		return nil, false
 	}
-	start := lastIndexRune(ed.line[:ed.pos], '\n') + 1
+	start := rowStart(ed.line, ed.pos)
 	before := ed.line[start:ed.pos]
 	if start == 0 || len(before) == 0 || strings.Trim(string(before), " ") != "" {
 		return nil, false

@@ -66,10 +66,10 @@ type EditorConfig struct {
 	// ViMode edits as GNU readline's vi mode does (set editing-mode vi):
 	// each line starts in insert mode, and Esc goes to command mode.
 	ViMode bool
-	// AutoIndent indents a line added to a block as the row before it
-	// is, one level more after a row ending in ':'; Backspace in that
-	// indentation takes a level off.
-	AutoIndent bool
+	// Indent, if set, is what auto-indent puts at the start of a row
+	// added to a block after before, the text before the cursor; with it,
+	// Backspace in a row's indentation takes a level off.
+	Indent func(before string) string
 	// HistoryLimit bounds the entries kept.
 	HistoryLimit int
 	// OnIdle runs, besides returning the Go heap's garbage, after a pause
@@ -94,10 +94,10 @@ type Editor struct {
 	view *lineView    // draws the line, over out
 	raw  *rawMode
 	hook func(rune, []rune, int) KeyAction
-	// moreLines and autoIndent are EditorConfig's.
-	moreLines  func(string) bool
-	autoIndent bool
-	viMode     bool
+	// moreLines and indent are EditorConfig's.
+	moreLines func(string) bool
+	indent    func(string) string
+	viMode    bool
 	// cols is the terminal's width for the view, read once for each
 	// prompt and on SIGWINCH at the prompt rather than at every key.
 	cols atomic.Int64
@@ -122,7 +122,7 @@ type Editor struct {
 // NewEditor starts the line editor on t.
 func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e := &Editor{term: t, tty: t.tty, out: newFrameWriter(t.out), raw: &rawMode{fd: t.fd}, hook: cfg.KeyHook, historyLimit: cfg.HistoryLimit,
-		moreLines: cfg.MoreLines, autoIndent: cfg.AutoIndent, viMode: cfg.ViMode}
+		moreLines: cfg.MoreLines, indent: cfg.Indent, viMode: cfg.ViMode}
 	e.out.echoDst = t.echo
 	e.readWidth()
 	e.view = newLineView(e.out, e.columns)
