@@ -221,7 +221,7 @@ func (e *Editor) ReadLine(prompt, initial string, await Await) (Event, error) {
 		e.readWidth()
 	}
 	e.colsFresh = false
-	e.out.promptStart(true)
+	e.out.hold()
 	e.view.reset() // the prompt starts a row of its own
 	e.SetPrompt(prompt)
 	io.WriteString(e.out, e.leadIn+bracketedPasteOn)
@@ -368,7 +368,6 @@ func (e *Editor) echoTyped(r rune, waited bool, echoed int) bool {
 // writer holds it until the editor waits for keys or returns, and sends
 // what it changes on the screen.
 func (e *Editor) drawFrame(drawing []byte) {
-	e.out.keyStart(true)
+	e.out.hold()
 	e.out.Write(drawing)
-	e.out.keyDone()
 }

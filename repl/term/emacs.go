@@ -382,7 +382,7 @@ func (ed *editing) controlCommand(r rune) lineEdit {
 	case ctrlA:
 		return moveEdit(rowStart)
 	case ctrlB:
-		return moveEdit(func(_ []rune, pos int) int { return max(pos-1, 0) })
+		return backwardChar
 	case backspace, ctrlH:
 		if edit, ok := ed.dedentEdit(); ok {
 			return edit
@@ -470,6 +470,9 @@ func killLineEnd(line []rune, pos int) int {
 	}
 	return pos + 1
 }
+
+// backwardChar is C-b and Left: the cursor one character back.
+var backwardChar = moveEdit(func(_ []rune, pos int) int { return pos - 1 })
 
 // insertEdit inserts text at the cursor.
 func insertEdit(text []rune) lineEdit {

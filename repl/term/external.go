@@ -1,6 +1,7 @@
 package term
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -51,7 +52,7 @@ func runEditor(t *Terminal, text string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("editing the line: %w", err)
 	}
-	editor := firstSet(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
+	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
 	// As a shell would run it: the variable may hold options.
 	cmd := exec.Command("/bin/sh", "-c", editor+` "$1"`, "sh", f.Name())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = t.in, t.in, t.in
@@ -63,13 +64,4 @@ func runEditor(t *Terminal, text string) (string, error) {
 		return "", fmt.Errorf("reading the edited line: %w", err)
 	}
 	return strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r"), nil
-}
-
-func firstSet(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -4,15 +4,12 @@ import (
 	"io"
 	"slices"
 	"sync"
-	"time"
-
-	"github.com/pyaichat/pyaichat/repl/quiet"
 )
 
 // frameWriter sends the line editor's output to the terminal one frame at a
-// time: the writes made while the editor handles keys are gathered, and
-// they go out together when it waits for more or returns a line, shortened
-// to what changed on the screen (redrawShortener). The prompt's lead-in,
+// time: the drawings made while the editor handles keys are gathered
+// (hold), and they go out together when it waits for more or returns a
+// line, shortened to what changed on the screen (redrawShortener). The prompt's lead-in,
 // the bracketed paste switch and the prompt are one frame in the same way.
 // A key typed at the end of the line may be echoed ahead of the frame
 // (echo), straight to the terminal.
@@ -27,29 +24,15 @@ type frameWriter struct {
 	mu      sync.Mutex
 	buf     []byte
 	holding bool // writes are gathered, not sent
-	inKey   bool // the editor is handling a key
-	waiting bool // the editor's reader is blocked waiting for keys
-	// expiry flushes a frame held maxHold (longer in tests that check
-	// frames) since it began.
-	expiry *quiet.Timer
 }
-
-// maxHold bounds how long output may be held should the editor not say
-// that it waits (a frame begun with expiry).
-const maxHold = 2 * time.Millisecond
 
 func newFrameWriter(dst io.Writer) *frameWriter {
-	return newFrameWriterHolding(dst, maxHold)
+	return &frameWriter{dst: dst, echoDst: dst}
 }
 
-func newFrameWriterHolding(dst io.Writer, hold time.Duration) *frameWriter {
-	f := &frameWriter{dst: dst, echoDst: dst}
-	f.expiry = quiet.After(hold, f.expire)
-	return f
-}
-
-// Write holds p while a key is being handled or earlier output is held,
-// and writes it straight through otherwise (the prompt, a resize redraw).
+// Write holds p while a frame is being gathered (hold), and writes it
+// straight through otherwise (what the editor writes around its
+// drawings: a clear screen, a line before $EDITOR runs).
 func (f *frameWriter) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -105,7 +88,7 @@ func (f *frameWriter) echoPrefix(e aheadEcho) (before []byte, fd int, ok bool) {
 }
 
 func (f *frameWriter) echoPrefixLocked(e aheadEcho) ([]byte, bool) {
-	if f.inKey || len(f.buf) > 0 || f.redraws.drawn == nil || len(f.redraws.drawn) != e.drawnLen {
+	if len(f.buf) > 0 || f.redraws.drawn == nil || len(f.redraws.drawn) != e.drawnLen {
 		return nil, false
 	}
 	if e.erase == nil {
@@ -121,71 +104,29 @@ func (f *frameWriter) forget() {
 	f.redraws.forget()
 }
 
-// promptStart is called before the editor draws a prompt: the drawing is
-// sent when the editor's reader waits for the first key. A reader that is
-// waiting already will not say so again, so then nothing is held. lane
-// says the typing lane reads the keys, which always waits or returns
-// soon after it draws: then the frame is not held for at most maxHold,
-// whose timer, armed anew after each pause, woke the runtime's thread
-// that sleeps in the network poller at every key and every prompt.
-func (f *frameWriter) promptStart(lane bool) {
+// hold starts gathering a frame: the prompt's, or a key's drawing. It
+// goes out when the editor waits for keys (readerWaits) or returns
+// (flush); keys typed ahead are all handled before that, and drawn once.
+func (f *frameWriter) hold() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.waiting {
-		f.holdLocked(!lane)
-	}
+	f.holding = true
+	f.mu.Unlock()
 }
 
-// keyStart is called before the editor handles a key: by the input filter
-// (lane false), or by the typing lane.
-func (f *frameWriter) keyStart(lane bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.holdLocked(!lane)
-	f.inKey = true
-}
-
-// holdLocked starts holding the writes, for at most maxHold if expire.
-func (f *frameWriter) holdLocked(expire bool) {
-	if !f.holding {
-		f.holding = true
-		if expire {
-			f.expiry.Poke()
-		}
-	}
-}
-
-// keyDone is called by the editor's listener after it handled a key; the
-// frame is complete if no more keys are waiting to be handled.
-func (f *frameWriter) keyDone() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.inKey = false
-	if f.waiting {
-		f.flushLocked()
-	}
-}
-
-// readerWaits is called by the editor's reader when it blocks for input
-// (true) and when input arrives (false).
+// readerWaits is told when the editor blocks for input (true) and when
+// input arrives (false): the frame is complete once it waits.
 func (f *frameWriter) readerWaits(w bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.waiting = w
-	if w && !f.inKey {
-		f.flushLocked()
+	if w {
+		f.flush()
 	}
 }
 
-// flush writes out whatever is held: the editor returned.
+// flush writes out whatever is held: the editor waits or returned.
 func (f *frameWriter) flush() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.inKey = false
 	f.flushLocked()
 }
-
-func (f *frameWriter) expire() { f.flush() }
 
 func (f *frameWriter) flushLocked() {
 	f.holding = false

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hinshun/vt10x"
 )
@@ -44,10 +43,9 @@ func TestFrameWriterOneWritePerBatchOfKeys(t *testing.T) {
 	// Three keys typed ahead: the reader has more to give, so it does
 	// not wait between them.
 	for _, k := range []string{"1", "+", "1"} {
-		f.keyStart(false)
+		f.hold()
 		f.Write([]byte("\r\x1b[J"))
 		f.Write([]byte("py> ..." + k))
-		f.keyDone()
 	}
 	if got := log.get(); len(got) != 1 {
 		t.Fatalf("while keys are pending: writes %q, want nothing more yet", got[1:])
@@ -62,21 +60,13 @@ func TestFrameWriterOneWritePerBatchOfKeys(t *testing.T) {
 	if want := "\r\x1b[Jpy> ...1"; got[1] != want {
 		t.Errorf("frame = %q, want %q (the first erase, the last drawing)", got[1], want)
 	}
-
-	// A key handled while the reader already waits goes out when done.
-	f.keyStart(false)
-	f.Write([]byte("x"))
-	f.keyDone()
-	if got := log.get(); len(got) != 3 || got[2] != "x" {
-		t.Errorf("single key: writes %q, want %q sent when the key is done", got[2:], "x")
-	}
 	f.readerWaits(false)
 }
 
-func TestFrameWriterFlushesOnReturnAndAfterMaxHold(t *testing.T) {
+func TestFrameWriterFlushesOnReturn(t *testing.T) {
 	var log writeLog
 	f := newFrameWriter(&log)
-	f.keyStart(false)
+	f.hold()
 	f.Write([]byte("py> 1+1\n"))
 	f.flush() // the editor returned the line
 	if got := strings.Join(log.get(), ""); got != "py> 1+1\n" {
@@ -87,26 +77,12 @@ func TestFrameWriterFlushesOnReturnAndAfterMaxHold(t *testing.T) {
 	if got := log.get(); len(got) != 2 {
 		t.Fatalf("write after flush was held: %q", got)
 	}
-
-	// A key the editor never reports done is still shown.
-	f.keyStart(false)
-	f.Write([]byte("search"))
-	deadline := time.Now().Add(5 * time.Second)
-	for len(log.get()) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("held output never written: %q", log.get())
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if got := log.get()[2]; got != "search" {
-		t.Errorf("expired frame = %q, want %q", got, "search")
-	}
 }
 
 func TestFrameWriterPromptIsOneFrame(t *testing.T) {
 	var log writeLog
 	f := newFrameWriter(&log)
-	f.promptStart(false)
+	f.hold()
 	f.Write([]byte("\x1b[?2004h"))
 	f.Write([]byte("\r\x1b[J"))
 	f.Write([]byte("py> "))
@@ -116,45 +92,6 @@ func TestFrameWriterPromptIsOneFrame(t *testing.T) {
 	f.readerWaits(true)
 	if got := log.get(); len(got) != 1 || got[0] != "\x1b[?2004h\r\x1b[Jpy> " {
 		t.Fatalf("prompt frame: writes %q, want one", got)
-	}
-
-	// With the reader already waiting, nobody would release a held
-	// prompt: it is written through.
-	f.promptStart(false)
-	f.Write([]byte("... "))
-	if got := log.get(); len(got) != 2 || got[1] != "... " {
-		t.Errorf("prompt with the reader waiting: writes %q, want it sent at once", got)
-	}
-}
-
-// The typing lane sends its frames itself, when it next waits for a key:
-// its holds arm no expiry, whose timer woke the runtime's poller thread
-// at every key typed after a pause; the editor's other holds still expire.
-func TestFrameWriterLaneHoldsArmNoExpiry(t *testing.T) {
-	var log writeLog
-	f := newFrameWriterHolding(&log, time.Millisecond)
-	f.promptStart(true)
-	f.Write([]byte("py> "))
-	f.keyStart(true)
-	f.Write([]byte("x"))
-	f.keyDone()
-	time.Sleep(20 * time.Millisecond)
-	if got := log.get(); len(got) != 0 {
-		t.Fatalf("the lane's frame went out before the lane waited: %q", got)
-	}
-	f.readerWaits(true)
-	if got := log.get(); len(got) != 1 || got[0] != "py> x" {
-		t.Fatalf("the lane's frame at its wait: writes %q", got)
-	}
-	f.readerWaits(false)
-	f.keyStart(false)
-	f.Write([]byte("y"))
-	deadline := time.Now().Add(5 * time.Second)
-	for len(log.get()) < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if got := log.get(); len(got) != 2 || got[1] != "y" {
-		t.Errorf("a key's frame held past its expiry: writes %q", got)
 	}
 }
 
@@ -329,7 +266,7 @@ func checkEchoAhead(t *testing.T, cols int) {
 	shown := vt10x.New(vt10x.WithSize(120, 16))
 	var sent writeLog
 	// Frames end where the test says, however slow the machine.
-	f := newFrameWriterHolding(io.MultiWriter(vtWriter{shown}, &sent), time.Hour)
+	f := newFrameWriter(io.MultiWriter(vtWriter{shown}, &sent))
 	v := newLineView(io.MultiWriter(vtWriter{full}, f), func() int { return cols })
 	v.suggest = func(line string) string {
 		if strings.HasSuffix(line, "pri") {
@@ -347,9 +284,8 @@ func checkEchoAhead(t *testing.T, cols int) {
 	key := func(what string, handle func()) {
 		t.Helper()
 		step++
-		f.keyStart(false)
+		f.hold()
 		handle()
-		f.keyDone()
 		f.readerWaits(true)
 		f.readerWaits(false)
 		if a, b := full.String(), shown.String(); a != b {
@@ -364,8 +300,8 @@ func checkEchoAhead(t *testing.T, cols int) {
 		if rb.IsCursorInEnd() {
 			atEnd++
 		}
-		// As the editor does: the echo before the key is handled
-		// (keyStart).
+		// As the editor does: the echo before the key's drawing is
+		// held.
 		ahead, ok := v.echoAhead(r)
 		ok = ok && f.echo(ahead, 0)
 		key(fmt.Sprintf("typing %q", r), func() {

@@ -195,7 +195,7 @@ func (ed *editing) sequence(seq string) *done {
 	case "C":
 		ed.forward()
 	case "D":
-		ed.apply(moveEdit(func(_ []rune, pos int) int { return pos - 1 }))
+		ed.apply(backwardChar)
 	case "H", "1~", "7~":
 		ed.apply(moveEdit(rowStart))
 	case "F", "4~", "8~":

@@ -82,8 +82,6 @@ type lineView struct {
 
 	// choices are listed below the line (a completion's candidates).
 	choices []string
-	// plain says the next drawing has no colours (redrawPlain).
-	plain bool
 }
 
 func newLineView(out io.Writer, width func() int) *lineView {
@@ -142,7 +140,7 @@ func (v *lineView) atTop() {
 // redrawAt is the drawing of line with the cursor at pos, and the
 // suggestion for it if pos is at its end, in place of the last drawing.
 func (v *lineView) redrawAt(line []rune, pos int) []byte {
-	return v.redrawWith(line, pos, v.hintOf(line, pos))
+	return v.redrawWith(line, pos, v.hintOf(line, pos), true)
 }
 
 // redrawPlain is redraw without a suggestion or colours: the line as it
@@ -156,20 +154,22 @@ func (v *lineView) redrawPlain(line []rune) []byte {
 // redrawPlainAt is redrawPlain with the cursor at pos: a block's rows as
 // they are left when Enter adds a row to it.
 func (v *lineView) redrawPlainAt(line []rune, pos int) []byte {
-	v.mu.Lock()
-	v.plain = true
-	v.mu.Unlock()
-	return v.redrawWith(line, pos, nil)
+	return v.redrawWith(line, pos, nil, false)
 }
 
-func (v *lineView) redrawWith(line []rune, pos int, hint []rune) []byte {
+// redrawWith is the drawing of line with the cursor at pos and hint after
+// it, coloured (highlight) if colour says so, in place of the last drawing.
+func (v *lineView) redrawWith(line []rune, pos int, hint []rune, colour bool) []byte {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.line = append(v.line[:0], line...)
 	v.pos, v.hint = pos, hint
+	var spans []Span
+	if colour && v.highlight != nil {
+		spans = v.highlight(line)
+	}
 	b := v.clear()
-	drawing, _ := v.draw()
-	v.plain = false
+	drawing, _ := v.draw(spans)
 	return append(b, drawing...)
 }
 
@@ -308,15 +308,16 @@ func (v *lineView) clearing() []byte {
 	return append(b, eraseBelow...)
 }
 
-// draw writes the prompt and the line from the start of a row, and puts
-// the cursor at pos; ok is false where the terminal's width is unknown.
-func (v *lineView) draw() ([]byte, bool) {
+// draw writes the prompt and the line from the start of a row, coloured
+// as spans say, and puts the cursor at pos; ok is false where the
+// terminal's width is unknown.
+func (v *lineView) draw(spans []Span) ([]byte, bool) {
 	width := v.width()
 	if width <= 0 {
 		return nil, false
 	}
 	body, pos, hint := v.line, v.pos, v.hint
-	b, cursor, end, textEnd := v.layout(body, pos, hint, width)
+	b, cursor, end, textEnd := v.layout(body, pos, hint, spans, width)
 	v.row = cursor
 	switch {
 	case pos != len(body) || len(v.choices) > 0:
@@ -331,17 +332,15 @@ func (v *lineView) draw() ([]byte, bool) {
 	return b, true
 }
 
-// layout draws the prompt and line from the start of a row, then hint
-// dim, and puts the cursor at pos; it returns the drawing, the cursor's
-// row, where the line's text ended on the screen and where in the drawing.
-func (v *lineView) layout(line []rune, pos int, hint []rune, width int) ([]byte, int, cell, int) {
+// layout draws the prompt and line from the start of a row, coloured as
+// spans say, then hint dim, and puts the cursor at pos; it returns the
+// drawing, the cursor's row, where the line's text ended on the screen
+// and where in the drawing.
+func (v *lineView) layout(line []rune, pos int, hint []rune, spans []Span, width int) ([]byte, int, cell, int) {
 	d := &drawing{width: width}
 	d.text(v.prompt)
 	cursor := cell{-1, 0}
-	var paint painter
-	if v.highlight != nil && !v.plain {
-		paint.spans = v.highlight(line)
-	}
+	paint := painter{spans: spans}
 	for i, r := range line {
 		paint.at(d, i)
 		switch {

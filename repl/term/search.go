@@ -139,5 +139,5 @@ func (s *historySearch) redraw(v *lineView) []byte {
 	p.WriteString(string(s.query))
 	p.WriteString("': ")
 	v.setPrompt(p.String())
-	return v.redrawWith(s.line, s.pos, nil)
+	return v.redrawWith(s.line, s.pos, nil, true)
 }
