@@ -163,6 +163,6 @@ PYCFLAGS = $(shell sed -n 1p "$(FASTDIR)/flags" 2>/dev/null)
 PYLDFLAGS = $(shell sed -n 2p "$(FASTDIR)/flags" 2>/dev/null)
 PYEXE = $(shell sed -n 3p "$(FASTDIR)/flags" 2>/dev/null)
 pyflags: $(FASTDIR)/flags
-$(FASTDIR)/flags:
+$(FASTDIR)/flags: scripts/python-fast.sh
 	scripts/python-fast.sh
 endif

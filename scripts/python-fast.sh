@@ -30,6 +30,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 objects="$PWD/scripts/libpython-objects.py"
+this="$PWD/scripts/python-fast.sh"
 
 die() { echo "python-fast: $*" >&2; exit 1; }
 
@@ -47,7 +48,52 @@ if [ "${1:-}" = --dir ]; then
   echo "$dir"
   exit 0
 fi
-if [ -s "$dir/flags" ]; then
+# write_flags writes $dir/flags from the build installed in $dir/root:
+# the three lines scripts/python-flags.sh prints for a static libpython,
+# from the build's own configuration, plus the link-time-optimisation
+# options CPython links python with. Without them gcc still runs LTO over
+# libpython at the cgo link, but split into partitions that cannot inline
+# across each other, and dict- and string-heavy code ran 1.03x-1.10x
+# slower than Debian's python3, which is linked with one partition.
+write_flags() {
+  local lib include sysconfigdata libs
+  # The copy in LIBPL (config-3.X-...), where python-flags.sh finds it.
+  lib="$(find "$dir/root" -path "*/config-$mm*/libpython$mm.a" | head -n1)"
+  [ -f "$lib" ] || lib="$(find "$dir/root" -name "libpython$mm.a" | head -n1)"
+  [ -f "$lib" ] || die "the build installed no libpython$mm.a"
+  include="$(find "$dir/root/usr/include" -maxdepth 1 -type d -name "python$mm*" | head -n1)"
+  sysconfigdata="$(find "$dir/root/usr/lib/python$mm" -maxdepth 1 -name '_sysconfigdata_*.py' | head -n1)"
+  [ -f "$sysconfigdata" ] || die "the build installed no _sysconfigdata_*.py"
+  # The libraries are those the build links python with; the options are
+  # the -f ones of its core link (-flto, -flto-partition=none...).
+  IFS="|" read -r lto libs < <("$system_python" - "$sysconfigdata" <<'PY'
+import runpy, sys
+v = runpy.run_path(sys.argv[1])["build_time_vars"]
+lto = [f for f in str(v.get("PY_CORE_LDFLAGS") or "").split() if f.startswith("-f")]
+seen = []
+for name in ("MODLIBS", "LIBS", "SYSLIBS"):
+    for f in str(v.get(name) or "").split():
+        if f.startswith("-l") and f not in seen:
+            seen.append(f)
+print(" ".join(lto), " ".join(seen), sep="|")
+PY
+)
+  {
+    echo "-I$include"
+    echo "$lto $("$system_python" "$objects" "$lib") $lib -Wl,--export-dynamic $libs"
+    echo "/usr/bin/python$mm"
+  } >"$dir/flags.tmp"
+  mv "$dir/flags.tmp" "$dir/flags"
+}
+
+# A build made before this script last changed keeps its libpython; only
+# its flags are written again.
+if [ -s "$dir/flags" ] && [ "$dir/flags" -nt "$this" ]; then
+  echo "$dir"
+  exit 0
+fi
+if [ -d "$dir/root" ]; then
+  write_flags
   echo "$dir"
   exit 0
 fi
@@ -136,33 +182,9 @@ echo "python-fast: building in $tree (log: $log); about 16 minutes on 2 CPUs" >&
   make install DESTDIR="$work/root"
 ) >"$log" 2>&1 || die "the build failed (log: $log)"
 
-lib="$work/root/usr/lib/python$mm/config-$mm-$("$system_python" -c 'import sysconfig; print(sysconfig.get_config_var("MULTIARCH"))')/libpython$mm.a"
-[ -f "$lib" ] || lib="$(find "$work/root" -name "libpython$mm.a" | head -n1)"
-[ -f "$lib" ] || die "the build installed no libpython$mm.a (log: $log)"
+[ -n "$(find "$work/root" -name "libpython$mm.a" | head -n1)" ] || die "the build installed no libpython$mm.a (log: $log)"
 rm -rf "$dir"
 mkdir -p "$dir"
 mv "$work/root" "$dir/root"
-lib="$dir/root${lib#"$work/root"}"
-include="$(find "$dir/root/usr/include" -maxdepth 1 -type d -name "python$mm*" | head -n1)"
-# What python-flags.sh prints for a static libpython, from the build's
-# own configuration: the libraries are those it links python with.
-sysconfigdata="$(find "$dir/root/usr/lib/python$mm" -maxdepth 1 -name '_sysconfigdata_*.py' | head -n1)"
-[ -f "$sysconfigdata" ] || die "the build installed no _sysconfigdata_*.py"
-libs="$("$system_python" - "$sysconfigdata" <<'PY'
-import runpy, sys
-v = runpy.run_path(sys.argv[1])["build_time_vars"]
-seen = []
-for name in ("MODLIBS", "LIBS", "SYSLIBS"):
-    for f in str(v.get(name) or "").split():
-        if f.startswith("-l") and f not in seen:
-            seen.append(f)
-print(" ".join(seen))
-PY
-)"
-{
-  echo "-I$include"
-  echo "$("$system_python" "$objects" "$lib") $lib -Wl,--export-dynamic $libs"
-  echo "/usr/bin/python$mm"
-} >"$dir/flags.tmp"
-mv "$dir/flags.tmp" "$dir/flags"
+write_flags
 echo "$dir"
