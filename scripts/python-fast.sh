@@ -65,11 +65,14 @@ write_flags() {
   sysconfigdata="$(find "$dir/root/usr/lib/python$mm" -maxdepth 1 -name '_sysconfigdata_*.py' | head -n1)"
   [ -f "$sysconfigdata" ] || die "the build installed no _sysconfigdata_*.py"
   # The libraries are those the build links python with; the options are
-  # the -f ones of its core link (-flto, -flto-partition=none...).
+  # the -f ones of its core link (-flto-partition=none...) but -flto
+  # itself: gcc's linker plugin runs LTO over libpython's IR without it,
+  # and in CGO_LDFLAGS it also reaches the test link of runtime/cgo, which
+  # then breaks Go's internal linking of binaries without libpython.
   IFS="|" read -r lto libs < <("$system_python" - "$sysconfigdata" <<'PY'
 import runpy, sys
 v = runpy.run_path(sys.argv[1])["build_time_vars"]
-lto = [f for f in str(v.get("PY_CORE_LDFLAGS") or "").split() if f.startswith("-f")]
+lto = [f for f in str(v.get("PY_CORE_LDFLAGS") or "").split() if f.startswith("-f") and f != "-flto"]
 seen = []
 for name in ("MODLIBS", "LIBS", "SYSLIBS"):
     for f in str(v.get(name) or "").split():
