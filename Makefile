@@ -20,8 +20,9 @@ TOOLGO = $(WITHGO) GOTOOLCHAIN="$$($(GO) env GOVERSION)" go
 PYCFLAGS = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 1p)
 PYLDFLAGS = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 2p)
 PYEXE = $(shell scripts/python-flags.sh $(PYTHON) | sed -n 3p)
-CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" \
-	GOFLAGS="$(GOFLAGS) -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(PYEXE)"
+PYTAGS = pyaichat_python
+CGOENV = CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $(PYCFLAGS)" CGO_LDFLAGS="-O2 -g $(PYLDFLAGS)" $(CGOALLOW) \
+	GOFLAGS="$(GOFLAGS) -tags=$(PYTAGS) -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(PYEXE)"
 
 .PHONY: deps browser pyflags assets build run test test-cpython test-under-load test-pythons fresh-debian fresh-debian-test bench bench-repl bench-speed bench-serve vet
 
@@ -162,6 +163,9 @@ FASTDIR := $(shell scripts/python-fast.sh --dir)
 PYCFLAGS = $(shell sed -n 1p "$(FASTDIR)/flags" 2>/dev/null)
 PYLDFLAGS = $(shell sed -n 2p "$(FASTDIR)/flags" 2>/dev/null)
 PYEXE = $(shell sed -n 3p "$(FASTDIR)/flags" 2>/dev/null)
+# pybridge/fastlink.go: the final link's LTO in one partition.
+PYTAGS = pyaichat_python,pyaichat_fast
+CGOALLOW = CGO_LDFLAGS_ALLOW='-flto-partition=none'
 pyflags: $(FASTDIR)/flags
 $(FASTDIR)/flags: scripts/python-fast.sh
 	scripts/python-fast.sh

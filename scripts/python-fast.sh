@@ -48,13 +48,11 @@ if [ "${1:-}" = --dir ]; then
   echo "$dir"
   exit 0
 fi
+
 # write_flags writes $dir/flags from the build installed in $dir/root:
 # the three lines scripts/python-flags.sh prints for a static libpython,
-# from the build's own configuration, plus the link-time-optimisation
-# options CPython links python with. Without them gcc still runs LTO over
-# libpython at the cgo link, but split into partitions that cannot inline
-# across each other, and dict- and string-heavy code ran 1.03x-1.10x
-# slower than Debian's python3, which is linked with one partition.
+# from the build's own configuration. (The link's one-partition LTO option
+# is pybridge's, under the pyaichat_fast tag: see pybridge/fastlink.go.)
 write_flags() {
   local lib include sysconfigdata libs
   # The copy in LIBPL (config-3.X-...), where python-flags.sh finds it.
@@ -64,26 +62,21 @@ write_flags() {
   include="$(find "$dir/root/usr/include" -maxdepth 1 -type d -name "python$mm*" | head -n1)"
   sysconfigdata="$(find "$dir/root/usr/lib/python$mm" -maxdepth 1 -name '_sysconfigdata_*.py' | head -n1)"
   [ -f "$sysconfigdata" ] || die "the build installed no _sysconfigdata_*.py"
-  # The libraries are those the build links python with; the options are
-  # the -f ones of its core link (-flto-partition=none...) but -flto
-  # itself: gcc's linker plugin runs LTO over libpython's IR without it,
-  # and in CGO_LDFLAGS it also reaches the test link of runtime/cgo, which
-  # then breaks Go's internal linking of binaries without libpython.
-  IFS="|" read -r lto libs < <("$system_python" - "$sysconfigdata" <<'PY'
+  # The libraries are those the build links python with.
+  libs="$("$system_python" - "$sysconfigdata" <<'PY'
 import runpy, sys
 v = runpy.run_path(sys.argv[1])["build_time_vars"]
-lto = [f for f in str(v.get("PY_CORE_LDFLAGS") or "").split() if f.startswith("-f") and f != "-flto"]
 seen = []
 for name in ("MODLIBS", "LIBS", "SYSLIBS"):
     for f in str(v.get(name) or "").split():
         if f.startswith("-l") and f not in seen:
             seen.append(f)
-print(" ".join(lto), " ".join(seen), sep="|")
+print(" ".join(seen))
 PY
-)
+)"
   {
     echo "-I$include"
-    echo "$lto $("$system_python" "$objects" "$lib") $lib -Wl,--export-dynamic $libs"
+    echo "$("$system_python" "$objects" "$lib") $lib -Wl,--export-dynamic $libs"
     echo "/usr/bin/python$mm"
   } >"$dir/flags.tmp"
   mv "$dir/flags.tmp" "$dir/flags"

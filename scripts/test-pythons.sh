@@ -61,12 +61,17 @@ for entry in "${pythons[@]}"; do
   fi
   cflags="$(sed -n 1p <<<"$flags")"
   ldflags="$(sed -n 2p <<<"$flags")"
-  goflags="${GOFLAGS:-} -tags=pyaichat_python -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(sed -n 3p <<<"$flags")"
+  tags=pyaichat_python allow=
+  if [ "${entry#fast:}" != "$entry" ]; then
+    # pybridge/fastlink.go: the final link's LTO in one partition.
+    tags=pyaichat_python,pyaichat_fast allow=-flto-partition=none
+  fi
+  goflags="${GOFLAGS:-} -tags=$tags -ldflags=-X=github.com/pyaichat/pyaichat/pybridge.buildPython=$(sed -n 3p <<<"$flags")"
   echo "=== $("$py" -c 'import sys; print(sys.version.split()[0])') ($entry): pybridge, capabilities, e2e against its python3 -i"
   start=$SECONDS
-  if CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" GOFLAGS="$goflags" \
+  if CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" CGO_LDFLAGS_ALLOW="$allow" GOFLAGS="$goflags" \
       go test -count=1 ./pybridge ./capabilities -skip "$skip" &&
-    CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" GOFLAGS="$goflags" \
+    CGO_ENABLED=1 CGO_CFLAGS="-O2 -g $cflags" CGO_LDFLAGS="-O2 -g $ldflags" CGO_LDFLAGS_ALLOW="$allow" GOFLAGS="$goflags" \
       go test -count=1 ./e2e -run "$e2e" -skip "$e2e_skip"; then
     echo "=== $entry: passed in $((SECONDS - start)) s"
   else
