@@ -132,7 +132,7 @@ func BenchmarkSpeedVersusPython(b *testing.B) {
 	rtt := func(r replRun) float64 { return float64(r.rtt) / 1e6 }
 	priv := func(r replRun) float64 { return r.idlePrivateKiB / 1024 }
 	pyR, paR := med("python3", rtt), med("pyaichat", rtt)
-	row("light line 1+1", pyR, paR, "ms", "<= 1.5x")
+	row("light line 1+1", pyR, paR, "ms", "<= 1.3x")
 	b.ReportMetric(paR/pyR, "light-line-ratio")
 	pyB, paB := median(big["python3"]), median(big["pyaichat"])
 	row("  with 1e6 globals, 1e5 history", pyB, paB, "ms", "no growth")
