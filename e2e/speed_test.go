@@ -187,36 +187,13 @@ func measureKeyEcho(p replProg, home string, n int) (float64, error) {
 		return 0, err
 	}
 	defer stop()
-	// The line is typed in chunks, as a fast typist or a paste without
-	// bracketed paste would, and is in place once its last key, '#', shows.
+	// The line is in place once its last key, '#', shows.
 	line := "#" + strings.Repeat("a", n-2) + "#"
-	off := r.len()
-	for s := line; s != ""; {
-		k := min(len(s), 64)
-		if _, err := f.WriteString(s[:k]); err != nil {
-			return 0, err
-		}
-		s = s[k:]
+	if err := typeInChunks(f, r, line, strings.Repeat("a", 8), "#"); err != nil {
+		return 0, err
 	}
-	if _, err := r.waitFor(off, strings.Repeat("a", 8), "#", 30*time.Second); err != nil {
-		return 0, fmt.Errorf("typing the line: %w", err)
-	}
-	settle(r, 200*time.Millisecond)
-	var times []float64
-	for i := 0; i < 20; i++ {
-		key := string(rune('b' + i))
-		off := r.len()
-		t0 := time.Now()
-		if _, err := f.WriteString(key); err != nil {
-			return 0, err
-		}
-		if _, err := r.waitFor(off, key, "", 10*time.Second); err != nil {
-			return 0, fmt.Errorf("key %d: %w", i+1, err)
-		}
-		times = append(times, float64(time.Since(t0))/1e3)
-		settle(r, 20*time.Millisecond)
-	}
-	return median(times), nil
+	return timeKeys(f, r, func(i int) string { return string(rune('b' + i)) },
+		func(key string) string { return key })
 }
 
 // measureHighlight is the median time from a digit typed at the end of a
@@ -230,27 +207,44 @@ func measureHighlight(p replProg, home string) (float64, error) {
 	}
 	defer stop()
 	line := "x = [" + strings.Repeat("1, ", 665) + "7"
+	if err := typeInChunks(f, r, line, "7\x1b[m", ""); err != nil {
+		return 0, err
+	}
+	return timeKeys(f, r, func(i int) string { return string(rune('0' + i%10)) },
+		func(key string) string { return key + "\x1b[m" })
+}
+
+// typeInChunks types line in chunks of 64 bytes, as a fast typist or a
+// paste without bracketed paste would, until first then then show in the
+// output, and lets the program's drawing settle.
+func typeInChunks(f *os.File, r *ptyReader, line, first, then string) error {
 	off := r.len()
 	for s := line; s != ""; {
 		k := min(len(s), 64)
 		if _, err := f.WriteString(s[:k]); err != nil {
-			return 0, err
+			return err
 		}
 		s = s[k:]
 	}
-	if _, err := r.waitFor(off, "7\x1b[m", "", 30*time.Second); err != nil {
-		return 0, fmt.Errorf("typing the line: %w", err)
+	if _, err := r.waitFor(off, first, then, 30*time.Second); err != nil {
+		return fmt.Errorf("typing the line: %w", err)
 	}
 	settle(r, 200*time.Millisecond)
+	return nil
+}
+
+// timeKeys times 20 keys, key(i) for the i-th, each from its write until
+// shown(key) is in the output, and returns the median in microseconds.
+func timeKeys(f *os.File, r *ptyReader, key func(int) string, shown func(string) string) (float64, error) {
 	var times []float64
 	for i := 0; i < 20; i++ {
-		key := string(rune('0' + i%10))
+		k := key(i)
 		off := r.len()
 		t0 := time.Now()
-		if _, err := f.WriteString(key); err != nil {
+		if _, err := f.WriteString(k); err != nil {
 			return 0, err
 		}
-		if _, err := r.waitFor(off, key+"\x1b[m", "", 10*time.Second); err != nil {
+		if _, err := r.waitFor(off, shown(k), "", 10*time.Second); err != nil {
 			return 0, fmt.Errorf("key %d: %w", i+1, err)
 		}
 		times = append(times, float64(time.Since(t0))/1e3)
