@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -204,9 +203,7 @@ func TestPTYViMode(t *testing.T) {
 				time.Sleep(20 * time.Millisecond) // Esc alone, as a person types it
 			}
 			s.ExpectString(prompt)
-			s.SendLine("print('value', repr(x))")
-			got = append(got, s.ExpectRegexp(regexp.MustCompile(`value (.*)\r\n`))[1])
-			s.ExpectString(prompt)
+			got = append(got, valueOfX(s, prompt))
 		}
 		return got
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/pyaichat/pyaichat/e2e/ptytest"
@@ -34,6 +35,19 @@ func startProgram(t *testing.T, program, home string, extra []string, args ...st
 	}
 	env := append(testEnv(home, "xterm"), extra...)
 	return ptytest.Start(t, program, ptytest.Options{Args: args, Env: env, Dir: home})
+}
+
+// valueLine is what valueOfX prints.
+var valueLine = regexp.MustCompile(`value (.*)\r\n`)
+
+// valueOfX prints the repr of x at the prompt and returns it, once the
+// prompt is back: how the tests that type keys at pyaichat and at python3
+// -i read what the keys made.
+func valueOfX(s *ptytest.Proc, prompt string) string {
+	s.SendLine("print('value', repr(x))")
+	got := s.ExpectRegexp(valueLine)[1]
+	s.ExpectString(prompt)
+	return got
 }
 
 // historyFile is where pyaichat keeps the history of a mode ("py" or "ai").

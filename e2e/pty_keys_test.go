@@ -272,11 +272,9 @@ func TestPTYPasteAfterPrefixKeyIsAPaste(t *testing.T) {
 		// A key after the paste is typed as it is, not taken by the prefix.
 		s.Send(fmt.Sprintf("%d'\r", i))
 		s.ExpectString("py> ")
-		s.SendLine("print('value', repr(x))")
-		if got := s.ExpectRegexp(regexp.MustCompile(`value (.*)\r\n`))[1]; got != fmt.Sprintf("'pasted%d'", i) {
+		if got := valueOfX(s, "py> "); got != fmt.Sprintf("'pasted%d'", i) {
 			t.Errorf("%s then a paste of 'pasted then %d': x is %s, want 'pasted%d'", prefix.name, i, got, i)
 		}
-		s.ExpectString("py> ")
 	}
 	// A paste of several lines after C-v runs them, as any paste does.
 	s.Send("\x16")
@@ -332,9 +330,7 @@ func TestPTYEditingKeysAsPython(t *testing.T) {
 			}
 			s.Send(c.end + "\r")
 			s.ExpectString(prompt)
-			s.SendLine("print('value', repr(x))")
-			got = append(got, s.ExpectRegexp(regexp.MustCompile(`value (.*)\r\n`))[1])
-			s.ExpectString(prompt)
+			got = append(got, valueOfX(s, prompt))
 		}
 		return got
 	}
