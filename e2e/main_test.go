@@ -45,6 +45,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: building pyaichat:", err)
 		return 1
 	}
+	if err := syncFile(binary); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: writing pyaichat out:", err)
+		return 1
+	}
 	if pythonOracle == "" {
 		out, err := exec.Command(binary, "-I", "-c", "import sys; print(sys.executable)").Output()
 		if err != nil {
@@ -100,4 +104,18 @@ func testEnv(dir, term string) []string {
 		env = append(env, "TERM="+term)
 	}
 	return env
+}
+
+// syncFile writes path's pages out to the disk. Until the kernel does so
+// by itself (half a minute later), the pages of a file just written count
+// as Private_Dirty in every process that maps it: a benchmark measuring
+// pyaichat's private memory right after the build read 15 MiB of its
+// binary as its own.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
