@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pyaichat/pyaichat/repl/term"
 )
@@ -175,10 +176,8 @@ func commonPrefix(a, b string) string {
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
 	}
-	for n > 0 && n < len(a) && !utf8RuneStart(a[n]) {
+	for n > 0 && n < len(a) && !utf8.RuneStart(a[n]) {
 		n--
 	}
 	return a[:n]
 }
-
-func utf8RuneStart(b byte) bool { return b&0xc0 != 0x80 }
