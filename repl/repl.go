@@ -514,7 +514,7 @@ func (r *Loop) highlight(line []rune) []term.Span {
 	found := highlight.Python(line)
 	spans := make([]term.Span, len(found))
 	for i, sp := range found {
-		spans[i] = term.Span{Start: sp.Start, End: sp.End, SGR: sp.SGR}
+		spans[i] = term.Span(sp) // the same fields: repl/term knows no Python
 	}
 	return spans
 }
