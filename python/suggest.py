@@ -94,12 +94,30 @@ def _sorted_names(key, d, gen):
 
 
 def _from_sorted(names, prefix, best):
-    i = bisect.bisect_left(names, prefix)
-    for name in names[i : i + _SCAN]:
-        if not name.startswith(prefix):
-            break
+    for name in _prefixed(names, prefix, _SCAN):
         best = _better(name, prefix, best)
     return best
+
+
+def _prefixed(names, prefix, limit):
+    """The names of the sorted list names that start with prefix, at most
+    limit of them."""
+    i = bisect.bisect_left(names, prefix)
+    for name in names[i : i + limit]:
+        if not name.startswith(prefix):
+            break
+        yield name
+
+
+def _sorted_sources(gen):
+    """The sorted lists a name with no path before it comes from: the
+    session's names (unless there are too many), the builtins, the
+    keywords."""
+    ns = _namespace()
+    if len(ns) <= _MAX_NAMES:
+        yield _sorted_names("ns", ns, gen)
+    yield _sorted_names("builtins", builtins.__dict__, gen)
+    yield _KEYWORDS
 
 
 def _from_any(names, prefix, best):
@@ -188,12 +206,9 @@ def suggest(arg):
             return ""
         best = _from_any(_attr_names(obj), prefix, None)
     else:
-        ns = _namespace()
         best = None
-        if len(ns) <= _MAX_NAMES:
-            best = _from_sorted(_sorted_names("ns", ns, gen), prefix, best)
-        best = _from_sorted(_sorted_names("builtins", builtins.__dict__, gen), prefix, best)
-        best = _from_sorted(_KEYWORDS, prefix, best)
+        for names in _sorted_sources(gen):
+            best = _from_sorted(names, prefix, best)
     return "" if best is None else best[len(prefix) :]
 
 
@@ -212,24 +227,11 @@ def candidates(arg):
         names = set(n for n in _attr_names(obj) if type(n) is str)
     else:
         names = set()
-        ns = _namespace()
-        if len(ns) <= _MAX_NAMES:
-            names.update(_matching(_sorted_names("ns", ns, gen), prefix))
-        names.update(_matching(_sorted_names("builtins", builtins.__dict__, gen), prefix))
-        names.update(_matching(_KEYWORDS, prefix))
+        for sorted_names in _sorted_sources(gen):
+            names.update(_prefixed(sorted_names, prefix, _MAX_CANDIDATES))
     private = prefix[:1] == "_"
     found = sorted(n for n in names if n.startswith(prefix) and (private or n[:1] != "_"))
     return "\n".join(found[:_MAX_CANDIDATES])
-
-
-def _matching(names, prefix):
-    i = bisect.bisect_left(names, prefix)
-    out = []
-    for name in names[i:]:
-        if not name.startswith(prefix) or len(out) >= _MAX_CANDIDATES:
-            break
-        out.append(name)
-    return out
 
 
 _FUNCTION = types.FunctionType
