@@ -157,23 +157,35 @@ func TestPTYTypingWhileAnswerStreams(t *testing.T) {
 
 // Ctrl-C while an answer streams: the key shows as ^C on a line of its own
 // (the terminal does not echo during the answer; pyaichat shows it), then
-// one line says the question was cancelled.
+// one line says the question was cancelled. It does so too when the user's
+// code ignores SIGINT: at ai> the signal is pyaichat's.
 func TestPTYCancelWhileAnswerStreams(t *testing.T) {
 	t.Parallel()
-	// The rest never comes: the answer stops after its first piece.
-	srv := fakemodel.New(t, fakemodel.Reply{Pieces: []string{"first line\n", "never"}, Pause: 1})
-	s := startREPLNoWait(t, t.TempDir(), []string{
-		"OPENAI_BASE_URL=" + srv.URL, "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake",
-	})
-	s.ExpectString("py> ")
-	s.Send("\t")
-	s.ExpectString("ai> ")
-	enter(s, "a question")
-	s.ExpectString("first line\r\n")
-	s.Send(ptytest.CtrlC)
-	s.ExpectString("(cancelled)\r\n")
-	s.ExpectString("ai> ")
-	if out := s.Output(); !strings.Contains(out, "first line\r\n^C\r\n(cancelled)\r\n") {
-		t.Errorf("want the answer, ^C, then (cancelled), each on its own line:\n%s", s.Dump())
+	for name, setup := range map[string]string{
+		"default":        "",
+		"SIGINT ignored": "import signal; _ = signal.signal(signal.SIGINT, signal.SIG_IGN)",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// The rest never comes: the answer stops after its first piece.
+			srv := fakemodel.New(t, fakemodel.Reply{Pieces: []string{"first line\n", "never"}, Pause: 1})
+			s := startREPLNoWait(t, t.TempDir(), []string{
+				"OPENAI_BASE_URL=" + srv.URL, "OPENAI_API_KEY=sk-x", "PYAICHAT_MODEL=fake",
+			})
+			s.ExpectString("py> ")
+			if setup != "" {
+				typeLine(t, s, setup, "")
+			}
+			s.Send("\t")
+			s.ExpectString("ai> ")
+			enter(s, "a question")
+			s.ExpectString("first line\r\n")
+			s.Send(ptytest.CtrlC)
+			s.ExpectString("(cancelled)\r\n")
+			s.ExpectString("ai> ")
+			if out := s.Output(); !strings.Contains(out, "first line\r\n^C\r\n(cancelled)\r\n") {
+				t.Errorf("want the answer, ^C, then (cancelled), each on its own line:\n%s", s.Dump())
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,7 @@ func idleSession(t *testing.T, program string, setup ...string) *ptytest.Proc {
 			s.ExpectString(prompt)
 		}
 	}
-	mainThreadWaits(t, s.Pid())
+	promptWaits(t, s)
 	return s
 }
 
@@ -73,17 +74,37 @@ func idleSession(t *testing.T, program string, setup ...string) *ptytest.Proc {
 // runs when the read is interrupted).
 func mainThreadWaits(t *testing.T, pid int) {
 	t.Helper()
+	if err := threadWaits(pid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// promptWaits is mainThreadWaits for a program on a terminal, whose
+// screen and end say more when it never waits.
+func promptWaits(t *testing.T, s *ptytest.Proc) {
+	t.Helper()
+	if err := threadWaits(s.Pid()); err != nil {
+		t.Fatalf("%v\n%s", err, s.Dump())
+	}
+}
+
+// threadWaits is mainThreadWaits's wait: an error when the process ended
+// or never waited.
+func threadWaits(pid int) error {
 	deadline := time.Now().Add(ptytest.DefaultTimeout)
 	path := fmt.Sprintf("/proc/%d/task/%d/wchan", pid, pid)
 	for {
-		wchan, _ := os.ReadFile(path)
+		wchan, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("process %d ended before it waited for input", pid)
+		}
 		for _, w := range []string{"pipe_read", "poll_schedule_timeout", "do_select", "wait_woken"} {
 			if strings.Contains(string(wchan), w) {
-				return
+				return nil
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("process %d never waited for input (its main thread is in %q)", pid, wchan)
+			return fmt.Errorf("process %d never waited for input (its main thread is in %q)", pid, wchan)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -104,7 +125,7 @@ func TestSignalHandlersAtThePrompt(t *testing.T) {
 				name := signalName(sig)
 				enter(s, "old = signal.signal(signal."+name+", h)")
 				s.ExpectString(promptOf(program))
-				mainThreadWaits(t, s.Pid())
+				promptWaits(t, s)
 				sent := time.Now()
 				if err := syscall.Kill(s.Pid(), sig); err != nil {
 					t.Fatal(err)
@@ -152,7 +173,7 @@ func TestSignalHandlerErrorsAtThePrompt(t *testing.T) {
 				"old = signal.signal(signal.SIGTERM, lambda n, f: sys.exit(3))")
 			s.Send("half a line")
 			s.ExpectString("half a line")
-			mainThreadWaits(t, s.Pid())
+			promptWaits(t, s)
 			if err := syscall.Kill(s.Pid(), syscall.SIGUSR1); err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +184,7 @@ func TestSignalHandlerErrorsAtThePrompt(t *testing.T) {
 			s.SendLine("sys.last_type.__name__, str(sys.last_value)")
 			s.ExpectString("('RuntimeError', 'boom')\r\n")
 			s.ExpectString(prompt)
-			mainThreadWaits(t, s.Pid())
+			promptWaits(t, s)
 			if err := syscall.Kill(s.Pid(), syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
@@ -719,7 +740,7 @@ func TestSIGINTAtThePromptAsSet(t *testing.T) {
 			s := idleSession(t, program, "import signal", "old = signal.signal(signal.SIGINT, signal.SIG_IGN)")
 			s.Send("12")
 			s.ExpectString("12")
-			mainThreadWaits(t, s.Pid())
+			promptWaits(t, s)
 			s.Send(ptytest.CtrlC)
 			if err := syscall.Kill(s.Pid(), syscall.SIGINT); err != nil {
 				t.Fatal(err)
@@ -728,7 +749,7 @@ func TestSIGINTAtThePromptAsSet(t *testing.T) {
 			s.ExpectString("123\r\n")
 			enter(s, "old = signal.signal(signal.SIGINT, signal.SIG_DFL)")
 			s.ExpectString(promptOf(program))
-			mainThreadWaits(t, s.Pid())
+			promptWaits(t, s)
 			if err := syscall.Kill(s.Pid(), syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
@@ -757,7 +778,7 @@ func TestSIGINTHandlerAtThePrompt(t *testing.T) {
 			s := idleSession(t, program, "import signal", "old = signal.signal(signal.SIGINT, lambda n, f: print('handled', n))")
 			s.Send("print(12")
 			s.ExpectString("print(12")
-			mainThreadWaits(t, s.Pid())
+			promptWaits(t, s)
 			s.Send(ptytest.CtrlC)
 			s.ExpectString("handled 2\r\n")
 			s.Send("3 * 2)\r")
@@ -766,7 +787,7 @@ func TestSIGINTHandlerAtThePrompt(t *testing.T) {
 			s.ExpectString(promptOf(program))
 			s.Send("45")
 			s.ExpectString("45")
-			mainThreadWaits(t, s.Pid())
+			promptWaits(t, s)
 			s.Send(ptytest.CtrlC)
 			s.ExpectString("ZeroDivisionError: division by zero\r\n")
 			s.ExpectString(promptOf(program))

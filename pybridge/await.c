@@ -4,8 +4,11 @@
  * has marked its goroutine for preemption, and a goroutine locked to its
  * thread is then handed to another thread and back (two wake-ups) before
  * it runs on. See ReadAhead in host.go. */
+#define _GNU_SOURCE 1 /* ppoll */
+
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -33,7 +36,18 @@ int pyb_await(int wake_fd, const int *inputs, int n_inputs, int timeout_ms, int 
     if (n_inputs > PYB_AWAIT_INPUTS) n_inputs = PYB_AWAIT_INPUTS;
     for (int i = 0; i < n_inputs; i++) fds[1 + i] = (struct pollfd){inputs[i], POLLIN, 0};
     out[0] = out[1] = 0;
-    if (poll(fds, (nfds_t)(1 + n_inputs), timeout_ms) < 0) return -errno;
+    /* SIGINT is blocked during the wait, so that the kernel hands it to one
+     * of Go's threads. At the prompt SIGINT is Go's (signals.c) and tells
+     * Python nothing: taken here it would only end the wait with EINTR,
+     * and the Python handlers that then run (pyb_idle_signals) would make
+     * the interpreter look busy to the Go code that takes the same signal
+     * as Ctrl-C, which hands it back, re-sent (pyb_set_interrupt), to end
+     * the next wait the same way. */
+    sigset_t mask;
+    if (pthread_sigmask(SIG_SETMASK, NULL, &mask) != 0) return -EINVAL;
+    sigaddset(&mask, SIGINT);
+    struct timespec limit = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
+    if (ppoll(fds, (nfds_t)(1 + n_inputs), timeout_ms < 0 ? NULL : &limit, &mask) < 0) return -errno;
     int found = fds[0].revents != 0 ? PYB_AWAIT_WOKEN : 0;
     for (int i = 1; i <= n_inputs; i++) {
         if (fds[i].revents == 0) continue;

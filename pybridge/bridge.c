@@ -1078,14 +1078,19 @@ done:
     return rc;
 }
 
-/* Set while run_idle_handlers runs, which makes pyb_busy true: a SIGINT
- * that Go took at the prompt (often the very signal whose arrival ended
- * the wait and started this run) and handed on as a Ctrl-C for user code
- * (pyb_set_interrupt) came at the prompt, not during the handlers. It is
- * kept (idle_interrupt) and sent again once Go has SIGINT back; tripping
- * Python's flag instead would lose it, a KeyboardInterrupt past the
- * handlers' last check being dropped as stale (run_late_handlers). */
-static int idle_window, idle_interrupt;
+/* Open while run_idle_handlers runs, which makes pyb_busy true: a SIGINT
+ * that Go took at the prompt while another signal's handlers ran, and
+ * handed on as a Ctrl-C for user code (pyb_set_interrupt), came at the
+ * prompt, not during the handlers. It is kept (IDLE_INTERRUPTED) and sent
+ * again once Go has SIGINT back; tripping Python's flag instead would
+ * lose it, a KeyboardInterrupt past the handlers' last check being
+ * dropped as stale (run_late_handlers). One variable holds both, so that
+ * a SIGINT kept as the window closes is either sent again by this run or
+ * not kept at all: never left for a later run to send at a later prompt,
+ * where SIGINT may kill. The wait blocks SIGINT (await.c), so the signal
+ * sent again cannot start another such run. */
+enum { IDLE_CLOSED, IDLE_OPEN, IDLE_INTERRUPTED };
+static int idle_window;
 
 /* Runs the Python handlers of the signals that arrived while no user code
  * ran, as python3's prompt does when its read is interrupted; with ctrl_c,
@@ -1094,7 +1099,7 @@ static int idle_window, idle_interrupt;
  * Python's default handler is told apart rather than kept. */
 static int run_idle_handlers(int ctrl_c) {
     PyEval_RestoreThread(main_tstate);
-    __atomic_store_n(&idle_window, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&idle_window, IDLE_OPEN, __ATOMIC_SEQ_CST);
     set_busy(1);
     pyb_signals_user_begin();
     int rc = PYB_SIGINT_RETURNED;
@@ -1112,9 +1117,9 @@ static int run_idle_handlers(int ctrl_c) {
     }
     settle_after_user_code(0, 0);
     set_busy(0);
-    __atomic_store_n(&idle_window, 0, __ATOMIC_SEQ_CST);
+    int window = __atomic_exchange_n(&idle_window, IDLE_CLOSED, __ATOMIC_SEQ_CST);
     main_tstate = PyEval_SaveThread();
-    if (__atomic_exchange_n(&idle_interrupt, 0, __ATOMIC_SEQ_CST)) {
+    if (window == IDLE_INTERRUPTED) {
         /* Go now has SIGINT again, and sees that no user code runs. */
         syscall(SYS_kill, getpid(), SIGINT);
     }
@@ -1179,10 +1184,11 @@ static void close_kicks(void) {
 }
 
 void pyb_set_interrupt(void) {
-    if (__atomic_load_n(&idle_window, __ATOMIC_SEQ_CST)) {
-        __atomic_store_n(&idle_interrupt, 1, __ATOMIC_SEQ_CST);
+    int open = IDLE_OPEN;
+    if (__atomic_compare_exchange_n(&idle_window, &open, IDLE_INTERRUPTED, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST) ||
+        open == IDLE_INTERRUPTED)
         return;
-    }
     PyErr_SetInterrupt();
 }
 

@@ -56,6 +56,7 @@ func (*Interp) SetMagics(bool) error                              { return errNo
 func (*Interp) SetDisplay(Display)                                {}
 func (*Interp) SetFigureDir(string) error                         { return errNoCgo }
 func (*Interp) DieBySIGINT()                                      {}
+func (*Interp) SIGINTToUser(bool)                                 {}
 func (*Interp) SetMainImporter(string) error                      { return errNoCgo }
 func (*Interp) SkipSourceFirstLine() error                        { return errNoCgo }
 func (*Interp) ShowSignalError() (interp.Outcome, error)          { return interp.Outcome{}, errNoCgo }

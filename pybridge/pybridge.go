@@ -386,6 +386,17 @@ func (in *Interp) SIGINT() interp.SIGINTAction {
 // DieBySIGINT ends the process by SIGINT, as SIGINT under SIG_DFL does.
 func (in *Interp) DieBySIGINT() { C.pyb_signals_die_by_sigint() }
 
+// SIGINTToUser says whether a SIGINT at the prompt is the user code's
+// (py>) or pyaichat's: while it is the user's and ignored, signals.c
+// drops it as it arrives, as the kernel would for python3.
+func (in *Interp) SIGINTToUser(user bool) {
+	u := C.int(0)
+	if user {
+		u = 1
+	}
+	C.pyb_signals_sigint_users(u)
+}
+
 // Busy reports whether user code is running.
 func (in *Interp) Busy() bool { return C.pyb_busy() != 0 }
 

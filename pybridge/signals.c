@@ -28,6 +28,12 @@
  *    Go passes a fault it finds outside Go code to the handler that was
  *    installed before its runtime started (the constructor's), and a
  *    signal re-raised by faulthandler or abort() comes to ours first.
+ * 4a. A SIGINT at the prompt, while it is the user's (py>, no answer under
+ *    way), that user code set to SIG_IGN is dropped as it arrives, as the
+ *    kernel drops it for python3: Go's handler, which the prompt's handler
+ *    passes every other one to, acts on a signal later, on another
+ *    thread, by then maybe under another disposition (a SIGINT ignored at
+ *    one prompt killed the process after the next line set SIG_DFL).
  * 5. A signal Python's thread sends its own process (os.kill(os.getpid(),
  *    sig)) is that thread's, as it is python3's only thread's: delivered
  *    before kill returns, so os.kill's own check runs its handler, and left
@@ -77,6 +83,10 @@ static struct sigaction go_handler[NSIG];     /* Go's, for go_signals and fatal_
 static struct sigaction python_handler[NSIG]; /* in force while user code runs, for the shared ones */
 
 static void fatal_signal(int sig, siginfo_t *info, void *ctx);
+static void prompt_sigint(int sig, siginfo_t *info, void *ctx);
+
+/* Whether a SIGINT at the prompt is the user's (pyb_signals_sigint_users). */
+static int sigint_users = 1;
 
 static void set_action(int sig, void (*fn)(int, siginfo_t *, void *)) {
     struct sigaction sa;
@@ -180,10 +190,21 @@ void pyb_signals_before_python(void) {
     }
 }
 
+/* Gives a shared signal back to pyaichat at the prompt: Go's handler, or
+ * for SIGINT the prompt's, which passes it on to Go's (item 4a); the
+ * disposition it replaces goes in old, if not NULL. */
+static int give_back(int sig, struct sigaction *old) {
+    if (sig != SIGINT) return sigaction(sig, &go_handler[sig], old);
+    struct sigaction sa = go_handler[SIGINT];
+    sa.sa_sigaction = prompt_sigint;
+    sa.sa_flags |= SA_SIGINFO;
+    return sigaction(SIGINT, &sa, old);
+}
+
 void pyb_signals_after_python(void) {
     for (size_t i = 0; i < N_SHARED; i++) sigaction(go_signals[i], NULL, &python_handler[go_signals[i]]);
     for (size_t i = 0; i < N_GO; i++)
-        if (!started_ignored[go_signals[i]]) sigaction(go_signals[i], &go_handler[go_signals[i]], NULL);
+        if (!started_ignored[go_signals[i]]) give_back(go_signals[i], NULL);
     for (size_t i = 0; i < N_FATAL; i++) {
         struct sigaction now;
         /* Left alone when faulthandler took it while Python started: it
@@ -207,16 +228,41 @@ static int is_forwarder(const struct sigaction *sa) {
     return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == forward_sigint;
 }
 
+/* Whether user code left SIGINT ignored, for prompt_sigint to read. */
+static int sigint_ignored_now;
+
+static void keep_python_handler(int sig, const struct sigaction *now) {
+    if (is_forwarder(now)) return;
+    python_handler[sig] = *now;
+    if (sig == SIGINT) {
+        int ignored = !(now->sa_flags & SA_SIGINFO) && now->sa_handler == SIG_IGN;
+        __atomic_store_n(&sigint_ignored_now, ignored, __ATOMIC_RELAXED);
+    }
+}
+
 void pyb_signals_user_end(void) {
-    for (size_t i = 0; i < N_SHARED; i++) {
+    /* SIGINT's choice is known before the prompt's handler is in: that
+     * handler drops what arrives when it is SIG_IGN. */
+    struct sigaction now;
+    if (sigaction(SIGINT, NULL, &now) == 0) keep_python_handler(SIGINT, &now);
+    give_back(SIGINT, NULL);
+    for (size_t i = 1; i < N_SHARED; i++) {
         int sig = go_signals[i];
-        struct sigaction now;
         /* User code that called signal.signal() left its choice here: it
          * is read in the same call that gives Go its handler back (one
          * system call per signal on every input). */
-        if (sigaction(sig, &go_handler[sig], &now) == 0 && !is_forwarder(&now)) python_handler[sig] = now;
+        if (give_back(sig, &now) == 0) keep_python_handler(sig, &now);
     }
 }
+
+/* SIGINT at the prompt (item 4a). */
+static void prompt_sigint(int sig, siginfo_t *info, void *ctx) {
+    if (__atomic_load_n(&sigint_users, __ATOMIC_RELAXED) && __atomic_load_n(&sigint_ignored_now, __ATOMIC_RELAXED))
+        return;
+    call_handler(&go_handler[SIGINT], sig, info, ctx);
+}
+
+void pyb_signals_sigint_users(int users) { __atomic_store_n(&sigint_users, users, __ATOMIC_RELAXED); }
 
 int pyb_signals_python_tid(void) { return (int)python_tid; }
 

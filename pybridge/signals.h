@@ -28,6 +28,10 @@ void pyb_signals_user_end(void);
 enum { PYB_SIGINT_HANDLED = 0, PYB_SIGINT_DEFAULT = 1, PYB_SIGINT_IGNORED = 2 };
 int pyb_signals_sigint_action(void);
 
+/* Whether a SIGINT at the prompt is the user's, done as user code set it
+ * (py>), or pyaichat's (ai>, or an answer under way). */
+void pyb_signals_sigint_users(int users);
+
 /* Ends the process by SIGINT, as SIG_DFL does. */
 void pyb_signals_die_by_sigint(void);
 

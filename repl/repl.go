@@ -57,6 +57,10 @@ type Interpreter interface {
 	// ends the process by it (SIG_DFL).
 	SIGINT() interp.SIGINTAction
 	DieBySIGINT()
+	// SIGINTToUser says whose a SIGINT at the prompt is: the user
+	// code's, done as it set SIGINT to do (py>), or pyaichat's (ai>, or
+	// an answer under way). An ignored one is dropped as it arrives.
+	SIGINTToUser(user bool)
 	// RunSIGINTHandler runs the user's SIGINT handler for a Ctrl-C at
 	// the prompt; false when it raised KeyboardInterrupt (the default).
 	RunSIGINTHandler() bool
@@ -247,6 +251,7 @@ func (r *Loop) Run() (status int, abandoned bool) {
 	}
 	stop := r.handleSignals()
 	defer stop()
+	r.tellSIGINTOwner()
 	done := make(chan int, 1)
 	go func() { done <- r.loop() }()
 	select {
@@ -652,6 +657,7 @@ func (r *Loop) inputDone(text string, out interp.Outcome) {
 // goroutine, so the work (a job on the interpreter's thread) is left to
 // another.
 func (r *Loop) modeChanged(m Mode) {
+	r.tellSIGINTOwner()
 	if m == ModeAI {
 		go r.opts.Assistant.Prepare()
 		return
@@ -764,7 +770,11 @@ func (r *Loop) Ask(fn func(ctx context.Context) error) (cancelled bool, err erro
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r.aiCancel.Store(&cancel)
-	defer r.aiCancel.Store(nil)
+	r.tellSIGINTOwner()
+	defer func() {
+		r.aiCancel.Store(nil)
+		r.tellSIGINTOwner()
+	}()
 	r.whileAsking(func() { err = fn(ctx) })
 	return ctx.Err() != nil, err
 }
@@ -900,6 +910,14 @@ func (r *Loop) showSignalError() (status int, exit bool) {
 		return 0, false
 	}
 	return out.Status, out.Exit
+}
+
+// tellSIGINTOwner tells the interpreter whose a SIGINT at the prompt is
+// now (pySIGINT): the user code's at py>, pyaichat's at ai> and while an
+// answer is under way.
+func (r *Loop) tellSIGINTOwner() {
+	mode, _ := r.state.get()
+	r.opts.Interp.SIGINTToUser(mode == ModePy && r.aiCancel.Load() == nil)
 }
 
 // pySIGINT is what SIGINT does at the prompt: at py>, what the user's

@@ -103,6 +103,7 @@ func (f *fakeInterp) SignalErrors() <-chan struct{} { return nil }
 
 func (f *fakeInterp) SIGINT() interp.SIGINTAction { return interp.SIGINTRaises }
 func (f *fakeInterp) RunSIGINTHandler() bool      { return false }
+func (f *fakeInterp) SIGINTToUser(bool)           {}
 
 func (f *fakeInterp) DieBySIGINT() {}
 

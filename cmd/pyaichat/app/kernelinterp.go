@@ -238,3 +238,4 @@ func (k *kernelInterp) ShowSignalError() (interp.Outcome, error) { return interp
 func (k *kernelInterp) SIGINT() interp.SIGINTAction { return interp.SIGINTRaises }
 func (k *kernelInterp) DieBySIGINT()                {}
 func (k *kernelInterp) RunSIGINTHandler() bool      { return false }
+func (k *kernelInterp) SIGINTToUser(bool)           {}

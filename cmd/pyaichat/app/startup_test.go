@@ -68,6 +68,7 @@ func (f *fakePython) ShowSignalError() (interp.Outcome, error)  { return interp.
 func (f *fakePython) SIGINT() interp.SIGINTAction               { return interp.SIGINTRaises }
 func (f *fakePython) DieBySIGINT()                              {}
 func (f *fakePython) RunSIGINTHandler() bool                    { return false }
+func (f *fakePython) SIGINTToUser(bool)                         {}
 func (f *fakePython) PrepareIsolated()                          {}
 func (f *fakePython) DiscardIsolated()                          {}
 func (f *fakePython) RecentContext() (string, error)            { return "", nil }
