@@ -44,7 +44,8 @@ int pyb_await(int wake_fd, const int *inputs, int n_inputs, int timeout_ms, int 
      * as Ctrl-C, which hands it back, re-sent (pyb_set_interrupt), to end
      * the next wait the same way. */
     sigset_t mask;
-    if (pthread_sigmask(SIG_SETMASK, NULL, &mask) != 0) return -EINVAL;
+    int err = pthread_sigmask(SIG_SETMASK, NULL, &mask);
+    if (err != 0) return -err;
     sigaddset(&mask, SIGINT);
     struct timespec limit = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
     if (ppoll(fds, (nfds_t)(1 + n_inputs), timeout_ms < 0 ? NULL : &limit, &mask) < 0) return -errno;

@@ -190,6 +190,20 @@ void pyb_signals_before_python(void) {
     }
 }
 
+/* What user code left SIGINT to do (PYB_SIGINT_*), kept as one value
+ * that Go's threads and prompt_sigint read while python_handler may be
+ * changing. */
+static int sigint_action;
+
+static void keep_sigint_action(const struct sigaction *sa) {
+    int action = PYB_SIGINT_DEFAULT;
+    if (is_handler(sa))
+        action = PYB_SIGINT_HANDLED;
+    else if (sa->sa_handler == SIG_IGN)
+        action = PYB_SIGINT_IGNORED;
+    __atomic_store_n(&sigint_action, action, __ATOMIC_RELAXED);
+}
+
 /* Gives a shared signal back to pyaichat at the prompt: Go's handler, or
  * for SIGINT the prompt's, which passes it on to Go's (item 4a); the
  * disposition it replaces goes in old, if not NULL. */
@@ -203,6 +217,7 @@ static int give_back(int sig, struct sigaction *old) {
 
 void pyb_signals_after_python(void) {
     for (size_t i = 0; i < N_SHARED; i++) sigaction(go_signals[i], NULL, &python_handler[go_signals[i]]);
+    keep_sigint_action(&python_handler[SIGINT]);
     for (size_t i = 0; i < N_GO; i++)
         if (!started_ignored[go_signals[i]]) give_back(go_signals[i], NULL);
     for (size_t i = 0; i < N_FATAL; i++) {
@@ -228,16 +243,10 @@ static int is_forwarder(const struct sigaction *sa) {
     return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == forward_sigint;
 }
 
-/* Whether user code left SIGINT ignored, for prompt_sigint to read. */
-static int sigint_ignored_now;
-
 static void keep_python_handler(int sig, const struct sigaction *now) {
     if (is_forwarder(now)) return;
     python_handler[sig] = *now;
-    if (sig == SIGINT) {
-        int ignored = !(now->sa_flags & SA_SIGINFO) && now->sa_handler == SIG_IGN;
-        __atomic_store_n(&sigint_ignored_now, ignored, __ATOMIC_RELAXED);
-    }
+    if (sig == SIGINT) keep_sigint_action(now);
 }
 
 void pyb_signals_user_end(void) {
@@ -257,7 +266,7 @@ void pyb_signals_user_end(void) {
 
 /* SIGINT at the prompt (item 4a). */
 static void prompt_sigint(int sig, siginfo_t *info, void *ctx) {
-    if (__atomic_load_n(&sigint_users, __ATOMIC_RELAXED) && __atomic_load_n(&sigint_ignored_now, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&sigint_users, __ATOMIC_RELAXED) && pyb_signals_sigint_action() == PYB_SIGINT_IGNORED)
         return;
     call_handler(&go_handler[SIGINT], sig, info, ctx);
 }
@@ -278,11 +287,7 @@ int kill(pid_t pid, int sig) {
 
 int pyb_signals_sigint_ignored(void) { return started_ignored[SIGINT]; }
 
-int pyb_signals_sigint_action(void) {
-    const struct sigaction *sa = &python_handler[SIGINT];
-    if (is_handler(sa)) return PYB_SIGINT_HANDLED;
-    return sa->sa_handler == SIG_IGN ? PYB_SIGINT_IGNORED : PYB_SIGINT_DEFAULT;
-}
+int pyb_signals_sigint_action(void) { return __atomic_load_n(&sigint_action, __ATOMIC_RELAXED); }
 
 void pyb_signals_die_by_sigint(void) {
     set_simple(SIGINT, SIG_DFL);
