@@ -98,7 +98,7 @@ func (s *Conversation) modelOrShow(ctx context.Context, arg string, out io.Write
 // toolsCommand is /tools: one line per capability, or with a NAME that
 // one in full.
 func (s *Conversation) toolsCommand(_ context.Context, arg string, out io.Writer) error {
-	if len(s.list) == 0 {
+	if len(s.offered().list) == 0 {
 		_, err := fmt.Fprintln(out, "no capabilities are available")
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *Conversation) toolsCommand(_ context.Context, arg string, out io.Writer
 		return s.toolCommand(arg, out)
 	}
 	var b strings.Builder
-	for _, t := range s.list {
+	for _, t := range s.offered().list {
 		fmt.Fprintf(&b, "  %-20s %s\n", t.Name, toolSummary(t))
 	}
 	b.WriteString("/tools NAME shows one in full, as the model reads it\n")
@@ -124,7 +124,7 @@ func (s *Conversation) capCommand(ctx context.Context, rest string, out io.Write
 		_, err := fmt.Fprintf(out, "usage: /cap NAME [EXPR]; capabilities: %s\n", s.toolNames())
 		return err
 	}
-	if !s.names[name] {
+	if !s.offered().names[name] {
 		_, err := fmt.Fprintf(out, "no capability named %q; capabilities: %s\n", name, s.toolNames())
 		return err
 	}
@@ -162,7 +162,7 @@ func capError(res string) string {
 
 // toolCommand is /tools NAME: one capability's whole description.
 func (s *Conversation) toolCommand(name string, out io.Writer) error {
-	for _, t := range s.list {
+	for _, t := range s.offered().list {
 		if t.Name == name {
 			_, err := fmt.Fprintf(out, "%s\n%s\n", t.Name, strings.TrimSpace(t.Description))
 			return err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pyaichat/pyaichat/agent/event"
 	"github.com/pyaichat/pyaichat/agent/llm"
@@ -39,14 +40,15 @@ type Conversation struct {
 	history []llm.Message
 	// restored: the history began as an ended session's (Resume).
 	restored bool
-	list     []llm.Tool
-	filter   *redact.Filter
+	// offer is the tools offered the model, worked out on first use
+	// (offered).
+	offer     toolOffer
+	offerOnce sync.Once
+	filter    *redact.Filter
 	// lastRedacted is what the last question's requests had redacted;
 	// asked says there was one.
 	lastRedacted redact.Report
 	asked        bool
-	offered      llm.Tools // list, encoded for every request
-	names        map[string]bool
 	code         []markdown.CodeBlock // the last answer's, as its view laid it out
 	// lastSent and lastDeclined count the last question's results the
 	// user was asked about under ShareAsk, by what they chose.
@@ -76,30 +78,48 @@ func NewConversation(cfg Config, tools Toolset, ctxFn func() string) *Conversati
 	if s.filter == nil {
 		s.filter = s.cfg.Filter()
 	}
-	if tools != nil {
-		s.list = tools.Tools()
-	}
-	if s.cfg.Share == ShareAsk {
-		// Only what the user sees and agrees to leaves: the context is
-		// never shown to them, so it is not sent.
+	if s.cfg.Share == ShareAsk || s.cfg.Share == ShareOff {
+		// Under "ask" only what the user sees and agrees to leaves: the
+		// context is never shown to them, so it is not sent.
 		s.ctxFn = nil
-	}
-	if s.cfg.Share == ShareOff {
-		s.ctxFn = nil
-		kept := s.list[:0:0]
-		for _, t := range s.list {
-			if offTools[t.Name] {
-				kept = append(kept, t)
-			}
-		}
-		s.list = kept
-	}
-	s.offered = llm.EncodeTools(s.list)
-	s.names = map[string]bool{}
-	for _, t := range s.list {
-		s.names[t.Name] = true
 	}
 	return s
+}
+
+// toolOffer is what a conversation offers the model: its tools, their
+// names, and the tools encoded for every request.
+type toolOffer struct {
+	list    []llm.Tool
+	names   map[string]bool
+	encoded llm.Tools
+}
+
+// offered is the conversation's toolOffer, worked out on its first use
+// (Prepare, at the switch to ai>, or the first question or command):
+// the tools' descriptions and schemas, encoded, are garbage in a session
+// that asks nothing.
+func (s *Conversation) offered() *toolOffer {
+	s.offerOnce.Do(func() {
+		var list []llm.Tool
+		if s.tools != nil {
+			list = s.tools.Tools()
+		}
+		if s.cfg.Share == ShareOff {
+			kept := list[:0:0]
+			for _, t := range list {
+				if offTools[t.Name] {
+					kept = append(kept, t)
+				}
+			}
+			list = kept
+		}
+		o := toolOffer{list: list, names: make(map[string]bool, len(list)), encoded: llm.EncodeTools(list)}
+		for _, t := range list {
+			o.names[t.Name] = true
+		}
+		s.offer = o
+	})
+	return &s.offer
 }
 
 // Model is the model questions go to.
@@ -195,6 +215,7 @@ func (s *Conversation) Prepare() {
 		p.Prepare()
 	}
 	s.models.ask(s.model)
+	s.offered()
 	redact.Warm()
 }
 
@@ -400,7 +421,7 @@ func (t *turn) request(ctx context.Context) (response, error) {
 	msgs := s.requestMessages(sys)
 	t.context = ctxRedacted
 	t.busy("", "thinking")
-	return s.model.Open(ctx, s.cfg.Model, msgs, s.offered, t.notify)
+	return s.model.Open(ctx, s.cfg.Model, msgs, s.offered().encoded, t.notify)
 }
 
 // receive shows a response as it streams and adds up its usage; err is
@@ -634,7 +655,7 @@ func (t *turn) runCall(ctx context.Context, c llm.ToolCall) string {
 		args = "{}"
 	}
 	t.calls = append(t.calls, callLabel(c.Name, args))
-	if !s.names[c.Name] {
+	if !s.offered().names[c.Name] {
 		return spec.ErrorResult(spec.UnknownTool, fmt.Sprintf("there is no tool named %q; the tools are: %s", c.Name, s.toolNames()))
 	}
 	var obj map[string]json.RawMessage
@@ -728,8 +749,9 @@ func rawLabel(name, args string) string {
 }
 
 func (s *Conversation) toolNames() string {
-	names := make([]string, len(s.list))
-	for i, t := range s.list {
+	list := s.offered().list
+	names := make([]string, len(list))
+	for i, t := range list {
 		names[i] = t.Name
 	}
 	if len(names) == 0 {

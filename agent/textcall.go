@@ -26,7 +26,7 @@ func (t *turn) textToolCalls(content string) (calls []llm.ToolCall, unknown stri
 		if name == "" {
 			return nil, ""
 		}
-		if !t.s.names[name] {
+		if !t.s.offered().names[name] {
 			return nil, name
 		}
 		calls = append(calls, llm.ToolCall{ID: t.s.model.NewCallID(), Type: "function", Name: name, Arguments: args})

@@ -31,7 +31,7 @@ func TestCodeCache(t *testing.T) {
 	if got := load(answerA); got != "compiled from A" {
 		t.Fatalf("first load: %q", got)
 	}
-	pathA, pathB := cache.path("_cc_test", answerA), cache.path("_cc_test", answerB)
+	pathA, pathB := cache.path("_cc_test", []byte(answerA)), cache.path("_cc_test", []byte(answerB))
 	copyA, err := os.ReadFile(pathA)
 	if err != nil {
 		t.Fatalf("no compiled copy kept: %v", err)

@@ -195,13 +195,13 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 		argv[i] = C.CString(a)
 		defer C.free(unsafe.Pointer(argv[i]))
 	}
-	csrc := C.CString(python.REPL)
-	defer C.free(unsafe.Pointer(csrc))
+	src := newCSource(python.REPL[:]...)
+	defer src.free()
 
-	cache, freeCache := in.code.load(replModule, python.REPL)
+	cache, freeCache := in.code.load(replModule, src.bytes())
 	var fresh C.pyb_bytes
 	var cerr C.pyb_error
-	rc := C.pyb_init(cexe, C.int(len(argv)), &argv[0], csrc, cache, &fresh, &cerr)
+	rc := C.pyb_init(cexe, C.int(len(argv)), &argv[0], src.str, cache, &fresh, &cerr)
 	freeCache()
 	if rc != 0 {
 		e := takeError(&cerr)
@@ -219,7 +219,7 @@ func (in *Interp) serve(cfg Config, ready chan<- error) {
 		}
 	}
 	ready <- nil
-	in.code.save(replModule, python.REPL, &fresh)
+	in.code.save(replModule, src.bytes(), &fresh)
 
 	for {
 		if _, err := in.serveOnce(nil, nil); err != nil {
@@ -282,17 +282,17 @@ func (in *Interp) LoadModule(name, source string) error {
 func (in *Interp) loadModule(name, source string, cache codeCache) error {
 	var err error
 	derr := in.job(func() {
-		cname, csrc := C.CString(name), C.CString(source)
+		cname, src := C.CString(name), newCSource(source)
 		defer C.free(unsafe.Pointer(cname))
-		defer C.free(unsafe.Pointer(csrc))
-		kept, freeKept := cache.load(name, source)
+		defer src.free()
+		kept, freeKept := cache.load(name, src.bytes())
 		defer freeKept()
 		var fresh C.pyb_bytes
 		var cerr C.pyb_error
-		if C.pyb_load_module(cname, csrc, kept, &fresh, &cerr) != 0 {
+		if C.pyb_load_module(cname, src.str, kept, &fresh, &cerr) != 0 {
 			err = fmt.Errorf("loading %s: %w", name, takeError(&cerr))
 		}
-		cache.save(name, source, &fresh)
+		cache.save(name, src.bytes(), &fresh)
 	})
 	if derr != nil {
 		return derr

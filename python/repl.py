@@ -313,15 +313,52 @@ _stdlib("atexit").register(_pyaichat.exit_ends)
 
 
 class _LazyConsole:
-    """Creates the console on first use (see _console_class)."""
+    """Creates the console on first use (see _console_class): the first
+    input that is not a whole statement, or does not compile."""
 
     def __getattr__(self, name):
         global _console
         _console = _console_class()(_main.__dict__, filename="<stdin>")
+        _console.compile.compiler = _compiler()
         return getattr(_console, name)
 
 
 _console = _LazyConsole()
+_session_compiler = None
+
+
+def _compiler():
+    """The session's compiler: codeop's, which takes up the __future__
+    imports of what it compiles, shared by typed lines, pastes and the
+    console."""
+    global _session_compiler
+    if _session_compiler is None:
+        _session_compiler = _stdlib("codeop").Compile()
+    return _session_compiler
+
+
+def _in_block():
+    """Whether lines of an unfinished statement are buffered."""
+    return type(_console) not in (_LazyConsole, type(None)) and bool(_console.buffer)
+
+
+def _whole_statement(line):
+    """line compiled, when it is a whole statement on its own (most lines
+    typed at the prompt), else None: the console then decides (it buffers
+    a block's lines and shows errors as python3 does). The same compile
+    as the console's own first try, without loading the code module and
+    traceback, about 200 KB that a session without an error never needs."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return None  # codeop's rules for blank lines and comments
+    filename = _input_name(peek=True) if _PY313 else "<stdin>"
+    try:
+        code_obj = _compiler()(line, filename, "single")
+    except (OverflowError, SyntaxError, ValueError):
+        return None
+    if _PY313:
+        _named_input(code_obj, line, _input_name())
+    return code_obj
 
 
 # Type attributes read through type's own descriptors, so that no
@@ -603,7 +640,7 @@ def typed_source(obj):
     code = getattr(obj, "__code__", None)
     if code is not None and code.co_filename != "<stdin>":
         return None
-    flags = _console.compile.compiler.flags & ~(
+    flags = _compiler().flags & ~(
         _stdlib("codeop").PyCF_DONT_IMPLY_DEDENT | getattr(_stdlib("codeop"), "PyCF_ALLOW_INCOMPLETE_INPUT", 0x4000)
     )
     for source in reversed(_defining_inputs):
@@ -705,20 +742,26 @@ def push(line):
     _line_entered()
     try:
         if _undecodable(line):
-            _console.resetbuffer()
+            if _in_block():
+                _console.resetbuffer()
             return "ok"
-        magic = _magic_asked(line) if not _console.buffer else None
+        in_block = _in_block()
+        magic = _magic_asked(line) if not in_block else None
         if magic:
             # "%timeit x" and "!ls" are SyntaxErrors in Python: IPython's
             # magics (magics.py).
             _queue(compile("__import__('_pyaichat').helper(%r).run_magic(%r)" % (__name__, magic),
                            "<pyaichat>", "exec"), line)
             return _ready()
-        asked = _help_asked(line) if not _console.buffer else None
+        asked = _help_asked(line) if not in_block else None
         if asked:
             # "obj?" and "obj??" are SyntaxErrors in Python: IPython's help.
             _queue(compile("__import__('_pyaichat').helper(%r).show_help(%r, %r)"
                            % ((__name__,) + asked), "<pyaichat>", "exec"), line)
+            return _ready()
+        code_obj = _whole_statement(line) if not in_block else None
+        if code_obj is not None:
+            _queue(code_obj, line)
             return _ready()
         if _console.push(line):
             return "more"
@@ -740,7 +783,7 @@ def more_lines(source):
     # A compiler of its own: codeop's would take on the __future__ flags
     # of what it compiles before the input runs.
     compiler = codeop.CommandCompiler()
-    compiler.compiler.flags = _console.compile.compiler.flags
+    compiler.compiler.flags = _compiler().flags
     try:
         if compiler(source, "<stdin>", "single") is not None:
             return ""
@@ -837,7 +880,8 @@ def push_eof(_=""):
 
 def reset(_=""):
     """Discard a pending block (Ctrl-C at a continuation prompt)."""
-    _console.resetbuffer()
+    if _in_block():
+        _console.resetbuffer()
     del _pending[:]
     return "ok"
 
@@ -862,7 +906,7 @@ def run_block(source):
             tree = compile(source, "<stdin>", "exec", ast.PyCF_ONLY_AST)
             # Through the console's compiler, which carries (and takes up)
             # the session's __future__ imports, as for typed lines.
-            compiler = _console.compile.compiler
+            compiler = _compiler()
             last = len(tree.body) - 1
             codes = [
                 compiler(ast.Interactive(body=[stmt]), "<stdin>", "single")

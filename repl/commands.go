@@ -58,6 +58,9 @@ func (r *Loop) table() []Command {
 // command finds the command a line names, and the rest of the line.
 func (r *Loop) command(line string) (Command, string, bool) {
 	name, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+	if !strings.HasPrefix(name, "/") {
+		return Command{}, "", false // every line at py> comes here: build no table
+	}
 	for _, c := range r.table() {
 		if c.Name == name {
 			return c, strings.TrimSpace(arg), true

@@ -58,7 +58,7 @@ func (h *histories) load(path string) history {
 	defer f.Close()
 	var entries []string
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	sc.Buffer(nil, 4<<20) // grown from 4 KB as long entries need
 	for sc.Scan() {
 		entries = append(entries, unescapeHistory(sc.Text()))
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/pyaichat/pyaichat/agent/termsafe"
 )
@@ -582,9 +583,14 @@ func detailText(d json.RawMessage) string {
 	return strings.Join(parts, "; ")
 }
 
+// The expressions are compiled on first use, as are the others of
+// pyaichat's that only an uncommon path needs: compiled as the program
+// starts, each would stay in the heap of every session.
 var (
-	htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
-	htmlNoise = regexp.MustCompile(`(?is)<script.*?</script>|<style.*?</style>|<[^>]*>`)
+	htmlTitle = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`) })
+	htmlNoise = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?is)<script.*?</script>|<style.*?</style>|<[^>]*>`)
+	})
 )
 
 // bodyText is the text of a body that is not an error object: an HTML page
@@ -593,10 +599,10 @@ var (
 func bodyText(body []byte) string {
 	s := strings.TrimSpace(string(body))
 	if strings.HasPrefix(s, "<") {
-		if m := htmlTitle.FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
+		if m := htmlTitle().FindStringSubmatch(s); m != nil && strings.TrimSpace(m[1]) != "" {
 			s = m[1]
 		} else {
-			s = htmlNoise.ReplaceAllString(s, " ")
+			s = htmlNoise().ReplaceAllString(s, " ")
 		}
 		s = html.UnescapeString(s)
 	}

@@ -100,10 +100,12 @@ func (w completionWords) SubcommandNames() string {
 	return strings.Join(names, " ")
 }
 
-var completionScripts = map[string]*template.Template{
-	"bash": template.Must(template.New("bash").Parse(bashCompletion)),
-	"zsh":  template.Must(template.New("zsh").Parse(zshCompletion)),
-	"fish": template.Must(template.New("fish").Parse(fishCompletion)),
+// completionScripts are the scripts' templates by shell, parsed when one
+// is asked for: parsed at start, they would stay in every session's heap.
+var completionScripts = map[string]string{
+	"bash": bashCompletion,
+	"zsh":  zshCompletion,
+	"fish": fishCompletion,
 }
 
 const completionUsage = `usage: pyaichat completion bash|zsh|fish
@@ -121,11 +123,16 @@ func runCompletion(std stdio, args []string) int {
 		io.WriteString(std.out, completionUsage)
 		return 0
 	}
-	if len(args) != 1 || completionScripts[args[0]] == nil {
+	script, ok := "", len(args) == 1
+	if ok {
+		script, ok = completionScripts[args[0]]
+	}
+	if !ok {
 		io.WriteString(std.err, completionUsage)
 		return exitUsage
 	}
-	if err := completionScripts[args[0]].Execute(std.out, completionData()); err != nil {
+	tmpl := template.Must(template.New(args[0]).Parse(script))
+	if err := tmpl.Execute(std.out, completionData()); err != nil {
 		std.warn(fmt.Sprintf("writing the %s completion: %v", args[0], err))
 		return 1
 	}

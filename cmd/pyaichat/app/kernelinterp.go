@@ -177,10 +177,10 @@ func (k *kernelInterp) show(o kernel.Output, partial string) string {
 		w = k.stderr
 	}
 	if k.plain {
-		text = ansiEscape.ReplaceAllString(text, "")
+		text = ansiEscape().ReplaceAllString(text, "")
 	}
 	k.mu.Lock()
-	k.output = append(k.output, sessionlog.Output{Kind: kind, Text: ansiEscape.ReplaceAllString(text, "")})
+	k.output = append(k.output, sessionlog.Output{Kind: kind, Text: ansiEscape().ReplaceAllString(text, "")})
 	k.mu.Unlock()
 	io.WriteString(w, text)
 	if w != k.stdout {
@@ -200,7 +200,7 @@ func (k *kernelInterp) lastOutput() []sessionlog.Output {
 }
 
 // ansiEscape matches the SGR sequences IPython colours tracebacks with.
-var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
+var ansiEscape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\x1b\\[[0-9;]*m") })
 
 func withNewline(s string) string {
 	if s == "" || strings.HasSuffix(s, "\n") {

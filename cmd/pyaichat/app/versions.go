@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/pyaichat/pyaichat/pybridge"
 )
@@ -54,15 +55,17 @@ func pythonMismatch() string {
 		path, theirs, ours, theirs)
 }
 
-var minorName = regexp.MustCompile(`^python(3\.\d+)$`)
-var minorVersion = regexp.MustCompile(`^(3\.\d+)`)
+var (
+	minorName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^python(3\.\d+)$`) })
+	minorVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(3\.\d+)`) })
+)
 
 // pythonVersionOf is the major.minor of the python3 at path, read from
 // names and files only: the name its links lead to (python3.12), the
 // pyvenv.cfg of a virtualenv, or pyenv's version files for its shim.
 func pythonVersionOf(path string) string {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
-		if m := minorName.FindStringSubmatch(filepath.Base(real)); m != nil {
+		if m := minorName().FindStringSubmatch(filepath.Base(real)); m != nil {
 			return m[1]
 		}
 	}
@@ -79,7 +82,7 @@ func pythonVersionOf(path string) string {
 // pyenvVersion is the version pyenv's shims run: $PYENV_VERSION, the
 // nearest .python-version, or root's version file.
 func pyenvVersion(root string) string {
-	if v := minorVersion.FindString(os.Getenv("PYENV_VERSION")); v != "" {
+	if v := minorVersion().FindString(os.Getenv("PYENV_VERSION")); v != "" {
 		return v
 	}
 	if wd, err := os.Getwd(); err == nil {
@@ -99,7 +102,7 @@ func pyenvVersion(root string) string {
 // on its first line.
 func firstLineVersion(path string) string {
 	return scanVersion(path, func(line string) (string, bool) {
-		return minorVersion.FindString(strings.TrimSpace(line)), true
+		return minorVersion().FindString(strings.TrimSpace(line)), true
 	})
 }
 
@@ -108,7 +111,7 @@ func versionIn(path, key string) string {
 	return scanVersion(path, func(line string) (string, bool) {
 		k, v, ok := strings.Cut(line, "=")
 		if ok && strings.TrimSpace(k) == key {
-			return minorVersion.FindString(strings.TrimSpace(v)), true
+			return minorVersion().FindString(strings.TrimSpace(v)), true
 		}
 		return "", false
 	})

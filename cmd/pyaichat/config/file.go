@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -74,7 +75,7 @@ func fileKind(m os.FileMode) string {
 	return m.Type().String()
 }
 
-var modelLine = regexp.MustCompile(`(?m)^\s*model\s*=.*$`)
+var modelLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*model\s*=.*$`) })
 
 // SaveModel sets model = "name" in the config file at path, leaving its
 // other lines (comments included) as they are, or creates it (0600).
@@ -89,8 +90,8 @@ func SaveModel(path, name string) error {
 	line := "model = " + strconv.Quote(name)
 	var next string
 	switch {
-	case modelLine.Match(old):
-		next = modelLine.ReplaceAllLiteralString(string(old), line)
+	case modelLine().Match(old):
+		next = modelLine().ReplaceAllLiteralString(string(old), line)
 	case len(old) > 0 && !strings.HasSuffix(string(old), "\n"):
 		next = string(old) + "\n" + line + "\n"
 	default:

@@ -9,6 +9,7 @@
 package sessionlog
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -137,6 +138,10 @@ type Writer struct {
 	// warn, failing, torn: see append.
 	warn          func(string)
 	failing, torn bool
+	// line and enc encode each record, into the same buffer every time:
+	// the REPL writes one a line typed.
+	line bytes.Buffer
+	enc  *json.Encoder
 	// Path is the file written.
 	Path string
 }
@@ -208,6 +213,9 @@ func logNames(dir string) []string {
 	return names
 }
 
+// keptLineBuffer bounds the buffer kept for the next record.
+const keptLineBuffer = 64 << 10
+
 // Write appends rec, stamped with the time now if it has none. Past the
 // size bound, one "truncated" record says so and later ones are dropped.
 func (w *Writer) Write(rec Record) error {
@@ -224,11 +232,20 @@ func (w *Writer) Write(rec Record) error {
 	}
 	rec.T = rec.T.UTC()
 	w.clean(&rec)
-	line, err := json.Marshal(rec)
-	if err != nil {
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.line)
+	}
+	w.line.Reset()
+	defer func() {
+		if w.line.Cap() > keptLineBuffer {
+			w.line = bytes.Buffer{} // a record with much output: not kept for the next
+		}
+	}()
+	if err := w.enc.Encode(rec); err != nil { // json.Marshal's bytes, and a newline
 		return err
 	}
-	line = append(line, '\n')
+	line := w.line.Bytes()
+	var err error
 	if len(rec.Output) > 0 && (w.outputOff || w.size+int64(len(line)) > w.maxBytes/2) {
 		if line, err = w.withoutOutput(rec); err != nil {
 			return err
