@@ -9,12 +9,15 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "await.h"
 
-/* Reads what read_fd has and echoes a lone printable key (pyb_await). */
+/* Reads what read_fd has and echoes a lone printable key (pyb_await),
+ * unless more input waits behind it: keys typed ahead are drawn together,
+ * in one write, once the editor has them all, as GNU readline draws them. */
 static void read_ahead(int read_fd, char *buf, int cap, const char *echo, int echo_len, int echo_fd, int *out) {
     ssize_t n;
     do {
@@ -22,6 +25,11 @@ static void read_ahead(int read_fd, char *buf, int cap, const char *echo, int ec
     } while (n < 0 && errno == EINTR);
     out[0] = n > 0 ? (int)n : 0;
     if (n != 1 || echo_fd < 0 || buf[0] < ' ' || buf[0] > '~') return;
+    int behind = 0;
+    if (ioctl(read_fd, FIONREAD, &behind) == 0 && behind > 0) {
+        out[2] = 1;
+        return;
+    }
     struct iovec iov[2] = {{(void *)echo, (size_t)echo_len}, {buf, 1}};
     ssize_t w;
     do {
@@ -35,7 +43,7 @@ int pyb_await(int wake_fd, const int *inputs, int n_inputs, int timeout_ms, int 
     struct pollfd fds[1 + PYB_AWAIT_INPUTS] = {{wake_fd, POLLIN, 0}};
     if (n_inputs > PYB_AWAIT_INPUTS) n_inputs = PYB_AWAIT_INPUTS;
     for (int i = 0; i < n_inputs; i++) fds[1 + i] = (struct pollfd){inputs[i], POLLIN, 0};
-    out[0] = out[1] = 0;
+    out[0] = out[1] = out[2] = 0;
     /* SIGINT is blocked during the wait, so that the kernel hands it to one
      * of Go's threads. At the prompt SIGINT is Go's (signals.c) and tells
      * Python nothing: taken here it would only end the wait with EINTR,

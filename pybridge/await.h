@@ -17,7 +17,8 @@
  * the count in out[0] (0 when the read gave nothing). When that was one
  * byte from ' ' to '~' and echo_fd is not -1, it writes echo (echo_len
  * bytes) and the byte to echo_fd (non-blocking) in one call, and stores
- * how much of them went in out[1]. */
+ * how much of them went in out[1]; unless more input was waiting behind
+ * the byte, which it then says with out[2] = 1, writing nothing. */
 int pyb_await(int wake_fd, const int *inputs, int n_inputs, int timeout_ms, int read_fd, char *buf,
               int cap, const char *echo, int echo_len, int echo_fd, int *out);
 

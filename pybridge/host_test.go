@@ -102,8 +102,8 @@ func TestAwaitInputRunsOtherGoroutinesJobs(t *testing.T) {
 }
 
 // With a ReadAhead, the wait reads the input itself once it is readable,
-// and echoes a lone printable key after the echo it was given; anything
-// else it reads without an echo.
+// and echoes a lone printable key after the echo it was given, unless
+// more input waits behind it; anything else it reads without an echo.
 func TestAwaitInputReadsAheadAndEchoesAKey(t *testing.T) {
 	pipe := func() (r, w int) {
 		var p [2]int
@@ -139,6 +139,26 @@ func TestAwaitInputReadsAheadAndEchoesAKey(t *testing.T) {
 		if !readable || err != nil || string(ahead.Buf[:ahead.N]) != c.read || string(shown) != c.shown || ahead.Echoed != len(c.shown) {
 			t.Errorf("%q typed, echo %q: readable %v (%v), read %q, echoed %d bytes: %q; want %q read and %q shown",
 				c.typed, c.echo, readable, err, ahead.Buf[:ahead.N], ahead.Echoed, shown, c.read, c.shown)
+		}
+	}
+
+	// Keys typed ahead, read one at a time as the editor reads them: a key
+	// with more behind it is not echoed (the editor draws them together),
+	// the last one is.
+	unix.Write(keysW, []byte("ab"))
+	for _, want := range []struct {
+		read, shown string
+		behind      bool
+	}{{"a", "", true}, {"b", "b", false}} {
+		ahead := interp.ReadAhead{FD: keysR, Buf: make([]byte, 1), EchoFD: screenW}
+		var readable bool
+		hostOrFail(t, func() { readable, err = testInterp.AwaitInput([]int{keysR}, &ahead) })
+		shown := make([]byte, 64)
+		n, _ := unix.Read(screenR, shown)
+		shown = shown[:max(n, 0)]
+		if !readable || err != nil || string(ahead.Buf[:ahead.N]) != want.read || string(shown) != want.shown || ahead.Behind != want.behind {
+			t.Errorf("typed ahead: readable %v (%v), read %q, shown %q, behind %v; want %q read, %q shown, behind %v",
+				readable, err, ahead.Buf[:ahead.N], shown, ahead.Behind, want.read, want.shown, want.behind)
 		}
 	}
 

@@ -166,7 +166,7 @@ func (l *jobLine) poll(timeout time.Duration, inputs []int, ahead *interp.ReadAh
 			echo, echoLen = (*C.char)(unsafe.Pointer(&ahead.Echo[0])), C.int(len(ahead.Echo))
 		}
 	}
-	var out [2]C.int
+	var out [3]C.int
 	for {
 		found := C.pyb_await(C.int(l.wakeR), &fds[0], C.int(len(inputs)), C.int(ms), readFD, buf, bufLen, echo, echoLen, echoFD, &out[0])
 		if found == -C.EINTR {
@@ -177,7 +177,7 @@ func (l *jobLine) poll(timeout time.Duration, inputs []int, ahead *interp.ReadAh
 			return 0, syscall.Errno(-found)
 		}
 		if ahead != nil {
-			ahead.N, ahead.Echoed = int(out[0]), int(out[1])
+			ahead.N, ahead.Echoed, ahead.Behind = int(out[0]), int(out[1]), out[2] != 0
 		}
 		return found, nil
 	}

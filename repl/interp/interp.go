@@ -45,6 +45,9 @@ type ReadAhead struct {
 	EchoFD int
 	N      int // bytes read, 0 when none were
 	Echoed int // bytes of Echo and the key written, 0 when none were
+	// Behind says more input was waiting behind the key: it was not
+	// echoed, and is drawn with the keys that follow it.
+	Behind bool
 }
 
 // Graphics is what the terminal can draw images with, and the room it has

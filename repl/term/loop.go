@@ -104,6 +104,11 @@ func (ed *editing) nextByte(ahead bool) (byte, error) {
 		e.waits(false)
 	}
 	ed.echoed = echoed
+	if e.tty.typedAhead() {
+		// Keys came behind it: it is drawn with them, once (the wait
+		// did not echo it).
+		ed.waited = false
+	}
 	return b, err
 }
 

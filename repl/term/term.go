@@ -112,6 +112,17 @@ type ttyReader struct {
 	// out before anything the terminal has.
 	unreadMu   sync.Mutex
 	unreadKeys []byte
+	// behind says the last read through an Await found more input
+	// behind the key it read (ReadAhead.Behind).
+	behind bool
+}
+
+// typedAhead says whether the key just read had more behind it when it
+// came through an Await, and forgets it.
+func (t *ttyReader) typedAhead() bool {
+	b := t.behind
+	t.behind = false
+	return b
 }
 
 // unread keeps keys for the reads to come.
@@ -289,6 +300,7 @@ func (t *ttyReader) read(b []byte, idle func(), await Await, arm echoArm) (n, ec
 				return 0, 0, err
 			}
 			if ahead.N > 0 {
+				t.behind = ahead.Behind
 				return ahead.N, ahead.Echoed, nil
 			}
 			if waited {
