@@ -131,7 +131,8 @@ type Options struct {
 	TabToggles bool
 	// OnInput, when set, is told of each py> input once it has run: its
 	// whole source (a block typed line by line is one input) and how it
-	// ended. The session log records it.
+	// ended; with a line editor, once the next prompt shows (or the next
+	// input comes, or the loop ends). The session log records it.
 	OnInput func(source string, o interp.Outcome)
 	// Commands are the slash commands besides the REPL's own (/help,
 	// /exit, /quit): see Command.
@@ -159,6 +160,9 @@ type Loop struct {
 	toPy string
 	// block is the py> block typed so far, for OnInput.
 	block []string
+	// unlogged tells OnInput of the py> input that ran last, where the
+	// line editor has not waited for keys since (see inputDone).
+	unlogged func()
 
 	// Ctrl-C bookkeeping.
 	aiCancel   atomic.Pointer[context.CancelFunc]
@@ -213,7 +217,7 @@ func (r *Loop) SetComplete(complete func(path []string, prefix string) string, c
 // startEditor starts the line editor, with the history of py>.
 func (r *Loop) startEditor() error {
 	r.hist = loadHistories(r.opts.HistoryDir, r.warn, r.opts.SaveAI)
-	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, ViMode: r.opts.ViMode}
+	cfg := term.EditorConfig{KeyHook: r.onTab, HistoryLimit: historyLimit, OnIdle: r.opts.OnIdle, OnWait: r.tellInput, ViMode: r.opts.ViMode}
 	if r.opts.AutoIndent {
 		cfg.Indent = indent
 	}
@@ -274,6 +278,7 @@ type pending struct {
 
 // loop reads and runs input until exit.
 func (r *Loop) loop() int {
+	defer r.tellInput()
 	var p pending
 	for {
 		if r.toPy != "" {
@@ -577,6 +582,7 @@ func (r *Loop) echoPaste(mode Mode, cont bool, pasted string) {
 
 // submit runs one line (or a pasted block) in the current mode.
 func (r *Loop) submit(mode Mode, cont bool, text string, block bool) (status int, exit bool) {
+	r.tellInput()
 	if mode == ModeAI && !cont {
 		line := strings.TrimSpace(text)
 		if leaves[line] {
@@ -647,8 +653,27 @@ func (r *Loop) inputDone(text string, out interp.Outcome) {
 	}
 	source := strings.TrimRight(strings.Join(r.block, "\n"), "\n")
 	r.block = r.block[:0]
-	if strings.TrimSpace(source) != "" {
-		r.opts.OnInput(source, out)
+	if strings.TrimSpace(source) == "" {
+		return
+	}
+	r.tellInput()
+	r.unlogged = func() { r.opts.OnInput(source, out) }
+	if r.editor == nil {
+		r.tellInput()
+	}
+	// Otherwise the line editor tells it once the next prompt shows
+	// (EditorConfig.OnWait): the session log's write then comes after
+	// the prompt, not between the input's output and the prompt, where
+	// it made every line's round trip longer.
+}
+
+// tellInput tells OnInput of the input that ran last, if it was not
+// told yet. Every path from one input to the next passes here: the next
+// prompt's wait, the next input (submit), the end of the loop.
+func (r *Loop) tellInput() {
+	if f := r.unlogged; f != nil {
+		r.unlogged = nil
+		f()
 	}
 }
 

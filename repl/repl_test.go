@@ -183,6 +183,84 @@ func TestLoopReportsInputs(t *testing.T) {
 	}
 }
 
+// With a line editor, OnInput hears of an input once the next prompt is
+// on the terminal (the session log's write is not between the input's
+// output and the prompt), and of the last one when the loop ends.
+func TestLoopTellsInputOnceThePromptShows(t *testing.T) {
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	if err := pty.Setsize(master, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {
+		t.Fatal(err)
+	}
+	tt, err := term.Open(slave, slave)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var screen bytes.Buffer
+	var screenMu sync.Mutex
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			screenMu.Lock()
+			screen.Write(buf[:n])
+			screenMu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	prompts := func() int {
+		screenMu.Lock()
+		defer screenMu.Unlock()
+		return strings.Count(screen.String(), "py> ")
+	}
+	// Waits (a bound on a hang) until the screen shows n prompts.
+	promptsShown := func(n int) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if prompts() >= n {
+				return true
+			}
+		}
+		return false
+	}
+	var told []string
+	in := newFakeInterp()
+	s, err := New(Options{Term: tt, Stdout: slave, Stderr: slave, Interp: in,
+		OnInput: func(src string, o interp.Outcome) {
+			// The prompt after "x = 1" is the second: told with it showing.
+			if src == "x = 1" && !promptsShown(2) {
+				t.Errorf("told of %q before the next prompt showed", src)
+			}
+			told = append(told, src)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int)
+	go func() { status, _ := s.Run(); done <- status }()
+	if !promptsShown(1) {
+		t.Fatal("no first prompt")
+	}
+	master.Write([]byte("x = 1\r"))
+	if !promptsShown(2) {
+		t.Fatal("no second prompt")
+	}
+	master.Write([]byte("exit(0)\r"))
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop did not end after exit(0)")
+	}
+	if want := []string{"x = 1", "exit(0)"}; strings.Join(told, "|") != strings.Join(want, "|") {
+		t.Errorf("told of %q, want %q", told, want)
+	}
+}
+
 // From a pipe, a line an AtPy command would take at a terminal is
 // Python's, as python3 would read it.
 func TestPipedLinesAreNeverCommands(t *testing.T) {

@@ -75,6 +75,10 @@ type EditorConfig struct {
 	// OnIdle runs, besides returning the Go heap's garbage, after a pause
 	// at the prompt (see idleTrim).
 	OnIdle func()
+	// OnWait, if set, runs each time the editor starts to wait for keys,
+	// once its frame is on the screen: work that can wait until the
+	// prompt shows, on the goroutine reading the line.
+	OnWait func()
 	// Suggest, if set, is asked for the rest to suggest after line, the
 	// text being edited with the cursor at its end, once per change of the
 	// line, on the goroutine reading it; it must return quickly, "" for no
@@ -132,6 +136,9 @@ func (t *Terminal) NewEditor(cfg EditorConfig) (*Editor, error) {
 	e.waits = func(waiting bool) {
 		e.out.readerWaits(waiting)
 		trim.waiting(waiting)
+		if waiting && cfg.OnWait != nil {
+			cfg.OnWait()
+		}
 	}
 	e.watchResize()
 	return e, nil
