@@ -171,30 +171,29 @@ def _console_class():
             return True
 
         def runsource(self, source, filename="<input>", symbol="single"):
-            if _PY313:
-                # The compiler's warnings name the input as 3.13's do.
-                filename = _input_name(peek=True)
-            try:
-                try:
-                    # Fast path: input that compiles as it stands is what
-                    # codeop would return too, without its second compile
-                    # and warnings bookkeeping (20 us a line).
-                    code_obj = self.compile.compiler(source, filename, symbol)
-                except SyntaxError:
-                    code_obj = self.compile(source, filename, symbol)
-            except (OverflowError, SyntaxError, ValueError) as err:
-                better = _interactive_error(source, filename, symbol, err)
-                if _PY313:
-                    _input_name()
-                try:
-                    raise better from None
-                except (OverflowError, SyntaxError, ValueError):
-                    self.showsyntaxerror(filename)
-                return False
+            # Fast path: input that compiles as it stands is what codeop
+            # would return too, without its second compile and warnings
+            # bookkeeping (20 us a line).
+            code_obj = _whole_statement(source) if symbol == "single" else None
             if code_obj is None:
-                return True
-            if _PY313:
-                _named_input(code_obj, source, _input_name())
+                if _PY313:
+                    # The compiler's warnings name the input as 3.13's do.
+                    filename = _input_name(peek=True)
+                try:
+                    code_obj = self.compile(source, filename, symbol)
+                except (OverflowError, SyntaxError, ValueError) as err:
+                    better = _interactive_error(source, filename, symbol, err)
+                    if _PY313:
+                        _input_name()
+                    try:
+                        raise better from None
+                    except (OverflowError, SyntaxError, ValueError):
+                        self.showsyntaxerror(filename)
+                    return False
+                if code_obj is None:
+                    return True
+                if _PY313:
+                    _named_input(code_obj, source, _input_name())
             self.runcode(code_obj)
             return False
 
@@ -344,10 +343,11 @@ def _in_block():
 
 def _whole_statement(line):
     """line compiled, when it is a whole statement on its own (most lines
-    typed at the prompt), else None: the console then decides (it buffers
-    a block's lines and shows errors as python3 does). The same compile
-    as the console's own first try, without loading the code module and
-    traceback, about 200 KB that a session without an error never needs."""
+    typed at the prompt, or a block's lines together), else None: codeop
+    then decides, through the console (it buffers a block's lines and
+    shows errors as python3 does). Typed lines come here before the
+    console exists: it loads the code module and traceback, about 200 KB
+    that a session without an error never needs."""
     stripped = line.strip()
     if not stripped or stripped.startswith("#"):
         return None  # codeop's rules for blank lines and comments

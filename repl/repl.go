@@ -656,15 +656,16 @@ func (r *Loop) inputDone(text string, out interp.Outcome) {
 	if strings.TrimSpace(source) == "" {
 		return
 	}
-	r.tellInput()
-	r.unlogged = func() { r.opts.OnInput(source, out) }
+	r.tellInput() // the input before, if still untold: order is kept
 	if r.editor == nil {
-		r.tellInput()
+		r.opts.OnInput(source, out)
+		return
 	}
-	// Otherwise the line editor tells it once the next prompt shows
+	// The line editor tells it once the next prompt shows
 	// (EditorConfig.OnWait): the session log's write then comes after
 	// the prompt, not between the input's output and the prompt, where
 	// it made every line's round trip longer.
+	r.unlogged = func() { r.opts.OnInput(source, out) }
 }
 
 // tellInput tells OnInput of the input that ran last, if it was not

@@ -187,50 +187,13 @@ func TestLoopReportsInputs(t *testing.T) {
 // on the terminal (the session log's write is not between the input's
 // output and the prompt), and of the last one when the loop ends.
 func TestLoopTellsInputOnceThePromptShows(t *testing.T) {
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer master.Close()
-	defer slave.Close()
-	if err := pty.Setsize(master, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {
-		t.Fatal(err)
-	}
-	tt, err := term.Open(slave, slave)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var screen bytes.Buffer
-	var screenMu sync.Mutex
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			screenMu.Lock()
-			screen.Write(buf[:n])
-			screenMu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	prompts := func() int {
-		screenMu.Lock()
-		defer screenMu.Unlock()
-		return strings.Count(screen.String(), "py> ")
-	}
-	// Waits (a bound on a hang) until the screen shows n prompts.
+	sc := newPTYScreen(t)
 	promptsShown := func(n int) bool {
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if prompts() >= n {
-				return true
-			}
-		}
-		return false
+		return sc.shows(func(screen string) bool { return strings.Count(screen, "py> ") >= n })
 	}
 	var told []string
 	in := newFakeInterp()
-	s, err := New(Options{Term: tt, Stdout: slave, Stderr: slave, Interp: in,
+	s, err := New(Options{Term: sc.term, Stdout: sc.slave, Stderr: sc.slave, Interp: in,
 		OnInput: func(src string, o interp.Outcome) {
 			// The prompt after "x = 1" is the second: told with it showing.
 			if src == "x = 1" && !promptsShown(2) {
@@ -246,11 +209,11 @@ func TestLoopTellsInputOnceThePromptShows(t *testing.T) {
 	if !promptsShown(1) {
 		t.Fatal("no first prompt")
 	}
-	master.Write([]byte("x = 1\r"))
+	sc.master.Write([]byte("x = 1\r"))
 	if !promptsShown(2) {
 		t.Fatal("no second prompt")
 	}
-	master.Write([]byte("exit(0)\r"))
+	sc.master.Write([]byte("exit(0)\r"))
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -326,51 +289,19 @@ func TestLoopAbandonsStuckInterpreter(t *testing.T) {
 // cancels an answer, which the assistant shows itself: the REPL draws
 // nothing for it.
 func TestLoopAssistantOnDumbTerminal(t *testing.T) {
-	master, slave, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer master.Close()
-	defer slave.Close()
-	tt, err := term.Open(slave, slave)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := newPTYScreen(t)
+	master := sc.master
 	in := newFakeInterp()
 	a := &fakeAssistant{answering: make(chan struct{})}
-	s, err := New(Options{Term: tt, Dumb: true, Stdout: slave, Stderr: slave, Interp: in, Assistant: a})
+	s, err := New(Options{Term: sc.term, Dumb: true, Stdout: sc.slave, Stderr: sc.slave, Interp: in, Assistant: a})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var screen bytes.Buffer
-	var screenMu sync.Mutex
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			screenMu.Lock()
-			screen.Write(buf[:n])
-			screenMu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
 	waitFor := func(text string) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) {
-			screenMu.Lock()
-			ok := strings.Contains(screen.String(), text)
-			screenMu.Unlock()
-			if ok {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
+		if !sc.shows(func(screen string) bool { return strings.Contains(screen, text) }) {
+			t.Fatalf("waiting for %q; screen:\n%s", text, sc.String())
 		}
-		screenMu.Lock()
-		defer screenMu.Unlock()
-		t.Fatalf("waiting for %q; screen:\n%s", text, screen.String())
 	}
 	done := make(chan int)
 	go func() { status, _ := s.Run(); done <- status }()
@@ -395,9 +326,7 @@ func TestLoopAssistantOnDumbTerminal(t *testing.T) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	screenMu.Lock()
-	shown := screen.String()
-	screenMu.Unlock()
+	shown := sc.String()
 	if strings.Contains(shown, "^C") || strings.Contains(shown, "(cancelled)") {
 		t.Errorf("the REPL drew Ctrl-C; screen:\n%s", shown)
 	}
@@ -413,4 +342,61 @@ func TestLoopAssistantOnDumbTerminal(t *testing.T) {
 	if a.prepared != 1 || a.released != 1 {
 		t.Errorf("prepared %d, released %d; want 1, 1", a.prepared, a.released)
 	}
+}
+
+// ptyScreen is a terminal for a Loop on a PTY of 24 rows and 80
+// columns, and all that was written to it, read on a goroutine.
+type ptyScreen struct {
+	master, slave *os.File
+	term          *term.Terminal
+	mu            sync.Mutex
+	out           bytes.Buffer
+}
+
+func newPTYScreen(t *testing.T) *ptyScreen {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	if err := pty.Setsize(master, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {
+		t.Fatal(err)
+	}
+	tt, err := term.Open(slave, slave)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &ptyScreen{master: master, slave: slave, term: tt}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			sc.mu.Lock()
+			sc.out.Write(buf[:n])
+			sc.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return sc
+}
+
+// String is what was written to the terminal so far.
+func (sc *ptyScreen) String() string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.out.String()
+}
+
+// shows waits until what was written satisfies ok, up to 5 s (a bound on
+// a hang), and says whether it did.
+func (sc *ptyScreen) shows(ok func(screen string) bool) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if ok(sc.String()) {
+			return true
+		}
+	}
+	return false
 }
